@@ -1,0 +1,41 @@
+"""gradebench: which models can do this job as well as the one we pinned, and at what cost and speed?"""
+
+__version__ = "0.1.0"
+
+from . import scorers
+from .benchmark import Benchmark, rejudge_report
+from .cache import CallCache
+from .catalog import Catalog, Entry, Grade
+from .errors import CallError, CatalogError, ConfigError, GradebenchError, JudgeError, ToolLoopError
+from .job import Job
+from .report import BenchmarkReport
+from .runs import Run, Verdict
+from .scorers import Scorer
+from .seat import Call, Reply, Seat, Tool, tool
+
+__all__ = [
+    "Benchmark",
+    "BenchmarkReport",
+    "Call",
+    "CallCache",
+    "CallError",
+    "Catalog",
+    "CatalogError",
+    "ConfigError",
+    "Entry",
+    "Grade",
+    "GradebenchError",
+    "Job",
+    "JudgeError",
+    "Reply",
+    "Run",
+    "Scorer",
+    "Seat",
+    "Tool",
+    "ToolLoopError",
+    "Verdict",
+    "__version__",
+    "rejudge_report",
+    "scorers",
+    "tool",
+]

@@ -1,0 +1,466 @@
+"""`Benchmark`: the reference run, the race across the grade, the blind judge, the scorer, the report."""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import hashlib
+import json
+import logging
+import os
+import time
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from contextlib import AsyncExitStack
+from dataclasses import dataclass
+from typing import Any
+
+import httpx2
+import openai
+import polars as pl
+from tqdm.auto import tqdm
+
+from . import __version__
+from .admission import Admission
+from .cache import CallCache, canonical_json
+from .catalog import Catalog, Entry
+from .job import JobSpec
+from .judge import build_judge_messages, identifying_names, judge, transcript_events
+from .report import BenchmarkReport
+from .runs import Run, Verdict
+from .seat import Seat, SeatContext
+
+__all__ = ["Benchmark", "rejudge_report"]
+
+log = logging.getLogger("gradebench")
+
+
+@dataclass(frozen=True, kw_only=True)
+class _Input:
+    id: str
+    value: Any
+
+
+class _Session:
+    """What one race holds open inside its event loop: a client per entry, the admission limits, the cache."""
+
+    def __init__(self, catalog: Catalog, cache: CallCache, concurrency: int):
+        self.catalog = catalog
+        self.cache = cache
+        self.admission = Admission(catalog.entries, concurrency=concurrency)
+        self._clients: dict[str, openai.AsyncOpenAI] = {}
+        self._stack = AsyncExitStack()
+        self._http: httpx2.AsyncClient | None = None
+
+    async def __aenter__(self) -> _Session:
+        if self.catalog.transport is not None:
+            self._http = await self._stack.enter_async_context(httpx2.AsyncClient(transport=self.catalog.transport))
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        for client in self._clients.values():
+            await client.close()
+        await self._stack.aclose()
+
+    def client(self, entry: Entry) -> openai.AsyncOpenAI:
+        client = self._clients.get(entry.name)
+        if client is None:
+            client = openai.AsyncOpenAI(
+                base_url=entry.base_url,
+                api_key=entry.api_key(),
+                max_retries=entry.max_retries,
+                timeout=entry.timeout_s,
+                http_client=self._http,
+            )
+            self._clients[entry.name] = client
+        return client
+
+
+def _short_hash(*parts: Any) -> str:
+    return hashlib.sha256(canonical_json(list(parts)).encode()).hexdigest()[:12]
+
+
+class Benchmark:
+    """Race a job across the entries of its grade and judge every run blind against the reference run.
+
+    ``factory`` builds a fresh job per run: a `Job` subclass, a function returning a job, or a plain
+    ``async def job(input, seat)``.
+    """
+
+    REPORT = "gradebench.report"
+    """Key of the report in ``bench.metadata``."""
+
+    def __init__(
+        self,
+        factory: Callable[..., Any],
+        *,
+        runs: int = 3,
+        catalog: Catalog,
+        grade: str,
+        salt: str = "",
+        cache: CallCache | str | os.PathLike[str] | None = None,
+        concurrency: int | None = None,
+        judge: str | None = None,
+        progress: bool = True,
+    ):
+        if not isinstance(runs, int) or runs < 1:
+            raise ValueError(f"runs must be an integer >= 1, got {runs!r}")
+        self.job = JobSpec(factory)
+        self.runs = runs
+        self.catalog = catalog
+        catalog.of_grade(grade)  # validates the grade
+        self.grade = grade
+        self.salt = salt
+        self.cache = cache if isinstance(cache, CallCache) else CallCache(cache)
+        self.concurrency = concurrency or catalog.concurrency
+        self.judge_entry = catalog[judge] if judge else catalog.ceiling()
+        self.progress = progress
+        self.rubric = self.job.rubric
+        self.scorer = self.job.scorer
+        self._inputs: list[_Input] = []
+        self._candidates: list[Entry] = [catalog[n] for n in self.candidates(catalog, grade)]
+        self._skipped: dict[str, str] = catalog.skipped(grade)
+        self._report: BenchmarkReport | None = None
+        self.metadata: dict[str, Any] = {}
+
+    def __repr__(self) -> str:
+        return (
+            f"Benchmark({self.job.name!r}, grade={self.grade!r}, runs={self.runs}, inputs={len(self._inputs)}, "
+            f"candidates={[e.name for e in self._candidates]})"
+        )
+
+    # ------------------------------------------------------------------------------------------------------- setup
+
+    @staticmethod
+    def candidates(catalog: Catalog, grade: str) -> list[str]:
+        """Names of the callable entries of a grade: the default candidates."""
+        return [e.name for e in catalog.candidates(grade)]
+
+    def set_input(self, value: Any) -> Benchmark:
+        """The one input of the job."""
+        return self.set_inputs([value])
+
+    def set_inputs(self, values: Sequence[Any] | pl.DataFrame) -> Benchmark:
+        """Several inputs, one race each: a list, or a polars DataFrame (one input per row, as a dict).
+
+        An input's id is its ``id`` field when it has one, else a hash of its content; ids must be unique.
+        """
+        rows = values.to_dicts() if isinstance(values, pl.DataFrame) else list(values)
+        if not rows:
+            raise ValueError("inputs must not be empty")
+        inputs = []
+        for i, value in enumerate(rows):
+            try:
+                canonical_json(value)
+            except (TypeError, ValueError) as exc:
+                raise ValueError(f"input {i} is not JSON-serialisable: {exc}") from None
+            ident = value.get("id") if isinstance(value, Mapping) else None
+            inputs.append(_Input(id=str(ident) if ident is not None else _short_hash(value), value=value))
+        ids = [x.id for x in inputs]
+        dupes = sorted({i for i in ids if ids.count(i) > 1})
+        if dupes:
+            raise ValueError(f"input ids must be unique; repeated: {dupes}")
+        self._inputs = inputs
+        return self
+
+    def set_candidates(self, names: Iterable[str]) -> Benchmark:
+        """Race these entries instead of every callable entry of the grade. Uncallable ones are skipped and reported."""
+        names = list(names)
+        if not names:
+            raise ValueError("candidates must not be empty")
+        entries = [self.catalog[n] for n in names]  # KeyError names the unknown entry
+        self._candidates = [e for e in entries if e.callable_reason() is None]
+        self._skipped = {e.name: r for e in entries if (r := e.callable_reason()) is not None}
+        for name, why in self._skipped.items():
+            log.warning("skipping %s: %s", name, why)
+        return self
+
+    def set_rubric(self, text: str) -> Benchmark:
+        """What a good answer does for this job, beside the task itself (the judge reads it with the fixed rubric)."""
+        self.rubric = text
+        return self
+
+    def set_scorer(self, scorer: Callable[[Any, Any], float | None] | None) -> Benchmark:
+        """A score in code, 0..1 or None, of each candidate output against the reference output."""
+        if scorer is not None and not callable(scorer):
+            raise TypeError(f"scorer must be callable, got {scorer!r}")
+        self.scorer = scorer
+        return self
+
+    @property
+    def benchmark_id(self) -> str:
+        return _short_hash("benchmark", self.job.name, self.grade, self.salt, self.catalog.pick(self.grade).name)
+
+    # --------------------------------------------------------------------------------------------------------- run
+
+    def run_sync(self) -> Any:
+        """`run` for plain scripts and for notebook cells (inside a running loop it runs on a worker thread)."""
+        return _run_sync(self.run)
+
+    async def run(self) -> Any:
+        """Run the reference, race the candidates, judge each run; return the reference's output.
+
+        With several inputs, the reference outputs come back as a list in input order. When a reference run fails,
+        the table is logged and its own exception is raised.
+        """
+        if not self._inputs:
+            raise ValueError("no input: call set_input(...) or set_inputs([...]) first")
+        reference_entry = self.catalog.pick(self.grade)
+        reference_entry.api_key()  # fail before any call when the reference cannot be called
+        self.judge_entry.api_key()
+        runs: list[Run] = []
+        errors: dict[str, BaseException] = {}
+        async with _Session(self.catalog, self.cache, self.concurrency) as session:
+            references = await asyncio.gather(
+                *(self._one_run(session, reference_entry, x, "reference", 0, errors) for x in self._inputs)
+            )
+            runs.extend(references)
+            failed = [r for r in references if not r.ok]
+            if failed:
+                self._finish(runs)
+                raise errors[failed[0].run_id]
+            by_input = {r.input_id: r for r in references}
+            plan = [(e, x, k) for x in self._inputs for e in self._candidates for k in range(self.runs)]
+            bar = tqdm(total=len(plan), desc=f"{self.job.name} race", unit="run", disable=not self.progress)
+            landed = judged = failures = 0
+
+            async def race_one(entry: Entry, item: _Input, repeat: int) -> Run:
+                nonlocal landed, judged, failures
+                run = await self._one_run(session, entry, item, "candidate", repeat, errors)
+                landed += 1
+                failures += not run.ok
+                bar.set_postfix(landed=landed, judged=judged, failed=failures, refresh=False)
+                run = await self._judge_and_score(session, run, by_input[item.id], item, self.judge_entry, self.rubric)
+                judged += 1
+                bar.set_postfix(landed=landed, judged=judged, failed=failures, refresh=False)
+                bar.update(1)
+                return run
+
+            try:
+                raced = await asyncio.gather(*(race_one(e, x, k) for e, x, k in plan))
+            finally:
+                bar.close()
+            runs.extend(raced)
+        self._finish(runs)
+        outputs = [r.output for r in references]
+        return outputs[0] if len(outputs) == 1 else outputs
+
+    def _run_id(self, entry: Entry, item: _Input, role: str, repeat: int) -> str:
+        return _short_hash("run", self.benchmark_id, item.id, role, entry.name, repeat)
+
+    async def _one_run(
+        self, session: _Session, entry: Entry, item: _Input, role: str, repeat: int, errors: dict[str, BaseException]
+    ) -> Run:
+        run_id = self._run_id(entry, item, role, repeat)
+        seat = Seat(
+            entry,
+            SeatContext(
+                client=session.client(entry),
+                cache=session.cache,
+                admission=session.admission,
+                run_id=run_id,
+                role=role,
+                benchmark_id=self.benchmark_id,
+                salt={"user": self.salt, "input": item.id, "role": role, "repeat": repeat},
+                job_params=self.job.params,
+                fixed_params=self.job.fixed_params,
+                max_steps=self.job.max_steps,
+            ),
+        )
+        base = dict(
+            benchmark_id=self.benchmark_id, job=self.job.name, input_id=item.id, run_id=run_id, role=role,
+            entry=entry.name, model=entry.model, grade=entry.grade, simulated=entry.simulated, repeat=repeat,
+            currency=entry.currency,
+        )  # fmt: skip
+        started = time.perf_counter()
+        try:
+            async with asyncio.timeout(self.job.timeout_s):
+                output = await self.job.build().run(item.value, seat)
+            json.dumps(output)
+        except Exception as exc:  # a failed run is a row that says why
+            if isinstance(exc, TimeoutError):
+                exc = TimeoutError(f"{entry.name}: the run took longer than the job's timeout_s={self.job.timeout_s:g}")
+            elif isinstance(exc, TypeError) and "JSON serializable" in str(exc):
+                exc = TypeError(f"{self.job.name}: the job's output is not JSON-serialisable: {exc}")
+            errors[run_id] = exc
+            return Run(**base, ok=False, error=f"{type(exc).__name__}: {exc}", calls=list(seat.calls),
+                       wall_s=time.perf_counter() - started)  # fmt: skip
+        return Run(**base, ok=True, output=output, calls=list(seat.calls), wall_s=time.perf_counter() - started)
+
+    async def _judge_and_score(
+        self, session: _Session, run: Run, reference: Run, item: _Input, judge_entry: Entry, rubric: str
+    ) -> Run:
+        verdict = await self._verdict(session, run, reference, item.value, judge_entry, rubric)
+        score, score_error = None, None
+        if self.scorer is not None and run.ok:
+            score, score_error = _apply_scorer(self.scorer, run.output, reference.output)
+        return _replace(run, verdict=verdict, scorer=score, scorer_error=score_error)
+
+    async def _verdict(
+        self, session: _Session, run: Run, reference: Run, value: Any, judge_entry: Entry, rubric: str
+    ) -> Verdict:
+        return await judge_run(
+            session, run, reference, value, judge_entry, rubric, instructions=self.job.instructions,
+            benchmark_id=self.benchmark_id, salt=self.salt,
+        )  # fmt: skip
+
+    def _finish(self, runs: list[Run]) -> None:
+        self._report = BenchmarkReport.from_runs(runs, self._meta())
+        self.metadata[Benchmark.REPORT] = self._report
+        log.info("benchmark %s\n%s", self.benchmark_id, self._report.table())
+
+    def _meta(self) -> dict[str, Any]:
+        return {
+            "benchmark_id": self.benchmark_id,
+            "job": self.job.name,
+            "instructions": self.job.instructions,
+            "grade": self.grade,
+            "runs_per_entry": self.runs,
+            "reference_entry": self.catalog.pick(self.grade).name,
+            "judge_entry": self.judge_entry.name,
+            "judge_params": dict(self.catalog.judge_params),
+            "rubric": self.rubric,
+            "scorer": getattr(self.scorer, "name", getattr(self.scorer, "__name__", None)) if self.scorer else None,
+            "salt": self.salt,
+            "candidates": [e.name for e in self._candidates],
+            "skipped": dict(self._skipped),
+            "inputs": {x.id: x.value for x in self._inputs},
+            "gradebench_version": __version__,
+        }
+
+    # ------------------------------------------------------------------------------------------------------ report
+
+    def report(self) -> BenchmarkReport:
+        """The measurements of the last `run` (or `rejudge`)."""
+        if self._report is None:
+            raise RuntimeError("no report yet: await bench.run() first")
+        return self._report
+
+    async def rejudge(self, rubric: str | None = None, judge: str | None = None) -> BenchmarkReport:
+        """Judge the cached runs again, with another rubric or judge; no candidate is called again."""
+        report = await rejudge_report(
+            self.report(), self.catalog, rubric=rubric, judge=judge, cache=self.cache, scorer=self.scorer,
+            concurrency=self.concurrency, progress=self.progress,
+        )  # fmt: skip
+        if rubric is not None:
+            self.rubric = rubric
+        self._report = report
+        self.metadata[Benchmark.REPORT] = report
+        log.info("rejudged %s\n%s", self.benchmark_id, report.table())
+        return report
+
+    def rejudge_sync(self, rubric: str | None = None, judge: str | None = None) -> BenchmarkReport:
+        """`rejudge` for plain scripts and notebook cells."""
+        return _run_sync(lambda: self.rejudge(rubric=rubric, judge=judge))
+
+
+async def judge_run(
+    session: _Session,
+    run: Run,
+    reference: Run,
+    value: Any,
+    judge_entry: Entry,
+    rubric: str,
+    *,
+    instructions: str,
+    benchmark_id: str,
+    salt: str,
+) -> Verdict:
+    """The blind verdict on one run against the reference."""
+    messages = build_judge_messages(
+        instructions=instructions,
+        input=value,
+        rubric=rubric,
+        reference=transcript_events(reference.calls, reference.output, reference.error),
+        candidate=transcript_events(run.calls, run.output, run.error),
+        redact=identifying_names([*run.calls, *reference.calls], _model_names(session.catalog)),
+    )
+    params = dict(session.catalog.judge_params)
+    seat = Seat(
+        judge_entry,
+        SeatContext(
+            client=session.client(judge_entry),
+            cache=session.cache,
+            admission=session.admission,
+            run_id=run.run_id,
+            role="judge",
+            benchmark_id=benchmark_id,
+            salt={"user": salt, "judged": run.run_id, "role": "judge"},
+            job_params=params,
+            max_steps=1,
+        ),
+    )
+    return await judge(seat, messages, params=params)
+
+
+def _model_names(catalog: Catalog) -> list[str]:
+    return [n for e in catalog.entries for n in (e.name, e.model)]
+
+
+async def rejudge_report(
+    report: BenchmarkReport,
+    catalog: Catalog,
+    *,
+    rubric: str | None = None,
+    judge: str | None = None,
+    cache: CallCache | str | os.PathLike[str] | None = None,
+    scorer: Callable[[Any, Any], float | None] | None = None,
+    concurrency: int | None = None,
+    progress: bool = True,
+) -> BenchmarkReport:
+    """Judge the runs of a report again (e.g. one read back with `BenchmarkReport.read_parquet`). Only the judge is called."""
+    meta = dict(report.meta)
+    rubric = meta.get("rubric", "") if rubric is None else rubric
+    judge_entry = catalog[judge] if judge else catalog[meta.get("judge_entry") or catalog.ceiling_name]
+    judge_entry.api_key()
+    runs = report.to_runs()
+    references = {r.input_id: r for r in runs if r.role == "reference"}
+    inputs = meta.get("inputs", {})
+    cache = cache if isinstance(cache, CallCache) else CallCache(cache)
+    candidates = [r for r in runs if r.role == "candidate"]
+    async with _Session(catalog, cache, concurrency or catalog.concurrency) as session:
+        bar = tqdm(total=len(candidates), desc="rejudge", unit="run", disable=not progress)
+
+        async def one(run: Run) -> Run:
+            verdict = await judge_run(
+                session, run, references[run.input_id], inputs.get(run.input_id), judge_entry, rubric,
+                instructions=meta.get("instructions", ""), benchmark_id=meta.get("benchmark_id", ""),
+                salt=meta.get("salt", ""),
+            )  # fmt: skip
+            score, score_error = run.scorer, run.scorer_error
+            if scorer is not None and run.ok:
+                score, score_error = _apply_scorer(scorer, run.output, references[run.input_id].output)
+            bar.update(1)
+            return _replace(run, verdict=verdict, scorer=score, scorer_error=score_error)
+
+        try:
+            rejudged = await asyncio.gather(*(one(r) for r in candidates))
+        finally:
+            bar.close()
+    meta.update(rubric=rubric, judge_entry=judge_entry.name, judge_params=dict(catalog.judge_params))
+    return BenchmarkReport.from_runs([*references.values(), *rejudged], meta)
+
+
+def _apply_scorer(scorer: Callable[[Any, Any], Any], output: Any, reference: Any) -> tuple[float | None, str | None]:
+    try:
+        value = scorer(output, reference)
+    except Exception as exc:  # a scorer that raises is a row with scorer_error, not a crash
+        return None, f"{type(exc).__name__}: {exc}"
+    if value is None:
+        return None, None
+    if isinstance(value, bool) or not isinstance(value, int | float) or not 0.0 <= float(value) <= 1.0:
+        return None, f"scorer returned {value!r}, not a number in 0..1 or None"
+    return float(value), None
+
+
+def _replace(run: Run, **changes: Any) -> Run:
+    return Run(**{**{f: getattr(run, f) for f in run.__dataclass_fields__}, **changes})
+
+
+def _run_sync(make: Callable[[], Any]) -> Any:
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(make())
+    # Inside a running loop (a notebook cell): run on a worker thread with a loop of its own.
+    with concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="gradebench") as pool:
+        return pool.submit(lambda: asyncio.run(make())).result()

@@ -1,0 +1,66 @@
+"""The on-disk call cache: every model call, keyed by the canonical request plus a salt.
+
+The salt (user salt, input id, role, repeat, call sequence number, semantic-retry attempt) keeps repeats independent:
+the second repeat of an input, the second call inside one run and a retry after an unusable answer each get a key of
+their own, so variance never collapses through the cache, while re-running the same benchmark is served entirely from disk.
+Nothing secret enters a key or a value: requests are stored as the JSON body that was sent, never with their headers.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+import diskcache
+
+__all__ = ["CallCache", "canonical_json", "default_cache_dir"]
+
+FORMAT = 1
+"""Bumped whenever what a key covers or what a value holds changes, so old entries are never misread."""
+
+
+def canonical_json(value: Any) -> str:
+    """JSON with sorted keys and no spaces: equal values give equal text."""
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
+
+
+def default_cache_dir() -> Path:
+    """``$GRADEBENCH_CACHE``, else ``.gradebench/cache`` under the working directory."""
+    return Path(os.environ.get("GRADEBENCH_CACHE") or Path.cwd() / ".gradebench" / "cache")
+
+
+class CallCache:
+    """A diskcache of model responses. Errors are never stored; only successful responses are."""
+
+    def __init__(self, directory: str | os.PathLike[str] | None = None):
+        self.directory = Path(directory) if directory is not None else default_cache_dir()
+        self.directory.mkdir(parents=True, exist_ok=True)
+        self._store = diskcache.Cache(str(self.directory))
+
+    @staticmethod
+    def key(entry_identity: dict[str, Any], body: dict[str, Any], salt: dict[str, Any]) -> str:
+        """sha256 of the entry identity, the request body as sent and the salt."""
+        material = canonical_json({"v": FORMAT, "entry": entry_identity, "body": body, "salt": salt})
+        return hashlib.sha256(material.encode()).hexdigest()
+
+    def get(self, key: str) -> dict[str, Any] | None:
+        value = self._store.get(key)
+        return json.loads(value) if value is not None else None
+
+    def set(self, key: str, value: dict[str, Any]) -> None:
+        self._store.set(key, canonical_json(value))
+
+    def __len__(self) -> int:
+        return len(self._store)
+
+    def clear(self) -> None:
+        self._store.clear()
+
+    def close(self) -> None:
+        self._store.close()
+
+    def __repr__(self) -> str:
+        return f"CallCache({str(self.directory)!r}, {len(self)} entries)"

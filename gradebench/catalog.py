@@ -1,0 +1,281 @@
+"""The catalog: which models a deployment can call, at what price, in which grade, and which one it pins."""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pydantic
+
+from .errors import CatalogError
+
+__all__ = ["Catalog", "Entry", "Grade"]
+
+
+class Grade:
+    """Grade names with a meaning of their own."""
+
+    CEILING = "ceiling"
+    """The strongest entry the catalog serves: the judge sits here."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class Entry:
+    """One callable model: an endpoint, a model id, its price and its limits."""
+
+    name: str
+    """Unique label used everywhere (rows, charts, `set_candidates`)."""
+    model: str
+    """Model id sent to the endpoint."""
+    grade: str
+    """The grade this entry belongs to."""
+    base_url: str
+    """OpenAI-compatible base URL, e.g. ``https://api.example.com/v1``."""
+    api_key_env: str | None = None
+    """Name of the environment variable holding the key; the key itself is never stored. None: no key needed."""
+    price_in: float = 0.0
+    """Price per 1M input tokens."""
+    price_out: float = 0.0
+    """Price per 1M output tokens."""
+    currency: str = "USD"
+    """Currency of the prices."""
+    routing: Mapping[str, Any] = field(default_factory=dict)
+    """Extra request body that pins the provider, e.g. ``{"provider": {"only": ["acme"]}}``."""
+    params: Mapping[str, Any] = field(default_factory=dict)
+    """Default inference parameters, overridden by the job's and the call's."""
+    max_concurrency: int | None = None
+    """Most requests in flight to this entry at once; None: only the global limit applies."""
+    rpm: int | None = None
+    """Most requests started per minute; None: no rate limit."""
+    max_retries: int = 4
+    """Retries of 408/409/429/5xx and connection errors, with backoff (the openai SDK's)."""
+    timeout_s: float = 120.0
+    """Timeout of one HTTP request."""
+    simulated: bool = False
+    """True for the built-in simulated fleet: labelled as such in rows and charts."""
+
+    def callable_reason(self) -> str | None:
+        """Why this entry cannot be called now, or None when it can."""
+        if self.api_key_env and not os.environ.get(self.api_key_env):
+            return f"environment variable {self.api_key_env} is not set"
+        return None
+
+    def api_key(self) -> str:
+        """The key from the environment (never stored, never logged)."""
+        if not self.api_key_env:
+            return "no-key"
+        key = os.environ.get(self.api_key_env)
+        if not key:
+            raise CatalogError(
+                f"entry {self.name!r}: environment variable {self.api_key_env} is not set",
+                entry=self.name,
+                field="api_key_env",
+            )
+        return key
+
+    def identity(self) -> dict[str, Any]:
+        """What makes two entries the same model for caching: endpoint, model id and routing pin."""
+        return {"base_url": self.base_url.rstrip("/"), "model": self.model, "routing": dict(self.routing)}
+
+    def cost(self, input_tokens: int, output_tokens: int) -> float:
+        """Cost of a call with these token counts, in the entry's currency."""
+        return (input_tokens * self.price_in + output_tokens * self.price_out) / 1_000_000
+
+
+class _EntryFile(pydantic.BaseModel):
+    model_config = pydantic.ConfigDict(extra="forbid")
+
+    name: str = pydantic.Field(min_length=1)
+    model: str = pydantic.Field(min_length=1)
+    grade: str
+    base_url: str = pydantic.Field(min_length=1)
+    api_key_env: str | None = None
+    price_in: float = pydantic.Field(ge=0)
+    price_out: float = pydantic.Field(ge=0)
+    currency: str = "USD"
+    routing: dict[str, Any] = {}
+    params: dict[str, Any] = {}
+    max_concurrency: int | None = pydantic.Field(default=None, ge=1)
+    rpm: int | None = pydantic.Field(default=None, ge=1)
+    max_retries: int = pydantic.Field(default=4, ge=0, le=20)
+    timeout_s: float = pydantic.Field(default=120.0, gt=0)
+
+
+class _CatalogFile(pydantic.BaseModel):
+    model_config = pydantic.ConfigDict(extra="forbid")
+
+    grades: list[str] = pydantic.Field(min_length=1)
+    ceiling: str
+    picks: dict[str, str] = {}
+    concurrency: int = pydantic.Field(default=64, ge=1)
+    judge_params: dict[str, Any] = {}
+    entries: list[_EntryFile] = pydantic.Field(min_length=1)
+
+
+class Catalog:
+    """The entries a deployment serves, their grades (weakest first), the pick of each grade and the ceiling."""
+
+    def __init__(
+        self,
+        entries: Iterable[Entry],
+        *,
+        grades: Iterable[str],
+        picks: Mapping[str, str],
+        ceiling: str,
+        concurrency: int = 64,
+        judge_params: Mapping[str, Any] | None = None,
+        transport: Any = None,
+        source: str = "<code>",
+    ):
+        self.entries: tuple[Entry, ...] = tuple(entries)
+        self.grades: tuple[str, ...] = tuple(grades)
+        self.picks: dict[str, str] = dict(picks)
+        self.ceiling_name = ceiling
+        self.concurrency = concurrency
+        self.judge_params: dict[str, Any] = dict(judge_params or {"temperature": 0})
+        self.transport = transport
+        """An ``httpx2`` async transport every client uses instead of the network (the sim fleet), or None."""
+        self.source = source
+        self._by_name = {e.name: e for e in self.entries}
+        self._check()
+
+    def _check(self) -> None:
+        seen: set[str] = set()
+        for e in self.entries:
+            if e.name in seen:
+                raise CatalogError(
+                    f"{self.source}: entry {e.name!r}: field 'name' is a duplicate",
+                    path=self.source,
+                    entry=e.name,
+                    field="name",
+                )
+            seen.add(e.name)
+            if e.grade not in self.grades:
+                raise CatalogError(
+                    f"{self.source}: entry {e.name!r}: field 'grade' is {e.grade!r}, not one of {list(self.grades)}",
+                    path=self.source,
+                    entry=e.name,
+                    field="grade",
+                )
+        for grade, name in self.picks.items():
+            if grade not in self.grades:
+                raise CatalogError(
+                    f"{self.source}: picks: {grade!r} is not a declared grade", path=self.source, field=f"picks.{grade}"
+                )
+            if name not in self._by_name:
+                raise CatalogError(
+                    f"{self.source}: picks.{grade} names no entry: {name!r}", path=self.source, field=f"picks.{grade}"
+                )
+        if self.ceiling_name not in self._by_name:
+            raise CatalogError(
+                f"{self.source}: field 'ceiling' names no entry: {self.ceiling_name!r}",
+                path=self.source,
+                field="ceiling",
+            )
+
+    @classmethod
+    def load(cls, path: str | os.PathLike[str]) -> Catalog:
+        """Read and validate a catalog TOML file; any problem raises one `CatalogError` naming file, entry and field."""
+        p = Path(path)
+        try:
+            raw = tomllib.loads(p.read_text())
+        except FileNotFoundError:
+            raise CatalogError(f"{p}: no such catalog file", path=str(p)) from None
+        except tomllib.TOMLDecodeError as exc:
+            raise CatalogError(f"{p}: not valid TOML: {exc}", path=str(p)) from None
+        return cls.from_dict(raw, source=str(p))
+
+    @classmethod
+    def from_dict(cls, raw: Mapping[str, Any], *, source: str = "<dict>") -> Catalog:
+        """Validate a catalog given as a mapping (the parsed TOML)."""
+        try:
+            parsed = _CatalogFile.model_validate(raw)
+        except pydantic.ValidationError as exc:
+            err = exc.errors()[0]
+            loc = list(err["loc"])
+            entry = None
+            if len(loc) >= 2 and loc[0] == "entries" and isinstance(loc[1], int):
+                items = raw.get("entries") or []
+                item = items[loc[1]] if loc[1] < len(items) else {}
+                entry = item.get("name") if isinstance(item, Mapping) else None
+                where = f"entry {entry!r}" if entry else f"entries[{loc[1]}]"
+                fld = ".".join(str(x) for x in loc[2:]) or "entries"
+            else:
+                where, fld = "catalog", ".".join(str(x) for x in loc)
+            msg = "unknown field" if err["type"] == "extra_forbidden" else err["msg"]
+            raise CatalogError(
+                f"{source}: {where}: field {fld!r}: {msg}", path=source, entry=entry, field=fld
+            ) from None
+        entries = [Entry(**e.model_dump()) for e in parsed.entries]
+        return cls(
+            entries,
+            grades=parsed.grades,
+            picks=parsed.picks,
+            ceiling=parsed.ceiling,
+            concurrency=parsed.concurrency,
+            judge_params=parsed.judge_params or None,
+            source=source,
+        )
+
+    @classmethod
+    def sim(cls, *, latency_scale: float | None = None, seed: int = 0) -> Catalog:
+        """The built-in simulated fleet, served in-process through the real openai client. Works offline.
+
+        ``latency_scale`` multiplies every simulated latency (0 for tests); default from ``GRADEBENCH_SIM_LATENCY_SCALE`` or 1.
+        """
+        from .sim import sim_catalog
+
+        return sim_catalog(latency_scale=latency_scale, seed=seed)
+
+    def __getitem__(self, name: str) -> Entry:
+        try:
+            return self._by_name[name]
+        except KeyError:
+            raise KeyError(f"no entry named {name!r} in {self.source}; entries: {sorted(self._by_name)}") from None
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._by_name
+
+    def __iter__(self):
+        return iter(self.entries)
+
+    def __len__(self) -> int:
+        return len(self.entries)
+
+    def __repr__(self) -> str:
+        return f"Catalog({self.source}, {len(self.entries)} entries, grades={list(self.grades)})"
+
+    def _check_grade(self, grade: str) -> None:
+        if grade not in self.grades:
+            raise ValueError(f"grade must be one of {list(self.grades)}, got {grade!r}")
+
+    def of_grade(self, grade: str) -> list[Entry]:
+        """Every entry of a grade, callable or not, in catalog order."""
+        self._check_grade(grade)
+        return [e for e in self.entries if e.grade == grade]
+
+    def candidates(self, grade: str) -> list[Entry]:
+        """The callable entries of a grade (those whose key variable is set), in catalog order."""
+        return [e for e in self.of_grade(grade) if e.callable_reason() is None]
+
+    def skipped(self, grade: str) -> dict[str, str]:
+        """Entries of a grade that cannot be called now, with the reason."""
+        return {e.name: r for e in self.of_grade(grade) if (r := e.callable_reason()) is not None}
+
+    def pick(self, grade: str) -> Entry:
+        """The pinned entry of a grade (the reference); ``Grade.CEILING`` gives the ceiling."""
+        if grade == Grade.CEILING:
+            return self.ceiling()
+        self._check_grade(grade)
+        name = self.picks.get(grade)
+        if name is None:
+            raise ValueError(f"{self.source} pins no entry for grade {grade!r} (add it under [picks])")
+        return self._by_name[name]
+
+    def ceiling(self) -> Entry:
+        """The strongest entry the catalog serves: the judge."""
+        return self._by_name[self.ceiling_name]

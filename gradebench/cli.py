@@ -1,0 +1,250 @@
+"""The ``gradebench`` command: ``demo``, ``run CONFIG``, ``rejudge DIR``, ``sim-serve``."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import importlib
+import json
+import logging
+import os
+import sys
+import tomllib
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+import pydantic
+
+from . import scorers
+from .benchmark import Benchmark, rejudge_report
+from .catalog import Catalog
+from .errors import ConfigError, GradebenchError
+from .report import BenchmarkReport
+
+__all__ = ["main"]
+
+
+class RunConfig(pydantic.BaseModel):
+    """A ``gradebench run`` config file (TOML)."""
+
+    model_config = pydantic.ConfigDict(extra="forbid")
+
+    job: str
+    """An example job's name (``order-agent``, ``selecting-agent``) or ``package.module:Attribute``."""
+    catalog: str = "sim"
+    """``sim`` for the simulated fleet, or the path of a catalog TOML file (relative to the config file)."""
+    grade: str
+    candidates: list[str] | None = None
+    runs: int = pydantic.Field(default=3, ge=1)
+    inputs: str
+    """A .jsonl, .json, .csv or .parquet file of inputs (relative to the config file)."""
+    limit: int | None = pydantic.Field(default=None, ge=1)
+    rubric: str | None = None
+    scorer: str | None = None
+    """``job`` (the job's own), or ``field_equals:PATH``, ``numeric_close:PATH``, ``set_f1:PATH``, ``choice_letter``."""
+    salt: str = ""
+    out: str = "out/run"
+    cache: str | None = None
+    concurrency: int | None = pydantic.Field(default=None, ge=1)
+
+
+def load_config(path: Path) -> RunConfig:
+    try:
+        raw = tomllib.loads(path.read_text())
+    except FileNotFoundError:
+        raise ConfigError(f"{path}: no such config file", path=str(path)) from None
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{path}: not valid TOML: {exc}", path=str(path)) from None
+    try:
+        return RunConfig.model_validate(raw)
+    except pydantic.ValidationError as exc:
+        err = exc.errors()[0]
+        field = ".".join(str(x) for x in err["loc"])
+        msg = "unknown field" if err["type"] == "extra_forbidden" else err["msg"]
+        raise ConfigError(f"{path}: field {field!r}: {msg}", path=str(path), field=field) from None
+
+
+def resolve_job(name: str) -> Any:
+    from .jobs import EXAMPLE_JOBS
+
+    if name in EXAMPLE_JOBS:
+        return EXAMPLE_JOBS[name]
+    if ":" in name:
+        module, _, attr = name.partition(":")
+        try:
+            return getattr(importlib.import_module(module), attr)
+        except (ImportError, AttributeError) as exc:
+            raise ConfigError(f"job {name!r} cannot be imported: {exc}", field="job") from None
+    raise ConfigError(
+        f"job {name!r} is neither an example job {sorted(EXAMPLE_JOBS)} nor module:attribute", field="job"
+    )
+
+
+def resolve_scorer(spec: str | None, job: Any) -> Any:
+    if not spec:
+        return None
+    if spec == "job":
+        own = getattr(job, "scorer", None)
+        if own is None:
+            raise ConfigError("scorer = 'job' but the job has no scorer of its own", field="scorer")
+        return own
+    kind, _, path = spec.partition(":")
+    makers = {"field_equals": scorers.field_equals, "numeric_close": scorers.numeric_close, "set_f1": scorers.set_f1}
+    if kind in makers and path:
+        return makers[kind](path)
+    if kind == "choice_letter":
+        return scorers.choice_letter(path=path or None)
+    raise ConfigError(f"scorer {spec!r} is not one of job, field_equals:PATH, numeric_close:PATH, set_f1:PATH, "
+                      "choice_letter[:PATH]", field="scorer")  # fmt: skip
+
+
+def read_inputs(path: Path, limit: int | None) -> list[Any]:
+    if not path.exists():
+        raise ConfigError(f"inputs file {path} does not exist", path=str(path), field="inputs")
+    suffix = path.suffix.lower()
+    try:
+        if suffix == ".jsonl":
+            rows = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+        elif suffix == ".json":
+            rows = json.loads(path.read_text())
+        elif suffix == ".csv":
+            rows = pl.read_csv(path).to_dicts()
+        elif suffix == ".parquet":
+            rows = pl.read_parquet(path).to_dicts()
+        else:
+            raise ConfigError(
+                f"inputs file {path}: use .jsonl, .json, .csv or .parquet", path=str(path), field="inputs"
+            )
+    except (json.JSONDecodeError, pl.exceptions.PolarsError) as exc:
+        raise ConfigError(f"inputs file {path} cannot be read: {exc}", path=str(path), field="inputs") from None
+    if not isinstance(rows, list) or not rows:
+        raise ConfigError(f"inputs file {path} holds no list of inputs", path=str(path), field="inputs")
+    return rows[:limit] if limit else rows
+
+
+def _catalog(spec: str, base: Path) -> Catalog:
+    return Catalog.sim() if spec == "sim" else Catalog.load(base / spec)
+
+
+def _print_report(report: BenchmarkReport, out: Path) -> None:
+    print(report.table())
+    diagnostics = report.diagnostics()
+    if diagnostics.height:
+        print(f"\nDiagnostics ({diagnostics.height}):")
+        with pl.Config(tbl_rows=40, fmt_str_lengths=90, tbl_hide_dataframe_shape=True):
+            print(diagnostics)
+    report.to_parquet(out)
+    print(f"\nWrote {out}/runs.parquet, models.parquet, calls.parquet, meta.json")
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    path = Path(args.config)
+    cfg = load_config(path)
+    base = path.parent
+    job = resolve_job(cfg.job)
+    bench = Benchmark(job, runs=cfg.runs, catalog=_catalog(cfg.catalog, base), grade=cfg.grade, salt=cfg.salt,
+                      cache=cfg.cache, concurrency=cfg.concurrency)  # fmt: skip
+    bench.set_inputs(read_inputs(base / cfg.inputs, cfg.limit))
+    if cfg.candidates:
+        bench.set_candidates(cfg.candidates)
+    if cfg.rubric is not None:
+        bench.set_rubric(cfg.rubric)
+    bench.set_scorer(resolve_scorer(cfg.scorer, job))
+    asyncio.run(bench.run())
+    _print_report(bench.report(), Path(args.out or cfg.out))
+    return 0
+
+
+def cmd_demo(args: argparse.Namespace) -> int:
+    from .jobs import OrderAgent, load_inputs
+
+    catalog = Catalog.sim()
+    bench = Benchmark(OrderAgent, runs=args.runs, catalog=catalog, grade="standard", salt=args.salt)
+    bench.set_inputs(load_inputs("orders")[: args.inputs])
+    print(f"Racing {OrderAgent.name} on the simulated '{bench.grade}' grade: {len(bench._candidates)} entries x "
+          f"{args.runs} runs x {args.inputs} inputs, judged by {bench.judge_entry.name}\n")  # fmt: skip
+    asyncio.run(bench.run())
+    _print_report(bench.report(), Path(args.out))
+    return 0
+
+
+def cmd_rejudge(args: argparse.Namespace) -> int:
+    directory = Path(args.dir)
+    report = BenchmarkReport.read_parquet(directory)
+    catalog = Catalog.sim() if args.catalog == "sim" else Catalog.load(args.catalog)
+    job = report.meta.get("job")
+    scorer = None
+    if args.scorer:
+        from .jobs import EXAMPLE_JOBS
+
+        scorer = resolve_scorer(args.scorer, EXAMPLE_JOBS.get(job))
+    rubric = Path(args.rubric_file).read_text() if args.rubric_file else args.rubric
+    new = asyncio.run(rejudge_report(report, catalog, rubric=rubric, judge=args.judge, cache=args.cache, scorer=scorer))
+    _print_report(new, Path(args.out or directory))
+    return 0
+
+
+def cmd_sim_serve(args: argparse.Namespace) -> int:
+    from .sim import serve
+
+    print(f"gradebench simulated fleet on http://{args.host}:{args.port}/v1 (Ctrl-C stops)", flush=True)
+    try:
+        asyncio.run(serve(args.host, args.port, latency_scale=args.latency_scale, seed=args.seed))
+    except KeyboardInterrupt:
+        pass
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="gradebench", description=__doc__)
+    parser.add_argument("-v", "--verbose", action="store_true", help="log every model call")
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    demo = sub.add_parser("demo", help="race the order agent on the simulated 'standard' grade")
+    demo.add_argument("--runs", type=int, default=3)
+    demo.add_argument("--inputs", type=int, default=6, help="how many example inputs")
+    demo.add_argument("--salt", default="", help="a new salt draws fresh samples")
+    demo.add_argument("--out", default="out/demo")
+    demo.set_defaults(fn=cmd_demo)
+
+    run = sub.add_parser("run", help="run the benchmark a TOML config describes")
+    run.add_argument("config")
+    run.add_argument("--out", help="output folder (default: the config's 'out')")
+    run.set_defaults(fn=cmd_run)
+
+    rejudge = sub.add_parser("rejudge", help="judge the runs of an exported report again; no candidate is called")
+    rejudge.add_argument("dir")
+    rejudge.add_argument("--catalog", default="sim", help="'sim' or a catalog TOML (its ceiling judges)")
+    rejudge.add_argument("--rubric")
+    rejudge.add_argument("--rubric-file")
+    rejudge.add_argument("--judge", help="entry that judges (default: the one that judged before)")
+    rejudge.add_argument("--scorer")
+    rejudge.add_argument("--cache")
+    rejudge.add_argument("--out", help="where to write the new report (default: DIR)")
+    rejudge.set_defaults(fn=cmd_rejudge)
+
+    serve = sub.add_parser("sim-serve", help="serve the simulated fleet over HTTP on 127.0.0.1")
+    serve.add_argument("--host", default="127.0.0.1")
+    serve.add_argument("--port", type=int, default=8000)
+    serve.add_argument(
+        "--latency-scale", type=float, default=float(os.environ.get("GRADEBENCH_SIM_LATENCY_SCALE", "1"))
+    )
+    serve.add_argument("--seed", type=int, default=0)
+    serve.set_defaults(fn=cmd_sim_serve)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING, format="%(name)s: %(message)s")
+    try:
+        return args.fn(args)
+    except (GradebenchError, ValueError, KeyError, FileNotFoundError) as exc:
+        message = exc.args[0] if isinstance(exc, KeyError) and exc.args else exc
+        print(f"gradebench: error: {message}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,524 @@
+"""The report of one benchmark: polars frames of runs, calls and per-entry means, diagnostics, parquet and a text table.
+
+The frames are the truth: a report read back from parquet is as good as one just made, transcripts included
+(``calls_for`` rebuilds the `Call` records from the ``calls`` frame).
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import logging
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import polars as pl
+
+from .runs import Run, Verdict
+from .seat import Call
+
+__all__ = ["CALLS_SCHEMA", "DIAGNOSTICS_SCHEMA", "MODELS_SCHEMA", "RUNS_SCHEMA", "BenchmarkReport"]
+
+log = logging.getLogger("gradebench")
+
+RUNS_SCHEMA: dict[str, pl.DataType] = {
+    "benchmark_id": pl.String(),
+    "job": pl.String(),
+    "input_id": pl.String(),
+    "run_id": pl.String(),
+    "role": pl.String(),
+    "entry": pl.String(),
+    "model": pl.String(),
+    "grade": pl.String(),
+    "simulated": pl.Boolean(),
+    "repeat": pl.Int64(),
+    "ok": pl.Boolean(),
+    "error": pl.String(),
+    "calls": pl.Int64(),
+    "tool_calls": pl.Int64(),
+    "input_tokens": pl.Int64(),
+    "output_tokens": pl.Int64(),
+    "latency_s": pl.Float64(),
+    "wall_s": pl.Float64(),
+    "cost": pl.Float64(),
+    "spent_now": pl.Float64(),
+    "currency": pl.String(),
+    "cached": pl.Boolean(),
+    "finish_reason": pl.String(),
+    "output": pl.String(),
+    "score": pl.Int64(),
+    "accuracy": pl.Int64(),
+    "work": pl.Int64(),
+    "reason": pl.String(),
+    "judge_entry": pl.String(),
+    "judge_path": pl.String(),
+    "judge_error": pl.String(),
+    "scorer": pl.Float64(),
+    "scorer_error": pl.String(),
+    "judge_attempts": pl.Int64(),
+    "judge_cost": pl.Float64(),
+}
+"""One row per run (reference and candidates)."""
+
+CALLS_SCHEMA: dict[str, pl.DataType] = {
+    "run_id": pl.String(),
+    "seq": pl.Int64(),
+    "role": pl.String(),
+    "entry": pl.String(),
+    "request": pl.String(),
+    "response": pl.String(),
+    "tool_results": pl.String(),
+    "input_tokens": pl.Int64(),
+    "output_tokens": pl.Int64(),
+    "latency_s": pl.Float64(),
+    "cost": pl.Float64(),
+    "cache_hit": pl.Boolean(),
+    "generation_id": pl.String(),
+    "finish_reason": pl.String(),
+    "error": pl.String(),
+}
+"""One row per model call, judge calls included."""
+
+MODELS_SCHEMA: dict[str, pl.DataType] = {
+    "entry": pl.String(),
+    "model": pl.String(),
+    "grade": pl.String(),
+    "simulated": pl.Boolean(),
+    "runs": pl.Int64(),
+    "ok_rate": pl.Float64(),
+    "score_mean": pl.Float64(),
+    "score_lo": pl.Float64(),
+    "score_hi": pl.Float64(),
+    "accuracy_mean": pl.Float64(),
+    "work_mean": pl.Float64(),
+    "scorer_mean": pl.Float64(),
+    "calls_mean": pl.Float64(),
+    "input_tokens_mean": pl.Float64(),
+    "output_tokens_mean": pl.Float64(),
+    "latency_s_mean": pl.Float64(),
+    "wall_s_mean": pl.Float64(),
+    "cost_per_run": pl.Float64(),
+    "spent_now": pl.Float64(),
+    "currency": pl.String(),
+    "judged": pl.Int64(),
+    "is_reference": pl.Boolean(),
+}
+"""One row per candidate entry."""
+
+DIAGNOSTICS_SCHEMA: dict[str, pl.DataType] = {
+    "kind": pl.String(),
+    "entry": pl.String(),
+    "run_id": pl.String(),
+    "detail": pl.String(),
+}
+
+_FILES = ("runs.parquet", "models.parquet", "calls.parquet", "meta.json")
+BOOTSTRAP_RESAMPLES = 2000
+BOOTSTRAP_SEED = 0
+
+
+def _dumps(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, default=str)
+
+
+def _frame(rows: list[dict[str, Any]], schema: Mapping[str, pl.DataType]) -> pl.DataFrame:
+    columns = {name: [row.get(name) for row in rows] for name in schema}
+    return pl.DataFrame(columns, schema=dict(schema))
+
+
+def _conform(df: pl.DataFrame, schema: Mapping[str, pl.DataType], what: str) -> pl.DataFrame:
+    """Columns in the declared order and dtypes (extra columns kept after them); a missing column raises."""
+    missing = [c for c in schema if c not in df.columns]
+    if missing:
+        raise ValueError(f"{what} frame lacks columns {missing}")
+    extra = [c for c in df.columns if c not in schema]
+    return df.select([pl.col(c).cast(t) for c, t in schema.items()] + [pl.col(c) for c in extra])
+
+
+def _is_empty_output(text: str | None) -> bool:
+    if text is None:
+        return True
+    try:
+        value = json.loads(text)
+    except (TypeError, ValueError):
+        return not text.strip()
+    return value is None or value in ("", [], {}) or (isinstance(value, str) and not value.strip())
+
+
+def _mean(series: pl.Series) -> float | None:
+    values = series.drop_nulls()
+    return float(values.mean()) if len(values) else None  # type: ignore[arg-type]
+
+
+def bootstrap_interval(
+    values: Iterable[float], *, level: float = 0.95, resamples: int = BOOTSTRAP_RESAMPLES, seed: int = BOOTSTRAP_SEED
+) -> tuple[float | None, float | None]:
+    """Percentile bootstrap interval of the mean (seeded, so reproducible); ``(None, None)`` below two values."""
+    data = np.asarray(list(values), dtype=float)
+    if data.size < 2:
+        return None, None
+    rng = np.random.default_rng(seed)
+    means = data[rng.integers(0, data.size, size=(resamples, data.size))].mean(axis=1)
+    alpha = (1.0 - level) / 2.0
+    lo, hi = np.quantile(means, [alpha, 1.0 - alpha])
+    mean = float(data.mean())
+    return min(float(lo), mean), max(float(hi), mean)
+
+
+def _run_row(run: Run) -> dict[str, Any]:
+    verdict = run.verdict
+    if verdict is not None and run.role == "reference":
+        log.warning("report: the reference run %s carries a verdict; reference rows are not judged", run.run_id)
+        verdict = None
+    row: dict[str, Any] = {
+        "benchmark_id": run.benchmark_id,
+        "job": run.job,
+        "input_id": run.input_id,
+        "run_id": run.run_id,
+        "role": run.role,
+        "entry": run.entry,
+        "model": run.model,
+        "grade": run.grade,
+        "simulated": run.simulated,
+        "repeat": run.repeat,
+        "ok": run.ok,
+        "error": run.error,
+        "calls": len(run.calls),
+        "tool_calls": run.tool_calls,
+        "input_tokens": run.input_tokens,
+        "output_tokens": run.output_tokens,
+        "latency_s": float(run.latency_s),
+        "wall_s": float(run.wall_s),
+        "cost": float(run.cost),
+        "spent_now": float(run.spent_now),
+        "currency": run.currency,
+        "cached": run.cached,
+        "finish_reason": run.finish_reason,
+        "output": run.output_json,
+        "scorer": None if run.scorer is None else float(run.scorer),
+        "scorer_error": run.scorer_error,
+    }
+    if verdict is not None:
+        row.update(
+            score=verdict.score,
+            accuracy=verdict.accuracy,
+            work=verdict.work,
+            reason=verdict.reason,
+            judge_entry=verdict.judge_entry,
+            judge_path=verdict.path,
+            judge_error=verdict.error,
+            judge_attempts=verdict.attempts,
+            judge_cost=float(sum(c.cost for c in verdict.calls)),
+        )
+    return row
+
+
+def _call_row(call: Call, run_id: str, role: str) -> dict[str, Any]:
+    return {
+        "run_id": run_id,
+        "seq": call.seq,
+        "role": role,
+        "entry": call.entry,
+        "request": _dumps(call.request),
+        "response": None if call.response is None else _dumps(call.response),
+        "tool_results": _dumps(call.tool_results),
+        "input_tokens": call.input_tokens,
+        "output_tokens": call.output_tokens,
+        "latency_s": float(call.latency_s),
+        "cost": float(call.cost),
+        "cache_hit": call.cache_hit,
+        "generation_id": call.generation_id,
+        "finish_reason": call.finish_reason,
+        "error": call.error,
+    }
+
+
+_RUN_FIELDS = ("benchmark_id", "job", "input_id", "run_id", "role", "entry", "model", "grade", "simulated", "repeat",
+               "currency", "ok", "error", "wall_s", "scorer", "scorer_error")  # fmt: skip
+
+
+class BenchmarkReport:
+    """What a benchmark measured: ``runs``, ``calls`` and ``models`` frames, the reference, diagnostics and a table."""
+
+    def __init__(self, runs: pl.DataFrame, calls: pl.DataFrame, meta: Mapping[str, Any]):
+        self.runs: pl.DataFrame = _conform(runs, RUNS_SCHEMA, "runs")
+        """One row per run (columns of `RUNS_SCHEMA`)."""
+        self.calls: pl.DataFrame = _conform(calls, CALLS_SCHEMA, "calls")
+        """One row per model call, judge calls included (columns of `CALLS_SCHEMA`)."""
+        # a JSON-clean copy, so the meta read back from meta.json is equal to it
+        self.meta: dict[str, Any] = json.loads(_dumps(dict(meta)))
+        """benchmark_id, job, grade, reference/judge entry, judge_params, rubric, version, skipped, salt, ..."""
+        self._models: pl.DataFrame | None = None
+
+    @classmethod
+    def from_runs(cls, runs: Iterable[Run], meta: Mapping[str, Any]) -> BenchmarkReport:
+        """Build the frames from `Run` records (their calls and their verdicts' calls)."""
+        run_rows: list[dict[str, Any]] = []
+        call_rows: list[dict[str, Any]] = []
+        for run in runs:
+            run_rows.append(_run_row(run))
+            call_rows.extend(_call_row(c, run.run_id, c.role) for c in run.calls)
+            if run.verdict is not None and run.role != "reference":
+                call_rows.extend(_call_row(c, run.run_id, "judge") for c in run.verdict.calls)
+        return cls(_frame(run_rows, RUNS_SCHEMA), _frame(call_rows, CALLS_SCHEMA), meta)
+
+    def __repr__(self) -> str:
+        return (
+            f"BenchmarkReport(job={self.meta.get('job')!r}, grade={self.meta.get('grade')!r}, "
+            f"runs={self.runs.height}, entries={self.models.height})"
+        )
+
+    def __str__(self) -> str:
+        return self.table()
+
+    # ------------------------------------------------------------------------------------------------------- views
+
+    @property
+    def models(self) -> pl.DataFrame:
+        """Per candidate entry, in order of first appearance (columns of `MODELS_SCHEMA`).
+
+        ``score_*``, ``accuracy_mean``, ``work_mean`` and ``scorer_mean`` average the runs that have the value;
+        ``calls_mean``, tokens, latency and wall average the ok runs; ``cost_per_run`` spreads the cost of every run
+        (failed ones included) over ``runs``; ``spent_now`` is the entry's total spent this time.
+        """
+        if self._models is None:
+            self._models = self._compute_models()
+        return self._models
+
+    def _compute_models(self) -> pl.DataFrame:
+        candidates = self.runs.filter(pl.col("role") == "candidate")
+        reference_entry = self.meta.get("reference_entry")
+        rows = []
+        for part in candidates.partition_by("entry", maintain_order=True) if candidates.height else []:
+            first = part.row(0, named=True)
+            ok = part.filter(pl.col("ok"))
+            scores = part["score"].drop_nulls()
+            lo, hi = bootstrap_interval(scores.to_list())
+            rows.append(
+                {
+                    "entry": first["entry"],
+                    "model": first["model"],
+                    "grade": first["grade"],
+                    "simulated": first["simulated"],
+                    "runs": part.height,
+                    "ok_rate": ok.height / part.height,
+                    "score_mean": _mean(scores),
+                    "score_lo": lo,
+                    "score_hi": hi,
+                    "accuracy_mean": _mean(part["accuracy"]),
+                    "work_mean": _mean(part["work"]),
+                    "scorer_mean": _mean(part["scorer"]),
+                    "calls_mean": _mean(ok["calls"]),
+                    "input_tokens_mean": _mean(ok["input_tokens"]),
+                    "output_tokens_mean": _mean(ok["output_tokens"]),
+                    "latency_s_mean": _mean(ok["latency_s"]),
+                    "wall_s_mean": _mean(ok["wall_s"]),
+                    "cost_per_run": float(part["cost"].sum()) / part.height,
+                    "spent_now": float(part["spent_now"].sum()),
+                    "currency": first["currency"],
+                    "judged": scores.len(),
+                    "is_reference": first["entry"] == reference_entry,
+                }
+            )
+        return _frame(rows, MODELS_SCHEMA)
+
+    @property
+    def reference(self) -> dict[str, Any] | None:
+        """The reference row as a dict (the first one when there are several inputs), or None."""
+        refs = self.runs.filter(pl.col("role") == "reference")
+        return refs.row(0, named=True) if refs.height else None
+
+    @property
+    def output(self) -> Any:
+        """The reference's output, parsed from its JSON (None when there is no reference or it failed)."""
+        ref = self.reference
+        return None if ref is None or ref["output"] is None else json.loads(ref["output"])
+
+    def calls_for(self, run_id: str, role: str | None = None) -> list[Call]:
+        """The `Call` records of one run, rebuilt from the ``calls`` frame; ``role="judge"`` for its judge's calls."""
+        rows = self.calls.filter(pl.col("run_id") == run_id)
+        if role is not None:
+            rows = rows.filter(pl.col("role") == role)
+        return [
+            Call(
+                run_id=r["run_id"],
+                seq=r["seq"],
+                role=r["role"],
+                entry=r["entry"],
+                request=json.loads(r["request"]),
+                response=None if r["response"] is None else json.loads(r["response"]),
+                tool_results=json.loads(r["tool_results"]) if r["tool_results"] is not None else [],
+                input_tokens=r["input_tokens"],
+                output_tokens=r["output_tokens"],
+                latency_s=r["latency_s"],
+                cost=r["cost"],
+                cache_hit=r["cache_hit"],
+                generation_id=r["generation_id"],
+                finish_reason=r["finish_reason"],
+                error=r["error"],
+            )
+            for r in rows.iter_rows(named=True)
+        ]
+
+    def to_runs(self) -> list[Run]:
+        """The `Run` records, rebuilt from the frames (with their calls and verdicts): what a rejudge starts from."""
+        runs = []
+        params = dict(self.meta.get("judge_params") or {})
+        for r in self.runs.iter_rows(named=True):
+            calls = [c for c in self.calls_for(r["run_id"]) if c.role != "judge"]
+            verdict = None
+            if r["role"] == "candidate" and (r["judge_entry"] is not None or r["judge_error"] is not None):
+                verdict = Verdict(
+                    accuracy=r["accuracy"],
+                    work=r["work"],
+                    reason=r["reason"] or "",
+                    judge_entry=r["judge_entry"] or "",
+                    path=r["judge_path"],
+                    params=params,
+                    attempts=r["judge_attempts"] or 0,
+                    error=r["judge_error"],
+                    calls=self.calls_for(r["run_id"], role="judge"),
+                )
+            runs.append(
+                Run(
+                    **{f: r[f] for f in _RUN_FIELDS},
+                    output=None if r["output"] is None else json.loads(r["output"]),
+                    calls=calls,
+                    verdict=verdict,
+                )
+            )
+        return runs
+
+    def diagnostics(self) -> pl.DataFrame:
+        """Rows worth a look (kind, entry, run_id, detail), ordered by kind then entry.
+
+        Kinds: ``empty_output``, ``failed``, ``identical_outputs`` (one row per entry and input; run_id null),
+        ``judge_error``, ``judge_fallback``, ``truncated``, ``zero_score_nonempty``.
+        """
+        found: list[dict[str, Any]] = []
+
+        def flag(kind: str, row: Mapping[str, Any], detail: str, run_id: str | None = None) -> None:
+            found.append({"kind": kind, "entry": row["entry"], "run_id": run_id or row.get("run_id"), "detail": detail})
+
+        for r in self.runs.iter_rows(named=True):
+            where = f"{r['role']} input {r['input_id']} repeat {r['repeat']}"
+            if not r["ok"]:
+                flag("failed", r, f"{where}: {r['error'] or 'no error text'}")
+            elif _is_empty_output(r["output"]):
+                flag("empty_output", r, f"{where}: the job returned {r['output'] or 'nothing'}")
+            if r["finish_reason"] == "length":
+                flag("truncated", r, f"{where}: the last model call stopped at the length limit")
+            if r["score"] == 0 and not _is_empty_output(r["output"]):
+                flag("zero_score_nonempty", r, f"{where}: judge scored 0 a non-empty output: {r['reason'] or ''}")
+            if r["judge_path"] == "fallback":
+                flag("judge_fallback", r, f"{where}: verdict parsed by the fallback path")
+            if r["judge_error"] is not None:
+                flag("judge_error", r, f"{where}: {r['judge_error']} (attempts: {r['judge_attempts']})")
+        ok_candidates = self.runs.filter((pl.col("role") == "candidate") & pl.col("ok"))
+        if ok_candidates.height:
+            for part in ok_candidates.partition_by("entry", "input_id", maintain_order=True):
+                if part.height >= 2 and part["output"].n_unique() == 1:
+                    first = part.row(0, named=True)
+                    ids = ", ".join(part["run_id"].to_list())
+                    detail = f"input {first['input_id']}: {part.height} repeats gave the same output (runs {ids})"
+                    found.append(
+                        {"kind": "identical_outputs", "entry": first["entry"], "run_id": None, "detail": detail}
+                    )
+        return _frame(found, DIAGNOSTICS_SCHEMA).sort("kind", "entry", maintain_order=True)
+
+    # -------------------------------------------------------------------------------------------------------- text
+
+    def _header(self) -> str:
+        m = self.meta
+        candidates = self.runs.filter(pl.col("role") == "candidate")
+        repeats = int(candidates["repeat"].max()) + 1 if candidates.height else 0  # type: ignore[operator]
+        inputs = self.runs["input_id"].n_unique()
+        return (
+            f"{m.get('job') or '?'} · grade {m.get('grade') or '?'} · reference {m.get('reference_entry') or '-'}"
+            f" · judge {m.get('judge_entry') or '-'} · {inputs} input{'s' if inputs != 1 else ''} × {repeats} runs"
+        )
+
+    def _totals(self) -> str:
+        currencies = self.runs["currency"].drop_nulls().unique(maintain_order=True).to_list()
+        cur = currencies[0] if len(currencies) == 1 else "(mixed currencies)" if currencies else ""
+        judge = self.calls.filter(pl.col("role") == "judge")
+        runs_cost = float(self.runs["cost"].sum())
+        judge_cost = float(judge["cost"].sum())
+        spent = float(self.runs["spent_now"].sum()) + float(judge.filter(~pl.col("cache_hit"))["cost"].sum())
+
+        def money(v: float) -> str:
+            return f"{v:.6f} {cur}".rstrip()
+
+        return f"cost of the runs {money(runs_cost)} (+ judge {money(judge_cost)}) · spent now {money(spent)}"
+
+    def table(self) -> str:
+        """The fixed-width text table logged after a race: ``*`` marks the reference entry, ``(sim)`` simulated ones."""
+
+        def num(v: float | None, fmt: str = ".2f", suffix: str = "") -> str:
+            return "-" if v is None else f"{v:{fmt}}{suffix}"
+
+        names = [
+            ("* " if r["is_reference"] else "  ") + r["entry"] + (" (sim)" if r["simulated"] else "")
+            for r in self.models.iter_rows(named=True)
+        ]
+        width = max([len("  entry"), *map(len, names)])
+        head = (
+            f"{'  entry':<{width}} {'runs':>5} {'ok':>5} {'score [95% CI]':>20} {'acc':>5} {'work':>5} {'scorer':>6}"
+            f" {'calls':>6} {'tokens in/out':>15} {'latency':>8} {'wall':>8} {'cost/run':>18}"
+        )
+        lines = [self._header(), head]
+        for name, r in zip(names, self.models.iter_rows(named=True), strict=True):
+            ci = f"[{num(r['score_lo'])}–{num(r['score_hi'])}]" if r["score_lo"] is not None else ""
+            score = f"{num(r['score_mean'])} {ci}".strip()
+            tokens = f"{num(r['input_tokens_mean'], '.0f')}/{num(r['output_tokens_mean'], '.0f')}"
+            lines.append(
+                f"{name:<{width}} {r['runs']:>5} {num(r['ok_rate'] * 100, '.0f', '%'):>5} {score:>20}"
+                f" {num(r['accuracy_mean']):>5} {num(r['work_mean']):>5} {num(r['scorer_mean']):>6}"
+                f" {num(r['calls_mean'], '.1f'):>6} {tokens:>15} {num(r['latency_s_mean'], '.2f', 's'):>8}"
+                f" {num(r['wall_s_mean'], '.2f', 's'):>8} {r['cost_per_run']:>14.6f} {r['currency'] or '':<3}"
+            )
+        if not self.models.height:
+            lines.append("  (no candidate runs)")
+        skipped = self.meta.get("skipped") or {}
+        if skipped:
+            lines.append("skipped: " + "; ".join(f"{entry} ({why})" for entry, why in skipped.items()))
+        lines.append(self._totals())
+        return "\n".join(lines)
+
+    def _repr_html_(self) -> str:
+        parts = [f"<p><b>{html.escape(self._header())}</b></p>", self.models._repr_html_()]
+        skipped = self.meta.get("skipped") or {}
+        if skipped:
+            items = "".join(f"<li>{html.escape(str(e))}: {html.escape(str(w))}</li>" for e, w in skipped.items())
+            parts.append(f"<p>skipped:</p><ul>{items}</ul>")
+        parts.append(f"<p>{html.escape(self._totals())}</p>")
+        return "\n".join(parts)
+
+    # ----------------------------------------------------------------------------------------------------- parquet
+
+    def to_parquet(self, directory: str | Path) -> Path:
+        """Write runs.parquet, models.parquet, calls.parquet and meta.json into ``directory`` (created if needed)."""
+        path = Path(directory)
+        path.mkdir(parents=True, exist_ok=True)
+        self.runs.write_parquet(path / "runs.parquet")
+        self.models.write_parquet(path / "models.parquet")
+        self.calls.write_parquet(path / "calls.parquet")
+        (path / "meta.json").write_text(json.dumps(self.meta, indent=2, ensure_ascii=False, default=str) + "\n")
+        log.info("report written to %s (%d runs, %d calls)", path, self.runs.height, self.calls.height)
+        return path
+
+    @classmethod
+    def read_parquet(cls, directory: str | Path) -> BenchmarkReport:
+        """Read a report written by `to_parquet`; a missing file raises `FileNotFoundError` naming it."""
+        path = Path(directory)
+        missing = [name for name in _FILES if not (path / name).is_file()]
+        if missing:
+            raise FileNotFoundError(
+                f"{path}: missing {', '.join(missing)} (a report directory holds {', '.join(_FILES)})"
+            )
+        meta = json.loads((path / "meta.json").read_text())
+        report = cls(pl.read_parquet(path / "runs.parquet"), pl.read_parquet(path / "calls.parquet"), meta)
+        report._models = _conform(pl.read_parquet(path / "models.parquet"), MODELS_SCHEMA, "models")
+        return report

@@ -1,0 +1,127 @@
+"""The record of one run of a job on one entry, and the judge's verdict on it."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+from .seat import Call
+
+__all__ = ["Run", "Verdict"]
+
+
+@dataclass(frozen=True, kw_only=True)
+class Verdict:
+    """The blind judge's score of one run against the reference."""
+
+    accuracy: int | None
+    """0..7: does the run reach the reference's answer by the right tool calls (None when judging failed)."""
+    work: int | None
+    """0..3: does the run show its work."""
+    reason: str = ""
+    """The judge's reason, in its words."""
+    judge_entry: str = ""
+    """The catalog entry that judged."""
+    path: str | None = None
+    """``schema`` when the strict JSON schema was honoured, ``fallback`` when the verdict was parsed from prose."""
+    params: dict[str, Any] = field(default_factory=dict)
+    """Inference parameters the judge was called with."""
+    attempts: int = 1
+    """Judge calls made until a valid verdict (or until giving up)."""
+    error: str | None = None
+    """Why no valid verdict came, or None."""
+    calls: list[Call] = field(default_factory=list)
+    """The judge's model calls."""
+
+    @property
+    def score(self) -> int | None:
+        """accuracy + work, 0..10."""
+        if self.accuracy is None or self.work is None:
+            return None
+        return self.accuracy + self.work
+
+
+@dataclass(frozen=True, kw_only=True)
+class Run:
+    """One execution of the job on one entry: its calls, its output or error, and how it was judged and scored."""
+
+    benchmark_id: str
+    """Id of the benchmark (opaque)."""
+    job: str
+    """The job's name."""
+    input_id: str
+    """Stable id of the input."""
+    run_id: str
+    """Opaque id of this run (it does not spell the entry)."""
+    role: str
+    """``reference`` or ``candidate``."""
+    entry: str
+    """Catalog entry the run was pinned to."""
+    model: str
+    """Model id of the entry."""
+    grade: str
+    """Grade of the entry."""
+    simulated: bool
+    """True when the entry is part of the simulated fleet."""
+    repeat: int
+    """Repeat index of this input on this entry (0..runs-1)."""
+    currency: str
+    """Currency of the costs."""
+    ok: bool
+    """True when the job returned an output."""
+    error: str | None = None
+    """Why the run failed, or None."""
+    output: Any = None
+    """What the job returned (JSON-serialisable)."""
+    calls: list[Call] = field(default_factory=list)
+    """Every model call of the run, tool loop included."""
+    wall_s: float = 0.0
+    """Wall time of the run."""
+    verdict: Verdict | None = None
+    """The judge's verdict (None for the reference, or before judging)."""
+    scorer: float | None = None
+    """Score in code, 0..1, or None."""
+    scorer_error: str | None = None
+    """Why the scorer raised, or None."""
+
+    @property
+    def tool_calls(self) -> int:
+        return sum(len(c.tool_results) for c in self.calls)
+
+    @property
+    def input_tokens(self) -> int:
+        return sum(c.input_tokens for c in self.calls)
+
+    @property
+    def output_tokens(self) -> int:
+        return sum(c.output_tokens for c in self.calls)
+
+    @property
+    def latency_s(self) -> float:
+        """Sum of the model-call latencies."""
+        return sum(c.latency_s for c in self.calls)
+
+    @property
+    def cost(self) -> float:
+        """Cost of the run, cached or not."""
+        return sum(c.cost for c in self.calls)
+
+    @property
+    def spent_now(self) -> float:
+        """What the run cost this time (cache hits cost nothing)."""
+        return sum(c.spent_now for c in self.calls)
+
+    @property
+    def cached(self) -> bool:
+        """True when every call of the run came from the cache."""
+        return bool(self.calls) and all(c.cache_hit for c in self.calls)
+
+    @property
+    def finish_reason(self) -> str | None:
+        """Finish reason of the run's last model call."""
+        return self.calls[-1].finish_reason if self.calls else None
+
+    @property
+    def output_json(self) -> str | None:
+        return None if self.output is None and not self.ok else json.dumps(self.output, ensure_ascii=False, default=str)

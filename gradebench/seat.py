@@ -1,0 +1,375 @@
+"""The seat a job sits at: one entry, called through the cache, admission control and retries, with the tool loop.
+
+Every model call becomes a `Call` record; a `Reply` carries the calls one ``chat`` made.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import json
+import logging
+import re
+import time
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import openai
+import pydantic
+
+from .admission import Admission, call_error
+from .cache import CallCache
+from .catalog import Entry
+from .errors import CallError, ToolLoopError
+
+__all__ = ["Call", "Reply", "Seat", "Tool", "tool"]
+
+log = logging.getLogger("gradebench")
+
+LABEL_PREFIX = "x-gradebench-"
+
+
+# ---------------------------------------------------------------------------------------------------------------- tools
+
+
+@dataclass(frozen=True, kw_only=True)
+class Tool:
+    """A plain Python function the model may call, with the JSON schema derived from its signature."""
+
+    name: str
+    """The function name the model calls."""
+    description: str
+    """The docstring's summary, shown to the model."""
+    parameters: dict[str, Any]
+    """JSON schema of the arguments."""
+    fn: Callable[..., Any]
+    """The function itself (sync or async)."""
+    arguments_model: type[pydantic.BaseModel]
+    """Validates and converts the model's arguments before the call."""
+
+    def spec(self) -> dict[str, Any]:
+        """The OpenAI ``tools`` item for this tool."""
+        return {
+            "type": "function",
+            "function": {"name": self.name, "description": self.description, "parameters": self.parameters},
+        }
+
+    async def invoke(self, arguments: Mapping[str, Any]) -> Any:
+        """Validate the arguments and run the function."""
+        values = self.arguments_model.model_validate(dict(arguments))
+        kwargs = {k: getattr(values, k) for k in type(values).model_fields}
+        result = self.fn(**kwargs)
+        if inspect.isawaitable(result):
+            result = await result
+        return result
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        return self.fn(*args, **kwargs)
+
+
+_ARG_LINE = re.compile(r"^(\w+)\s*(?:\([^)]*\))?:\s*(.*)$")
+
+
+def _doc_parts(doc: str) -> tuple[str, dict[str, str]]:
+    """The summary of a docstring and the parameter descriptions of its ``Args:`` section (Google style)."""
+    lines = inspect.cleandoc(doc or "").splitlines()
+    if "Args:" not in (line.strip() for line in lines):
+        return "\n".join(lines).strip(), {}
+    at = [line.strip() for line in lines].index("Args:")
+    summary = "\n".join(lines[:at]).strip()
+    described: dict[str, str] = {}
+    indent, current = None, None
+    for line in lines[at + 1 :]:
+        if not line.strip():
+            continue
+        depth = len(line) - len(line.lstrip())
+        if depth == 0:  # the next section (Returns:, Raises:, ...)
+            break
+        indent = indent or depth
+        m = _ARG_LINE.match(line.strip())
+        if depth == indent and m:
+            current = m.group(1)
+            described[current] = m.group(2).strip()
+        elif current:
+            described[current] = (described[current] + " " + line.strip()).strip()
+    return summary, described
+
+
+def tool(fn: Callable[..., Any]) -> Tool:
+    """Declare a function as a tool: its schema comes from its type hints, descriptions from its docstring's ``Args:``."""
+    if isinstance(fn, Tool):
+        return fn
+    summary, described = _doc_parts(fn.__doc__ or "")
+    hints = inspect.get_annotations(fn, eval_str=True)
+    fields: dict[str, Any] = {}
+    for pname, param in inspect.signature(fn).parameters.items():
+        if param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD):
+            raise TypeError(f"tool {fn.__name__}: *{pname} parameters cannot be described to a model")
+        annotation = hints.get(pname, Any)
+        default = ... if param.default is param.empty else param.default
+        fields[pname] = (annotation, pydantic.Field(default, description=described.get(pname)))
+    model = pydantic.create_model(f"{fn.__name__}_arguments", __config__=pydantic.ConfigDict(extra="forbid"), **fields)
+    schema = model.model_json_schema()
+    schema.pop("title", None)
+    for prop in schema.get("properties", {}).values():
+        prop.pop("title", None)
+    return Tool(name=fn.__name__, description=summary or fn.__name__, parameters=schema, fn=fn, arguments_model=model)
+
+
+# -------------------------------------------------------------------------------------------------------------- records
+
+
+@dataclass(frozen=True, kw_only=True)
+class Call:
+    """One model call and what came of it: request, response, the tools it asked for and what they returned."""
+
+    run_id: str
+    """The opaque id of the run this call belongs to."""
+    seq: int
+    """Position of the call within its run (0, 1, ...)."""
+    role: str
+    """``reference``, ``candidate`` or ``judge``."""
+    entry: str
+    """The catalog entry called."""
+    request: dict[str, Any]
+    """The JSON body sent (model, messages, tools, parameters); never headers or keys."""
+    response: dict[str, Any] | None
+    """The JSON body received, or None when the call failed."""
+    tool_results: list[dict[str, Any]] = field(default_factory=list)
+    """Each tool call the response asked for: ``{id, name, arguments, result}`` or ``{..., error}``."""
+    input_tokens: int = 0
+    """Prompt tokens, as the endpoint reported them."""
+    output_tokens: int = 0
+    """Completion tokens, as the endpoint reported them."""
+    latency_s: float = 0.0
+    """Time the original request took, retries included (kept on a cache hit)."""
+    cost: float = 0.0
+    """Cost of the call in the entry's currency (kept on a cache hit)."""
+    cache_hit: bool = False
+    """True when the response came from the on-disk cache."""
+    generation_id: str | None = None
+    """The response id of the generation that produced the text (the original one on a cache hit)."""
+    finish_reason: str | None = None
+    """``stop``, ``tool_calls``, ``length``, ..."""
+    error: str | None = None
+    """Why the call failed, or None."""
+
+    @property
+    def spent_now(self) -> float:
+        """What this call cost this time: nothing on a cache hit."""
+        return 0.0 if self.cache_hit else self.cost
+
+    @property
+    def message(self) -> dict[str, Any]:
+        """The assistant message of the response (empty when the call failed)."""
+        if not self.response or not self.response.get("choices"):
+            return {}
+        return self.response["choices"][0].get("message") or {}
+
+
+@dataclass(frozen=True, kw_only=True)
+class Reply:
+    """What ``seat.chat`` returns: the final answer and the calls that led to it."""
+
+    text: str
+    """The final assistant message's text."""
+    message: dict[str, Any]
+    """The final assistant message as received."""
+    calls: list[Call]
+    """The calls this chat made, tool loop included."""
+
+
+# ----------------------------------------------------------------------------------------------------------------- seat
+
+
+@dataclass(kw_only=True)
+class SeatContext:
+    """What the benchmark hands a seat for one run: where to call, how to cache and label, what the job allows."""
+
+    client: openai.AsyncOpenAI
+    cache: CallCache
+    admission: Admission
+    run_id: str
+    role: str
+    benchmark_id: str
+    salt: dict[str, Any]
+    job_params: Mapping[str, Any] = field(default_factory=dict)
+    fixed_params: Mapping[str, Any] = field(default_factory=dict)
+    max_steps: int = 8
+
+
+class Seat:
+    """The model a job sits at for one run. ``await seat.chat(messages, tools=[...], **params)``."""
+
+    def __init__(self, entry: Entry, context: SeatContext):
+        self.entry = entry
+        self._ctx = context
+        self._seq = 0
+        self.calls: list[Call] = []
+        """Every call this run made, in order."""
+
+    def __repr__(self) -> str:
+        return f"Seat({self.entry.name}, role={self._ctx.role}, calls={len(self.calls)})"
+
+    def params_for(self, call_params: Mapping[str, Any]) -> dict[str, Any]:
+        """Entry defaults, then the job's, then the call's; the job's fixed params last. Unset stays absent."""
+        fixed = self._ctx.fixed_params
+        for k, v in call_params.items():
+            if k in fixed and fixed[k] != v:
+                raise ValueError(f"parameter {k!r} is fixed by the job at {fixed[k]!r}; the call asked for {v!r}")
+        return {**self.entry.params, **self._ctx.job_params, **call_params, **fixed}
+
+    async def chat(
+        self,
+        messages: Sequence[Mapping[str, Any]],
+        tools: Sequence[Tool | Callable[..., Any]] | None = None,
+        *,
+        attempt: int = 0,
+        **params: Any,
+    ) -> Reply:
+        """Call the model; run the tools it asks for and call again until it answers without tools.
+
+        ``attempt`` is the semantic-retry number: bump it to ask again after an unusable answer (a fresh sample).
+        """
+        by_name = {t.name: t for t in (tool(fn) for fn in tools or [])}
+        conversation = [dict(m) for m in messages]
+        body_params = self.params_for(params)
+        if by_name:
+            body_params["tools"] = [t.spec() for t in by_name.values()]
+        made: list[Call] = []
+        for _ in range(self._ctx.max_steps):
+            call = await self._call(conversation, body_params, attempt)
+            made.append(call)
+            message = call.message
+            requested = message.get("tool_calls") or []
+            if not requested:
+                self.calls.append(call)
+                return Reply(text=message.get("content") or "", message=message, calls=made)
+            conversation.append(_assistant_turn(message))
+            results = [await self._run_tool(by_name, tc) for tc in requested]
+            for tc, result in zip(requested, results, strict=True):
+                content = result.get("result") if "error" not in result else {"error": result["error"]}
+                conversation.append({"role": "tool", "tool_call_id": tc.get("id"), "content": _to_json(content)})
+            call = _with_tool_results(call, results)
+            made[-1] = call
+            self.calls.append(call)
+        raise ToolLoopError(
+            f"{self.entry.name}: the tool loop made {self._ctx.max_steps} model calls without a final answer "
+            f"(raise the job's max_steps if the job needs more)",
+            entry=self.entry.name,
+            steps=self._ctx.max_steps,
+        )
+
+    async def _run_tool(self, by_name: dict[str, Tool], tc: Mapping[str, Any]) -> dict[str, Any]:
+        fn = tc.get("function") or {}
+        name = fn.get("name", "")
+        record: dict[str, Any] = {"id": tc.get("id"), "name": name, "arguments": fn.get("arguments")}
+        try:
+            arguments = json.loads(fn.get("arguments") or "{}")
+        except json.JSONDecodeError as exc:
+            return {**record, "error": f"arguments are not valid JSON: {exc}"}
+        record["arguments"] = arguments
+        if name not in by_name:
+            return {**record, "error": f"no tool named {name!r}; tools: {sorted(by_name)}"}
+        try:
+            return {**record, "result": await by_name[name].invoke(arguments if isinstance(arguments, dict) else {})}
+        except pydantic.ValidationError as exc:
+            return {**record, "error": f"invalid arguments: {exc.errors(include_url=False)}"}
+        except Exception as exc:  # a tool that raises is the model's problem to handle, and a fact for the judge
+            return {**record, "error": f"{type(exc).__name__}: {exc}"}
+
+    async def _call(self, conversation: list[dict[str, Any]], params: dict[str, Any], attempt: int) -> Call:
+        ctx, entry = self._ctx, self.entry
+        seq = self._seq
+        self._seq += 1
+        body = {"model": entry.model, "messages": conversation, **params, **entry.routing}
+        body = json.loads(_to_json(body))  # freeze a copy: later turns must not change what this call recorded
+        key = ctx.cache.key(entry.identity(), body, {**ctx.salt, "seq": seq, "attempt": attempt})
+        base = {"run_id": ctx.run_id, "seq": seq, "role": ctx.role, "entry": entry.name, "request": body}
+        cached = ctx.cache.get(key)
+        if cached is not None:
+            call = _call_from_response(entry, base, cached["response"], cached["latency_s"], cache_hit=True)
+            _log_call(call)
+            return call
+        headers = {
+            LABEL_PREFIX + "benchmark": ctx.benchmark_id,
+            LABEL_PREFIX + "run": ctx.run_id,
+            LABEL_PREFIX + "role": ctx.role,
+            LABEL_PREFIX + "seq": str(seq),
+            LABEL_PREFIX + "attempt": str(attempt),
+        }
+        extra = {k: v for k, v in body.items() if k not in ("model", "messages")}
+        async with ctx.admission.slot(entry):
+            started = time.perf_counter()
+            try:
+                completion = await ctx.client.chat.completions.create(
+                    model=body["model"], messages=body["messages"], extra_body=extra, extra_headers=headers
+                )
+            except (openai.OpenAIError, json.JSONDecodeError) as exc:
+                error = call_error(entry, exc)
+                failed = Call(**base, response=None, error=str(error), latency_s=time.perf_counter() - started)
+                self.calls.append(failed)  # a failed call is part of the run's record too
+                _log_call(failed)
+                raise error from None
+            latency = time.perf_counter() - started
+        response = completion.to_dict()
+        if not response.get("choices"):
+            raise CallError(f"{entry.name}: the response has no choices", entry=entry.name, status=200)
+        ctx.cache.set(key, {"response": response, "latency_s": latency})
+        call = _call_from_response(entry, base, response, latency, cache_hit=False)
+        _log_call(call)
+        return call
+
+
+def _call_from_response(
+    entry: Entry, base: dict[str, Any], response: dict[str, Any], latency: float, *, cache_hit: bool
+) -> Call:
+    usage = response.get("usage") or {}
+    tin, tout = int(usage.get("prompt_tokens") or 0), int(usage.get("completion_tokens") or 0)
+    return Call(
+        **base,
+        response=response,
+        input_tokens=tin,
+        output_tokens=tout,
+        latency_s=latency,
+        cost=entry.cost(tin, tout),
+        cache_hit=cache_hit,
+        generation_id=response.get("id"),
+        finish_reason=(response.get("choices") or [{}])[0].get("finish_reason"),
+    )
+
+
+def _with_tool_results(call: Call, results: list[dict[str, Any]]) -> Call:
+    return Call(**{**{f: getattr(call, f) for f in call.__dataclass_fields__}, "tool_results": results})
+
+
+def _assistant_turn(message: Mapping[str, Any]) -> dict[str, Any]:
+    """The assistant message as it goes back into the conversation: role, content and tool calls only."""
+    turn: dict[str, Any] = {"role": "assistant", "content": message.get("content")}
+    turn["tool_calls"] = [
+        {"id": tc.get("id"), "type": "function", "function": tc.get("function")} for tc in message["tool_calls"]
+    ]
+    return turn
+
+
+def _to_json(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, default=str)
+
+
+def _log_call(call: Call) -> None:
+    log.info(
+        "call entry=%s role=%s run=%s seq=%d %s tokens=%d/%d latency=%.3fs%s",
+        call.entry,
+        call.role,
+        call.run_id,
+        call.seq,
+        "error" if call.error else (call.finish_reason or "ok"),
+        call.input_tokens,
+        call.output_tokens,
+        call.latency_s,
+        " cache=hit" if call.cache_hit else "",
+    )
+
+
+JobFn = Callable[[Any, Seat], Awaitable[Any]]

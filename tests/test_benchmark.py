@@ -1,0 +1,194 @@
+"""The benchmark's flow against a scripted endpoint: rows, failures, scorer, judge, admission and retries."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+
+import httpx2
+import pytest
+
+import gradebench as gb
+from gradebench.admission import RateBucket
+
+from .conftest import Scripted, completion, scripted_catalog
+
+VERDICT = '{"accuracy": 6, "work": 2, "reason": "close to the reference"}'
+
+
+async def echo_job(input: dict, seat: gb.Seat) -> dict:
+    """Answer the question with a JSON object."""
+    reply = await seat.chat([{"role": "user", "content": input["q"]}])
+    return json.loads(reply.text)
+
+
+def answers(candidate: dict[str, object]) -> Scripted:
+    """Candidates answer by model id (a dict value, or an httpx2.Response); the judge always gives VERDICT."""
+
+    def answer(body, request):
+        if request.headers["x-gradebench-role"] == "judge":
+            return completion(VERDICT)
+        value = candidate[body["model"]]
+        return value(body) if callable(value) else completion(json.dumps(value))
+
+    return Scripted(answer)
+
+
+def bench_for(endpoint: Scripted, *, runs: int = 2, **entry) -> gb.Benchmark:
+    bench = gb.Benchmark(echo_job, runs=runs, catalog=scripted_catalog(endpoint, **entry), grade="standard",
+                         progress=False)  # fmt: skip
+    return bench.set_inputs([{"id": "q1", "q": "one?"}, {"id": "q2", "q": "two?"}])
+
+
+async def test_returns_reference_outputs_and_reports_every_run() -> None:
+    endpoint = answers({"pick-1": {"a": 1}, "other-1": {"a": 2}})
+    bench = bench_for(endpoint)
+    out = await bench.run()
+    assert out == [{"a": 1}, {"a": 1}]  # the reference's answers, unchanged, in input order
+    report = bench.report()
+    assert bench.metadata[gb.Benchmark.REPORT] is report
+    runs = report.runs
+    assert runs.height == 2 + 2 * 2 * 2  # references + inputs x entries x repeats
+    assert runs.filter(role="reference")["entry"].to_list() == ["acme/pick", "acme/pick"]
+    candidates = runs.filter(role="candidate")
+    assert set(candidates["score"].to_list()) == {8}
+    assert candidates["judge_entry"].unique().to_list() == ["acme/judge"]
+    assert candidates["judge_path"].unique().to_list() == ["schema"]
+    assert report.models["entry"].to_list() == ["acme/pick", "acme/other"]
+    assert len(set(runs["run_id"].to_list())) == runs.height
+    assert not any("acme" in r or "pick" in r for r in runs["run_id"].to_list())  # run ids are opaque
+
+
+async def test_failed_candidate_is_a_row_and_the_race_finishes() -> None:
+    endpoint = answers(
+        {"pick-1": {"a": 1}, "other-1": lambda body: httpx2.Response(500, json={"error": {"message": "kaput"}})}
+    )
+    bench = bench_for(endpoint)
+    await bench.run()
+    failed = bench.report().runs.filter(entry="acme/other")
+    assert failed["ok"].to_list() == [False] * 4
+    assert failed["error"][0] == "CallError: acme/other: HTTP 500 after 1 attempt: kaput"
+    assert bench.report().runs.filter(entry="acme/pick", role="candidate")["ok"].all()
+    kinds = bench.report().diagnostics()["kind"].to_list()
+    assert "failed" in kinds
+
+
+async def test_failing_reference_raises_its_own_exception_after_logging(caplog: pytest.LogCaptureFixture) -> None:
+    endpoint = answers({"pick-1": lambda body: completion("this is not JSON"), "other-1": {"a": 2}})
+    bench = bench_for(endpoint)
+    with caplog.at_level("INFO", logger="gradebench"), pytest.raises(json.JSONDecodeError):
+        await bench.run()
+    assert not bench.report().runs["ok"].any()
+    assert bench.report().runs["role"].unique().to_list() == ["reference"]
+    assert any("acme/pick" in r.getMessage() and "benchmark" in r.getMessage() for r in caplog.records)
+    assert all(req.headers["x-gradebench-role"] == "reference" for req in endpoint.requests)
+
+
+async def test_scorer_values_and_errors_are_rows() -> None:
+    endpoint = answers({"pick-1": {"a": 1}, "other-1": {"a": 2}})
+    bench = bench_for(endpoint).set_scorer(lambda out, ref: 1.0 if out == ref else 0.0)
+    await bench.run()
+    cands = bench.report().runs.filter(role="candidate")
+    assert cands.filter(entry="acme/pick")["scorer"].to_list() == [1.0] * 4
+    assert cands.filter(entry="acme/other")["scorer"].to_list() == [0.0] * 4
+
+    def broken(out, ref):
+        raise KeyError("decision")
+
+    await bench.set_scorer(broken).rejudge()
+    cands = bench.report().runs.filter(role="candidate")
+    assert cands["scorer"].is_null().all()
+    assert cands["scorer_error"].unique().to_list() == ["KeyError: 'decision'"]
+
+
+async def test_rejudge_calls_only_the_judge() -> None:
+    endpoint = answers({"pick-1": {"a": 1}, "other-1": {"a": 2}})
+    bench = bench_for(endpoint)
+    await bench.run()
+    before = len(endpoint.requests)
+    report = await bench.rejudge(rubric="A stricter rubric.")
+    new = endpoint.requests[before:]
+    assert len(new) == 8 and {r.headers["x-gradebench-role"] for r in new} == {"judge"}
+    assert report.meta["rubric"] == "A stricter rubric."
+    assert all("A stricter rubric." in json.loads(r.content)["messages"][1]["content"] for r in new)
+    again = len(endpoint.requests)
+    await bench.rejudge(rubric="A stricter rubric.")
+    assert len(endpoint.requests) == again  # the same judge prompts are cache hits
+
+
+async def test_run_sync_works_inside_a_running_loop() -> None:
+    endpoint = answers({"pick-1": {"a": 1}, "other-1": {"a": 2}})
+    bench = bench_for(endpoint, runs=1)
+    assert asyncio.get_running_loop() is not None
+    assert bench.run_sync() == [{"a": 1}, {"a": 1}]
+
+
+def test_run_sync_in_a_plain_script() -> None:
+    endpoint = answers({"pick-1": {"a": 1}, "other-1": {"a": 2}})
+    assert bench_for(endpoint, runs=1).set_inputs([{"id": "x", "q": "?"}]).run_sync() == {"a": 1}
+
+
+async def test_retry_after_is_honoured() -> None:
+    seen: list[float] = []
+
+    def answer(body, request):
+        seen.append(time.monotonic())
+        if len(seen) == 1:
+            return httpx2.Response(429, json={"error": {"message": "slow down"}}, headers={"retry-after-ms": "400"})
+        return completion('{"a": 1}') if request.headers["x-gradebench-role"] != "judge" else completion(VERDICT)
+
+    bench = bench_for(Scripted(answer), runs=1, max_retries=2).set_inputs([{"id": "x", "q": "?"}])
+    bench.set_candidates(["acme/pick"])
+    assert await bench.run() == {"a": 1}
+    assert seen[1] - seen[0] >= 0.4  # the SDK waited as long as the endpoint asked
+
+
+async def test_per_entry_concurrency_limit_is_respected() -> None:
+    in_flight = {"now": 0, "max": 0}
+
+    async def answer(request: httpx2.Request) -> httpx2.Response:
+        body = json.loads(request.content)
+        if request.headers["x-gradebench-role"] == "judge":
+            return httpx2.Response(200, json=completion(VERDICT))
+        in_flight["now"] += 1
+        in_flight["max"] = max(in_flight["max"], in_flight["now"])
+        await asyncio.sleep(0.01)
+        in_flight["now"] -= 1
+        return httpx2.Response(200, json=completion(json.dumps({"m": body["model"]})))
+
+    catalog = scripted_catalog(Scripted([]), max_concurrency=2)
+    catalog.transport = httpx2.MockTransport(answer)
+    bench = gb.Benchmark(echo_job, runs=6, catalog=catalog, grade="standard", progress=False)
+    bench.set_input({"id": "x", "q": "?"}).set_candidates(["acme/other"])
+    await bench.run()
+    assert in_flight["max"] == 2
+
+
+async def test_rate_bucket_spaces_requests() -> None:
+    bucket = RateBucket(600, burst=1)  # 10 a second
+    started = time.monotonic()
+    for _ in range(4):
+        await bucket.acquire()
+    assert time.monotonic() - started >= 0.29
+
+
+def test_misuse_raises_with_the_value() -> None:
+    catalog = scripted_catalog(Scripted([]))
+    with pytest.raises(ValueError, match="runs must be an integer >= 1, got 0"):
+        gb.Benchmark(echo_job, runs=0, catalog=catalog, grade="standard")
+    with pytest.raises(ValueError, match="grade must be one of"):
+        gb.Benchmark(echo_job, catalog=catalog, grade="tiny")
+    bench = gb.Benchmark(echo_job, catalog=catalog, grade="standard")
+    with pytest.raises(ValueError, match="repeated: \\['a'\\]"):
+        bench.set_inputs([{"id": "a"}, {"id": "a"}])
+    with pytest.raises(KeyError, match="no entry named 'acme/nope'"):
+        bench.set_candidates(["acme/nope"])
+    with pytest.raises(RuntimeError, match="run\\(\\) first"):
+        bench.report()
+    with pytest.raises(ValueError, match="no instructions"):
+
+        async def undocumented(input, seat):
+            return 1
+
+        gb.Benchmark(undocumented, catalog=catalog, grade="standard")

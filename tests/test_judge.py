@@ -1,0 +1,127 @@
+from __future__ import annotations
+
+import json
+
+import pytest
+
+import gradebench as gb
+from gradebench.judge import build_judge_messages, identifying_names, judge, parse_verdict, transcript_events
+
+from .conftest import Scripted, completion, make_seat, scripted_catalog
+
+
+def call(**kw) -> gb.Call:
+    base = dict(run_id="r", seq=0, role="candidate", entry="acme/pick", request={"model": "pick-1", "messages": []},
+                response=None)  # fmt: skip
+    return gb.Call(**{**base, **kw})
+
+
+def test_transcript_shows_messages_tools_and_answer_once() -> None:
+    first = call(
+        request={"model": "pick-1", "messages": [{"role": "system", "content": "be brief"},
+                                                 {"role": "user", "content": "refund A-1?"}]},
+        response=completion(tool_calls=[{"name": "lookup", "arguments": {"id": "A-1"}}], id="chatcmpl-xyz"),
+        tool_results=[{"id": "call_0", "name": "lookup", "arguments": {"id": "A-1"}, "result": {"ok": True}},
+                      {"id": "call_1", "name": "refund", "arguments": {"id": "A-1"}, "error": "ValueError: no"}],
+    )  # fmt: skip
+    second = call(
+        seq=1,
+        request={"model": "pick-1", "messages": [{"role": "system", "content": "be brief"},
+                                                 {"role": "user", "content": "refund A-1?"},
+                                                 {"role": "assistant", "content": None}]},
+        response=completion("Refunded."),
+    )  # fmt: skip
+    events = transcript_events([first, second], {"decision": "refund"}, None)
+    assert events == [
+        {"kind": "system", "content": "be brief"},
+        {"kind": "user", "content": "refund A-1?"},
+        {"kind": "tool_call", "name": "lookup", "arguments": {"id": "A-1"}},
+        {"kind": "tool_result", "name": "lookup", "result": {"ok": True}},
+        {"kind": "tool_call", "name": "refund", "arguments": {"id": "A-1"}},
+        {"kind": "tool_error", "name": "refund", "error": "ValueError: no"},
+        {"kind": "assistant", "content": "Refunded."},
+        {"kind": "answer", "output": {"decision": "refund"}},
+    ]
+    failed = transcript_events([first], None, "CallError: acme/pick: HTTP 503 after 3 attempts")
+    assert failed[-1] == {"kind": "error", "error": "CallError: acme/pick: HTTP 503 after 3 attempts"}
+
+
+def test_prompt_is_blind() -> None:
+    leaky = call(
+        entry="acme/other",
+        request={"model": "other-1", "messages": [{"role": "user", "content": "hi"}]},
+        response={**completion("I am other-1, served as ACME/OTHER (fp_abc123)", id="chatcmpl-9f8e"),
+                  "system_fingerprint": "fp_abc123", "model": "other-1"},
+    )  # fmt: skip
+    names = identifying_names([leaky], ["acme/pick", "pick-1", "acme/other", "other-1"])
+    messages = build_judge_messages(
+        instructions="Answer.", input={"q": 1}, rubric="Be right.",
+        reference=transcript_events([leaky], "chatcmpl-9f8e", None),
+        candidate=transcript_events([leaky], "x", None), redact=names,
+    )  # fmt: skip
+    text = json.dumps(messages)
+    for name in ("acme/other", "other-1", "fp_abc123", "chatcmpl-9f8e"):
+        assert name.lower() not in text.lower()
+    user = messages[1]["content"]
+    assert "<reference_transcript>" in user and "<candidate_transcript>" in user
+    assert "untrusted data" in user and "Be right." in user
+    assert "costs at least 3 points" in user
+
+
+@pytest.mark.parametrize(
+    ("text", "pure", "accuracy"),
+    [
+        ('{"accuracy": 6, "work": 2, "reason": "ok"}', True, 6),
+        ('Here it is:\n```json\n{"accuracy": 4, "work": 3, "reason": "skipped a tool"}\n```', False, 4),
+        ('My verdict {"accuracy": 7, "work": 1, "reason": "fine"} done.', False, 7),
+    ],
+)
+def test_parse_verdict(text: str, pure: bool, accuracy: int) -> None:
+    verdict, was_pure = parse_verdict(text)
+    assert (verdict.accuracy, was_pure) == (accuracy, pure)
+
+
+@pytest.mark.parametrize(
+    "text",
+    ['{"accuracy": 9, "work": 2, "reason": "x"}', '{"accuracy": 5.5, "work": 2, "reason": "x"}',
+     '{"accuracy": 5, "reason": "x"}', "no json here", '{"accuracy": 5, "work": 1, "reason": "x", "extra": 1}'],
+)  # fmt: skip
+def test_invalid_verdicts_are_rejected(text: str) -> None:
+    with pytest.raises(ValueError):
+        parse_verdict(text)
+
+
+async def test_invalid_verdict_is_retried_with_a_fresh_salt_then_given_up() -> None:
+    endpoint = Scripted(
+        [
+            completion('{"accuracy": 12, "work": 1, "reason": "x"}'),
+            completion('{"accuracy": 5, "work": 2, "reason": "y"}'),
+        ]
+    )
+    seat = make_seat(scripted_catalog(endpoint), "acme/judge")
+    verdict = await judge(seat, [{"role": "user", "content": "judge"}], params={"temperature": 0})
+    assert (verdict.accuracy, verdict.work, verdict.score, verdict.attempts) == (5, 2, 7, 2)
+    assert verdict.path == "schema"
+    assert [r.headers["x-gradebench-attempt"] for r in endpoint.requests] == ["0", "1"]
+    assert endpoint.bodies[0]["response_format"]["json_schema"]["strict"] is True
+
+    always_bad = Scripted(lambda body, req: completion("I refuse to answer in JSON."))
+    verdict = await judge(make_seat(scripted_catalog(always_bad), "acme/judge"), [{"role": "user", "content": "j"}],
+                          params={})  # fmt: skip
+    assert verdict.score is None and verdict.attempts == 3
+    assert "no JSON object found" in (verdict.error or "")
+
+
+async def test_schema_rejected_falls_back_to_prose() -> None:
+    import httpx2
+
+    def answer(body, request):
+        if "response_format" in body:
+            return httpx2.Response(400, json={"error": {"message": "response_format is not supported"}})
+        return completion('Verdict:\n```json\n{"accuracy": 3, "work": 1, "reason": "misread"}\n```')
+
+    endpoint = Scripted(answer)
+    verdict = await judge(make_seat(scripted_catalog(endpoint), "acme/judge"), [{"role": "user", "content": "j"}],
+                          params={"temperature": 0})  # fmt: skip
+    assert (verdict.accuracy, verdict.path, verdict.params) == (3, "fallback", {"temperature": 0})
+    assert "response_format" not in endpoint.bodies[-1]

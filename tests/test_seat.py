@@ -1,0 +1,147 @@
+from __future__ import annotations
+
+import json
+from typing import Literal
+
+import httpx2
+import pytest
+
+import gradebench as gb
+
+from .conftest import Scripted, completion, make_seat, scripted_catalog
+
+
+@gb.tool
+def lookup(order_id: str, verbose: bool = False) -> dict:
+    """Look an order up.
+
+    Args:
+        order_id: The order's id, e.g. "A-1".
+        verbose: Whether to include history.
+    """
+    if order_id == "boom":
+        raise LookupError("database is down")
+    return {"order_id": order_id, "status": "delivered"}
+
+
+@gb.tool
+async def grade_it(level: Literal["low", "high"], amount: float) -> str:
+    """Grade something."""
+    return f"{level}:{amount}"
+
+
+def test_tool_schema_from_hints_and_docstring() -> None:
+    assert lookup.name == "lookup"
+    assert lookup.description == "Look an order up."
+    params = lookup.parameters
+    assert params["required"] == ["order_id"]
+    assert params["properties"]["order_id"] == {"type": "string", "description": 'The order\'s id, e.g. "A-1".'}
+    assert params["properties"]["verbose"]["type"] == "boolean"
+    assert params["properties"]["verbose"]["description"] == "Whether to include history."
+    assert grade_it.parameters["properties"]["level"]["enum"] == ["low", "high"]
+    assert lookup("x") == {"order_id": "x", "status": "delivered"}  # still a plain function
+
+
+async def test_tool_loop_runs_tools_and_records_calls() -> None:
+    endpoint = Scripted(
+        [
+            completion(tool_calls=[{"name": "lookup", "arguments": {"order_id": "A-1"}},
+                                   {"name": "grade_it", "arguments": {"level": "high", "amount": "2.5"}}]),
+            completion(tool_calls=[{"name": "lookup", "arguments": {"order_id": "boom"}}]),
+            completion("done", tokens=(30, 7)),
+        ]
+    )  # fmt: skip
+    seat = make_seat(scripted_catalog(endpoint), "acme/pick")
+    reply = await seat.chat([{"role": "user", "content": "hi"}], tools=[lookup, grade_it])
+    assert reply.text == "done"
+    assert [c.seq for c in reply.calls] == [0, 1, 2]
+    first = reply.calls[0].tool_results
+    assert first[0] == {"id": "call_0", "name": "lookup", "arguments": {"order_id": "A-1"},
+                        "result": {"order_id": "A-1", "status": "delivered"}}  # fmt: skip
+    assert first[1]["result"] == "high:2.5"
+    assert reply.calls[1].tool_results[0]["error"] == "LookupError: database is down"
+    # the second request carries the assistant turn and both tool results back
+    second = endpoint.bodies[1]["messages"]
+    assert [m["role"] for m in second] == ["user", "assistant", "tool", "tool"]
+    assert json.loads(second[2]["content"]) == {"order_id": "A-1", "status": "delivered"}
+    third = endpoint.bodies[2]["messages"]
+    assert json.loads(third[-1]["content"]) == {"error": "LookupError: database is down"}
+    assert endpoint.bodies[0]["tools"][0]["function"]["name"] == "lookup"
+    last = reply.calls[2]
+    assert (last.input_tokens, last.output_tokens) == (30, 7)
+    assert last.cost == pytest.approx((30 * 1.0 + 7 * 2.0) / 1e6)
+    assert seat.calls == reply.calls
+
+
+async def test_unknown_tool_and_bad_arguments_go_back_to_the_model() -> None:
+    endpoint = Scripted(
+        [
+            completion(tool_calls=[{"name": "nope", "arguments": {}}, {"name": "lookup", "arguments": {"x": 1}}]),
+            completion("ok"),
+        ]
+    )
+    seat = make_seat(scripted_catalog(endpoint), "acme/pick")
+    reply = await seat.chat([{"role": "user", "content": "hi"}], tools=[lookup])
+    errors = [r["error"] for r in reply.calls[0].tool_results]
+    assert "no tool named 'nope'" in errors[0]
+    assert "invalid arguments" in errors[1]
+
+
+async def test_step_limit_raises() -> None:
+    endpoint = Scripted(lambda body, req: completion(tool_calls=[{"name": "lookup", "arguments": {"order_id": "a"}}]))
+    seat = make_seat(scripted_catalog(endpoint), "acme/pick", max_steps=3)
+    with pytest.raises(gb.ToolLoopError, match="3 model calls"):
+        await seat.chat([{"role": "user", "content": "hi"}], tools=[lookup])
+    assert len(endpoint.bodies) == 3
+
+
+async def test_params_precedence_and_unset_params_are_absent() -> None:
+    endpoint = Scripted(lambda body, req: completion("ok"))
+    catalog = scripted_catalog(endpoint, params={"temperature": 0.7, "top_p": 0.9})
+    seat = make_seat(catalog, "acme/pick", job_params={"temperature": 0.3, "max_tokens": 100})
+    await seat.chat([{"role": "user", "content": "hi"}], top_p=0.5)
+    body = endpoint.bodies[0]
+    assert body["temperature"] == 0.3 and body["top_p"] == 0.5 and body["max_tokens"] == 100
+    await seat.chat([{"role": "user", "content": "plain"}])
+    bare = make_seat(scripted_catalog(endpoint), "acme/pick")
+    await bare.chat([{"role": "user", "content": "bare"}])
+    body = endpoint.bodies[-1]
+    assert set(body) == {"model", "messages"}, body  # nothing nobody set is sent, not even as a default
+
+
+async def test_fixed_params_cannot_be_overridden() -> None:
+    endpoint = Scripted(lambda body, req: completion("ok"))
+    catalog = scripted_catalog(endpoint, params={"temperature": 0.7})
+    seat = make_seat(catalog, "acme/pick", fixed_params={"temperature": 0})
+    await seat.chat([{"role": "user", "content": "hi"}])
+    assert endpoint.bodies[0]["temperature"] == 0  # beats the entry's default
+    with pytest.raises(ValueError, match="'temperature' is fixed by the job"):
+        await seat.chat([{"role": "user", "content": "hi"}], temperature=1.0)
+
+
+async def test_routing_goes_into_the_body_and_labels_into_headers() -> None:
+    endpoint = Scripted(lambda body, req: completion("ok"))
+    catalog = scripted_catalog(endpoint, routing={"provider": {"only": ["acme"], "allow_fallbacks": False}})
+    seat = make_seat(catalog, "acme/pick", run_id="r-9")
+    await seat.chat([{"role": "user", "content": "hi"}])
+    assert endpoint.bodies[0]["provider"] == {"only": ["acme"], "allow_fallbacks": False}
+    headers = endpoint.requests[0].headers
+    assert headers["x-gradebench-run"] == "r-9"
+    assert headers["x-gradebench-role"] == "candidate"
+    assert headers["x-gradebench-seq"] == "0"
+    assert headers["x-gradebench-benchmark"] == "bench-1"
+
+
+async def test_failed_call_names_entry_status_and_attempts() -> None:
+    endpoint = Scripted(
+        lambda body, req: httpx2.Response(
+            503, json={"error": {"message": "overloaded"}}, headers={"retry-after-ms": "1"}
+        )
+    )
+    seat = make_seat(scripted_catalog(endpoint, max_retries=2), "acme/pick")
+    with pytest.raises(gb.CallError) as info:
+        await seat.chat([{"role": "user", "content": "hi"}])
+    assert str(info.value) == "acme/pick: HTTP 503 after 3 attempts: overloaded"
+    assert info.value.status == 503 and info.value.attempts == 3
+    assert len(endpoint.requests) == 3
+    assert seat.calls[-1].error == str(info.value)
