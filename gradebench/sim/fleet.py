@@ -1,0 +1,374 @@
+"""The simulated OpenAI-compatible fleet: one async handler that answers ``/v1/chat/completions`` and ``/v1/models``.
+
+The handler is served in-process through ``httpx2.MockTransport`` (the real openai client on top) or over a loopback
+socket (``gradebench.sim.server``). A request is answered by the sim judge, by the first policy that recognises it
+(perturbed by the model's profile), or generically. Everything random is drawn from generators seeded with the fleet
+seed, the canonical request body and the ``x-gradebench-*`` label headers, so the same request gives the same answer.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import math
+import time
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+import httpx2
+
+from . import judge as sim_judge
+from . import policy as policy_mod
+from .perturb import (
+    adjust_verbosity,
+    canonical,
+    generic_answer,
+    misread,
+    opening,
+    perturb_answer,
+    resolve,
+    rng_for,
+    stable_hex,
+)
+from .policy import Policy
+from .profiles import PROFILES, Profile
+
+__all__ = ["SimFleet", "SimRequest"]
+
+log = logging.getLogger("gradebench")
+
+_warned_jobs = False  # warn once, not on every request, when the example jobs cannot be imported
+_LABELS = ("x-gradebench-run", "x-gradebench-seq", "x-gradebench-attempt")
+
+
+@dataclass(frozen=True, kw_only=True)
+class SimRequest:
+    """One HTTP request the fleet received, as tests and diagnostics see it."""
+
+    method: str
+    """HTTP method, e.g. ``POST``."""
+    path: str
+    """URL path, e.g. ``/v1/chat/completions``."""
+    headers: dict[str, str]
+    """Request headers, names lower-cased (the authorization value is redacted)."""
+    body: dict[str, Any] | None
+    """The parsed JSON body, or None (no body, or not a JSON object)."""
+    status: int
+    """The status the fleet answered with."""
+
+
+class _Bucket:
+    """A token bucket in simulated time (real time divided by the latency scale)."""
+
+    def __init__(self, rpm: int, burst: int, scale: float):
+        self.rate = rpm / 60.0 / scale  # tokens per real second
+        self.capacity = float(burst)
+        self.tokens = float(burst)
+        self.stamp = time.monotonic()
+
+    def take(self) -> float:
+        """Take a token; returns 0 when allowed, else the real seconds until one is available."""
+        now = time.monotonic()
+        self.tokens = min(self.capacity, self.tokens + (now - self.stamp) * self.rate)
+        self.stamp = now
+        if self.tokens >= 1:
+            self.tokens -= 1
+            return 0.0
+        return (1 - self.tokens) / self.rate
+
+
+def _error(status: int, message: str, kind: str, *, code: str | None = None, headers: dict | None = None):
+    body = {"error": {"message": message, "type": kind, "param": None, "code": code}}
+    return httpx2.Response(status, json=body, headers=headers)
+
+
+def _text(content: Any) -> str:
+    """The text of a message content (a string, or a list of text parts)."""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "".join(p.get("text", "") for p in content if isinstance(p, dict))
+    return ""
+
+
+def _tokens(chars: int) -> int:
+    return max(1, math.ceil(chars / 4))
+
+
+class SimFleet:
+    """The simulated models, answering OpenAI chat-completion requests deterministically by profile."""
+
+    def __init__(self, *, latency_scale: float = 1.0, seed: int = 0, profiles: Iterable[Profile] | None = None):
+        if latency_scale < 0:
+            raise ValueError(f"latency_scale must be >= 0, got {latency_scale}")
+        self.latency_scale = float(latency_scale)
+        self.seed = seed
+        self.profiles: dict[str, Profile] = {p.model: p for p in (profiles if profiles is not None else PROFILES)}
+        self._by_name = {p.name: p for p in self.profiles.values()}
+        self._slots: list[SimRequest | None] = []
+        self._buckets: dict[str, _Bucket] = {}
+
+    @property
+    def requests(self) -> list[SimRequest]:
+        """Every request received and answered, in the order received."""
+        return [r for r in self._slots if r is not None]
+
+    def reset(self) -> None:
+        """Forget the recorded requests (the rate limiter keeps its state: it models the server's clock)."""
+        self._slots.clear()
+
+    def transport(self) -> httpx2.MockTransport:
+        """An in-process transport for ``httpx2.AsyncClient(transport=...)``."""
+        return httpx2.MockTransport(self.handle)
+
+    def profile(self, model: str) -> Profile | None:
+        """The profile a model id (or entry name) names."""
+        return self.profiles.get(model) or self._by_name.get(model)
+
+    async def handle(self, request: httpx2.Request) -> httpx2.Response:
+        """Answer one HTTP request."""
+        slot = len(self._slots)
+        self._slots.append(None)
+        raw = await request.aread()
+        body: Any = None
+        if raw:
+            try:
+                body = json.loads(raw)
+            except (json.JSONDecodeError, UnicodeDecodeError):
+                body = ...
+        try:
+            response = await self._route(request, body)
+        except Exception as exc:  # a sim or policy bug: say so once, do not let the SDK retry it
+            log.exception("gradebench sim: error answering %s %s", request.method, request.url.path)
+            response = _error(500, f"sim internal error: {exc!r}", "server_error", headers={"x-should-retry": "false"})
+        headers = {k.lower(): v for k, v in request.headers.items()}
+        if "authorization" in headers:
+            headers["authorization"] = "<redacted>"
+        self._slots[slot] = SimRequest(
+            method=request.method,
+            path=request.url.path,
+            headers=headers,
+            body=body if isinstance(body, dict) else None,
+            status=response.status_code,
+        )
+        return response
+
+    async def _route(self, request: httpx2.Request, body: Any) -> httpx2.Response:
+        path = request.url.path.rstrip("/")
+        if path.endswith("/chat/completions"):
+            if request.method != "POST":
+                return _error(405, f"method {request.method} not allowed", "invalid_request_error")
+            return await self._chat(request, body)
+        if path.endswith("/models") or "/models/" in path:
+            if request.method != "GET":
+                return _error(405, f"method {request.method} not allowed", "invalid_request_error")
+            return self._models(path)
+        return _error(404, f"no such endpoint: {request.method} {request.url.path}", "invalid_request_error")
+
+    def _models(self, path: str) -> httpx2.Response:
+        cards = [
+            {"id": p.model, "object": "model", "created": 0, "owned_by": "gradebench-sim", "name": p.name}
+            for p in self.profiles.values()
+        ]
+        if "/models/" in path:
+            wanted = path.split("/models/", 1)[1]
+            card = next((c for c in cards if wanted in (c["id"], c["name"])), None)
+            if card is None:
+                return _error(
+                    404, f"The model `{wanted}` does not exist", "invalid_request_error", code="model_not_found"
+                )
+            return httpx2.Response(200, json=card)
+        return httpx2.Response(200, json={"object": "list", "data": cards})
+
+    async def _chat(self, request: httpx2.Request, body: Any) -> httpx2.Response:
+        if body is ... or body is None:
+            return _error(400, "request body is not valid JSON", "invalid_request_error")
+        if not isinstance(body, dict):
+            return _error(400, "request body must be a JSON object", "invalid_request_error")
+        model = body.get("model")
+        profile = self.profile(model) if isinstance(model, str) else None
+        if profile is None:
+            return _error(404, f"The model `{model}` does not exist", "invalid_request_error", code="model_not_found")
+        if body.get("stream"):
+            return _error(400, "streaming not supported by the sim", "invalid_request_error", code="unsupported")
+        messages = body.get("messages")
+        if not isinstance(messages, list) or not messages or not all(isinstance(m, dict) for m in messages):
+            return _error(400, "'messages' must be a non-empty list of message objects", "invalid_request_error")
+
+        labels = [request.headers.get(h, "") for h in _LABELS]
+        key = [self.seed, canonical(body), *labels]
+        scale = self.latency_scale
+
+        # Failure injection rolls again on every SDK retry (its retry count is part of this key only).
+        fail_rng = rng_for(*key, request.headers.get("x-stainless-retry-count", ""), "fail")
+        if fail_rng.random() < profile.failure_rate:
+            await self._sleep(fail_rng.uniform(20, 80))
+            return _error(503, "simulated overload", "server_error")
+        if profile.server_rpm and scale > 0:
+            bucket = self._buckets.get(profile.model)
+            if bucket is None:
+                bucket = self._buckets[profile.model] = _Bucket(profile.server_rpm, profile.burst, scale)
+            wait = bucket.take()
+            if wait > 0:
+                headers = {
+                    "retry-after": str(max(1, math.ceil(wait))),
+                    "retry-after-ms": str(max(1, math.ceil(wait * 1000))),
+                    "x-ratelimit-limit-requests": str(profile.server_rpm),
+                    "x-ratelimit-remaining-requests": "0",
+                }
+                msg = f"simulated rate limit of {profile.server_rpm} requests per minute reached for {profile.model}"
+                return _error(429, msg, "rate_limit_error", code="rate_limit_exceeded", headers=headers)
+
+        message, finish = self._answer(profile, body, key, run_labels=(labels[0], labels[2]))
+        message, finish, completion = self._truncate(body, message, finish)
+        prompt = self._prompt_chars(body)
+        await self._sleep(
+            profile.latency_ms
+            + rng_for(*key, "latency").uniform(-profile.jitter_ms, profile.jitter_ms)
+            + profile.ms_per_token * completion
+        )
+        prompt_tokens = _tokens(prompt)
+        payload = {
+            "id": "chatcmpl-" + stable_hex(*key, "id", n=29),
+            "object": "chat.completion",
+            "created": int(time.time()),
+            "model": profile.model,
+            "system_fingerprint": "fp_" + stable_hex(self.seed, profile.model, "fingerprint", n=10),
+            "choices": [{"index": 0, "message": message, "logprobs": None, "finish_reason": finish}],
+            "usage": {
+                "prompt_tokens": prompt_tokens,
+                "completion_tokens": completion,
+                "total_tokens": prompt_tokens + completion,
+            },
+        }
+        return httpx2.Response(200, json=payload, headers={"x-gradebench-simulated": "true"})
+
+    async def _sleep(self, ms: float) -> None:
+        if self.latency_scale > 0 and ms > 0:
+            await asyncio.sleep(ms * self.latency_scale / 1000)
+
+    @staticmethod
+    def _prompt_chars(body: dict[str, Any]) -> int:
+        chars = 0
+        for m in body["messages"]:
+            chars += len(_text(m.get("content"))) + 4  # a few tokens of role framing per message
+            if m.get("tool_calls"):
+                chars += len(canonical(m["tool_calls"]))
+        for extra in ("tools", "response_format"):
+            if body.get(extra):
+                chars += len(canonical(body[extra]))
+        return chars
+
+    @staticmethod
+    def _truncate(body: dict[str, Any], message: dict[str, Any], finish: str) -> tuple[dict[str, Any], str, int]:
+        """Cut the message to ``max_completion_tokens``/``max_tokens``; returns message, finish reason, tokens."""
+        limit = body.get("max_completion_tokens") or body.get("max_tokens")
+        content = message.get("content") or ""
+        calls = message.get("tool_calls") or []
+        chars = len(content) + sum(len(c["function"]["name"]) + len(c["function"]["arguments"]) for c in calls)
+        tokens = _tokens(chars)
+        if not isinstance(limit, int) or limit <= 0 or tokens <= limit:
+            return message, finish, tokens
+        budget = limit * 4
+        message = dict(message)
+        if content:
+            message["content"] = content[:budget]
+            budget -= len(message["content"])
+        if calls:
+            # A real model cut short mid-call leaves broken arguments; the caller must check finish_reason.
+            cut = []
+            for c in calls:
+                args = c["function"]["arguments"][: max(0, budget)]
+                budget -= len(args)
+                cut.append({**c, "function": {**c["function"], "arguments": args}})
+                if budget <= 0:
+                    break
+            message["tool_calls"] = cut
+        return message, "length", limit
+
+    # ----------------------------------------------------------------------------------------------- answering
+
+    def _answer(
+        self, profile: Profile, body: dict[str, Any], key: list[Any], *, run_labels: tuple[str, str]
+    ) -> tuple[dict[str, Any], str]:
+        """The assistant message and finish reason for a valid chat request.
+
+        ``key`` seeds per-request decisions; ``run_labels`` (run id, semantic attempt) seed the per-run ones.
+        """
+        messages: list[dict[str, Any]] = body["messages"]
+        tools: list[dict[str, Any]] = body.get("tools") or []
+        fmt = body.get("response_format") if isinstance(body.get("response_format"), dict) else None
+        users = [m for m in messages if m.get("role") == "user"]
+        last_user = _text(users[-1].get("content")) if users else ""
+
+        if sim_judge.is_judge_request(last_user):
+            verdict = sim_judge.judge(last_user, rng_for(*key, "judge"), noise=profile.judge_noise)
+            schema_ok = fmt is not None and fmt.get("type") == "json_schema" and not profile.ignores_schema
+            return self._content(sim_judge.render(verdict, as_json=schema_ok)), "stop"
+
+        policy = self._policy(messages, tools)
+        if policy is None:
+            return self._final(profile, generic_answer(last_user, fmt), fmt, key, messages), "stop"
+
+        # Stickiness: skip and misread decisions are drawn per run (label headers + the conversation's opening),
+        # not per request, so a tool skipped in one turn stays skipped in the next and a misread stays consistent.
+        run_key = [self.seed, profile.model, *run_labels, canonical(opening(messages)), canonical(tools)]
+        seen = misread(profile, messages, run_key)
+        tool_choice = body.get("tool_choice")
+        allow_tools = bool(tools) and tool_choice != "none"
+        ideal = resolve(policy, seen, tools, profile, run_key, allow_tools)
+        if ideal is None:
+            return self._final(profile, generic_answer(last_user, fmt), fmt, key, messages), "stop"
+
+        if ideal.tool_calls:
+            calls = list(ideal.tool_calls)
+            if body.get("parallel_tool_calls") is False:
+                calls = calls[:1]
+            tool_calls = [
+                {
+                    "id": "call_" + stable_hex(*key, "call", i, n=24),
+                    "type": "function",
+                    "function": {"name": c.name, "arguments": json.dumps(c.arguments, ensure_ascii=False)},
+                }
+                for i, c in enumerate(calls)
+            ]
+            return {"role": "assistant", "content": ideal.content, "tool_calls": tool_calls}, "tool_calls"
+
+        return self._final(profile, ideal.content or "", fmt, key, messages), "stop"
+
+    def _final(
+        self, profile: Profile, text: str, fmt: dict[str, Any] | None, key: list[Any], messages: list[dict[str, Any]]
+    ) -> dict[str, Any]:
+        """A final answer as this profile gives it: right or wrong by its accuracy, padded or cut by its verbosity."""
+        schema = ((fmt or {}).get("json_schema") or {}).get("schema")
+        if rng_for(*key, "accuracy").random() >= profile.accuracy:
+            prompt = "\n".join(_text(m.get("content")) for m in messages if m.get("role") in ("system", "user"))
+            text = perturb_answer(text, rng_for(*key, "wrong"), schema if isinstance(schema, dict) else None, prompt)
+        text = adjust_verbosity(text, profile.verbosity, rng_for(*key, "verbosity"))
+        return self._content(self._shape(profile, text, fmt, rng_for(*key, "shape")))
+
+    @staticmethod
+    def _content(text: str) -> dict[str, Any]:
+        return {"role": "assistant", "content": text, "refusal": None}
+
+    @staticmethod
+    def _shape(profile: Profile, text: str, fmt: dict[str, Any] | None, rng) -> str:
+        """A schema-ignoring profile wraps a json_schema answer in prose and a fenced block."""
+        if not (profile.ignores_schema and fmt and fmt.get("type") == "json_schema"):
+            return text
+        lead = rng.choice(["Here is my answer.", "Sure. Here is the result:", "After reviewing the request:"])
+        return f"{lead}\n\n```json\n{text}\n```\n\nLet me know if anything needs adjusting."
+
+    @staticmethod
+    def _policy(messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> Policy | None:
+        try:
+            registered = policy_mod.policies()
+        except Exception as exc:  # policies() only imports the example jobs: if they are broken, the rest still works
+            global _warned_jobs
+            if not _warned_jobs:
+                log.warning("gradebench sim: example job policies unavailable: %r", exc)
+                _warned_jobs = True
+            registered = list(policy_mod._POLICIES)
+        return next((p for p in registered if p.matches(messages, tools)), None)
