@@ -394,7 +394,8 @@ class BenchmarkReport:
     def diagnostics(self) -> pl.DataFrame:
         """Rows worth a look (kind, entry, run_id, detail), ordered by kind then entry.
 
-        Kinds: ``empty_output``, ``failed``, ``identical_outputs`` (one row per entry and input; run_id null),
+        Kinds: ``empty_output``, ``failed``, ``identical_outputs`` (an entry whose repeats never differ on any input),
+        ``shared_generation`` (two runs served one generation: collapsed salting),
         ``judge_error``, ``judge_fallback``, ``truncated``, ``zero_score_nonempty``.
         """
         found: list[dict[str, Any]] = []
@@ -416,16 +417,24 @@ class BenchmarkReport:
                 flag("judge_fallback", r, f"{where}: verdict parsed by the fallback path")
             if r["judge_error"] is not None:
                 flag("judge_error", r, f"{where}: {r['judge_error']} (attempts: {r['judge_attempts']})")
+        # A model that answers one input the same way every time is normal; one that never varies on any input
+        # across its repeats is the sign of collapsed salting (or of fully deterministic sampling): worth a look.
         ok_candidates = self.runs.filter((pl.col("role") == "candidate") & pl.col("ok"))
-        if ok_candidates.height:
-            for part in ok_candidates.partition_by("entry", "input_id", maintain_order=True):
-                if part.height >= 2 and part["output"].n_unique() == 1:
-                    first = part.row(0, named=True)
-                    ids = ", ".join(part["run_id"].to_list())
-                    detail = f"input {first['input_id']}: {part.height} repeats gave the same output (runs {ids})"
-                    found.append(
-                        {"kind": "identical_outputs", "entry": first["entry"], "run_id": None, "detail": detail}
-                    )
+        for part in ok_candidates.partition_by("entry", maintain_order=True) if ok_candidates.height else []:
+            groups = part.group_by("input_id").agg(pl.len().alias("n"), pl.col("output").n_unique().alias("distinct"))
+            groups = groups.filter(pl.col("n") >= 2)
+            if groups.height and (groups["distinct"] == 1).all():
+                detail = f"all {groups.height} inputs: every repeat gave the same output (check the cache salt)"
+                found.append({"kind": "identical_outputs", "entry": part["entry"][0], "run_id": None, "detail": detail})
+        # Two runs served the very same generation: the cache returned one answer for two samples.
+        keyed = self.calls.filter((pl.col("role") == "candidate") & pl.col("generation_id").is_not_null())
+        keyed = keyed.join(self.runs.select("run_id", "input_id"), on="run_id")
+        shared = keyed.group_by("entry", "input_id", "generation_id", maintain_order=True).agg(
+            pl.col("run_id").unique(maintain_order=True)
+        )
+        for row in shared.filter(pl.col("run_id").list.len() > 1).iter_rows(named=True):
+            detail = f"input {row['input_id']}: runs {', '.join(row['run_id'])} share generation {row['generation_id']}"
+            found.append({"kind": "shared_generation", "entry": row["entry"], "run_id": None, "detail": detail})
         return _frame(found, DIAGNOSTICS_SCHEMA).sort("kind", "entry", maintain_order=True)
 
     # -------------------------------------------------------------------------------------------------------- text

@@ -310,7 +310,9 @@ class SimFleet:
 
         policy = self._policy(messages, tools)
         if policy is None:
-            return self._final(profile, generic_answer(last_user, fmt), fmt, key, messages), "stop"
+            return self._final(
+                profile, generic_answer(last_user, fmt, rng_for(*key, "wording")), fmt, key, messages
+            ), "stop"
 
         # Stickiness: skip and misread decisions are drawn per run (label headers + the conversation's opening),
         # not per request, so a tool skipped in one turn stays skipped in the next and a misread stays consistent.
@@ -320,7 +322,9 @@ class SimFleet:
         allow_tools = bool(tools) and tool_choice != "none"
         ideal = resolve(policy, seen, tools, profile, run_key, allow_tools)
         if ideal is None:
-            return self._final(profile, generic_answer(last_user, fmt), fmt, key, messages), "stop"
+            return self._final(
+                profile, generic_answer(last_user, fmt, rng_for(*key, "wording")), fmt, key, messages
+            ), "stop"
 
         if ideal.tool_calls:
             calls = list(ideal.tool_calls)

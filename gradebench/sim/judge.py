@@ -17,7 +17,7 @@ import random
 from dataclasses import dataclass
 from typing import Any
 
-from .perturb import EXPLANATION_KEYS, canonical
+from .perturb import EXPLANATION_KEYS, canonical, strip_wording
 
 __all__ = ["SimVerdict", "Transcript", "is_judge_request", "judge", "parse_transcript", "render", "section"]
 
@@ -143,7 +143,7 @@ def _same_text(a: str, b: str) -> bool:
     """
 
     def norm(text: str) -> str:
-        return " ".join(text.casefold().split()).rstrip(" .!?")
+        return " ".join(strip_wording(text).casefold().split()).rstrip(" .!?")
 
     a, b = norm(a), norm(b)
     short, long = sorted((a, b), key=len)

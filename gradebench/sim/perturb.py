@@ -323,14 +323,47 @@ def _from_schema(schema: dict[str, Any], summary: str, depth: int = 0) -> Any:
     }.get(kind, summary)
 
 
-def generic_answer(last_user: str, response_format: dict[str, Any] | None) -> str:
-    """The answer to a request no policy recognises: a deterministic summary of the last user message.
+_OPENERS = (
+    "Simulated answer:",
+    "Simulated answer, in short:",
+    "Simulated answer, put simply:",
+    "Simulated answer, briefly:",
+    "Simulated answer, as asked:",
+    "Simulated answer, to the point:",
+)
+_LINKS = ("", "Regarding", "On", "As for", "About")
+_CLOSERS = ("", "That covers it.", "Hope this helps.", "Nothing more to add.", "Done.")
 
-    It does not name the model: answers reach the blind judge, and every model should give the same ideal answer.
+
+def strip_wording(text: str) -> str:
+    """A generic answer without its sampled opener, link and closer: what the sim judge compares (a paraphrase check)."""
+    text = text.strip()
+    for opener in sorted(_OPENERS, key=len, reverse=True):
+        if text.startswith(opener):
+            text = text[len(opener) :].strip()
+            break
+    for link in _LINKS:
+        if link and text.startswith(link + " "):
+            text = text[len(link) + 1 :]
+            break
+    for closer in _CLOSERS:
+        if closer and text.endswith(" " + closer):
+            text = text[: -len(closer) - 1]
+            break
+    return text
+
+
+def generic_answer(last_user: str, response_format: dict[str, Any] | None, rng: random.Random) -> str:
+    """The answer to a request no policy recognises: a summary of the last user message, in sampled wording.
+
+    The wording is drawn from ``rng`` (seeded by the request and its run labels) the way a sampled model's wording
+    varies, so repeats of one request differ while a rerun with the same labels gives the same text.
+    It does not name the model: answers reach the blind judge.
     """
     words = last_user.split()
     gist = " ".join(words[:24]) + (" ..." if len(words) > 24 else "")
-    summary = f"Simulated answer: {gist}" if gist else "Simulated answer."
+    opener, link, closer = rng.choice(_OPENERS), rng.choice(_LINKS), rng.choice(_CLOSERS)
+    summary = " ".join(part for part in (opener, link, gist, closer) if part) if gist else "Simulated answer."
     kind = (response_format or {}).get("type")
     if kind == "json_schema":
         schema = ((response_format or {}).get("json_schema") or {}).get("schema") or {}

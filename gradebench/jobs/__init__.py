@@ -1,0 +1,36 @@
+"""Example jobs for the notebooks and tests: the order agent (tools) and the selecting agent (choice + scorer).
+
+Importing this package registers both jobs' policies with the simulated fleet.
+"""
+
+from __future__ import annotations
+
+from .inputs import DATA_ENV, data_dir, load_inputs
+from .order_agent import ORDER_POLICY, ORDER_TOOLS, OrderAgent, OrderPolicy, ideal_decision
+from .orders import check_return_policy, issue_refund, lookup_order, return_rule
+from .selecting_agent import SELECTING_POLICY, Option, SelectingAgent, SelectingPolicy, best_option, ideal_choice
+
+__all__ = [
+    "DATA_ENV",
+    "EXAMPLE_JOBS",
+    "ORDER_POLICY",
+    "ORDER_TOOLS",
+    "Option",
+    "OrderAgent",
+    "OrderPolicy",
+    "SELECTING_POLICY",
+    "SelectingAgent",
+    "SelectingPolicy",
+    "best_option",
+    "check_return_policy",
+    "data_dir",
+    "ideal_choice",
+    "ideal_decision",
+    "issue_refund",
+    "load_inputs",
+    "lookup_order",
+    "return_rule",
+]
+
+EXAMPLE_JOBS: dict[str, type] = {OrderAgent.name: OrderAgent, SelectingAgent.name: SelectingAgent}
+"""Job name -> job class."""
