@@ -1,9 +1,9 @@
 """Admission control: how many requests run at once and how fast they start.
 
-One global concurrency limit, and per entry a concurrency limit and a requests-per-minute bucket. Retries of 408/409/429/5xx
-and connection errors are the openai SDK's own (exponential backoff with jitter, honouring ``Retry-After`` and
-``retry-after-ms``), bounded by the entry's ``max_retries``; `retry_outcome` turns what the SDK raised into the
-one-line reason a failed run carries.
+One global concurrency limit, and per entry a concurrency limit and a requests-per-minute bucket.
+Retries of 408/409/429/5xx and connection errors are the openai SDK's own (exponential backoff with jitter,
+honouring ``Retry-After`` and ``retry-after-ms``), bounded by the entry's ``max_retries``; `call_error` turns what
+the SDK raised into the one-line reason a failed run carries.
 """
 
 from __future__ import annotations

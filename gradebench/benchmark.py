@@ -407,7 +407,7 @@ async def rejudge_report(
     concurrency: int | None = None,
     progress: bool = True,
 ) -> BenchmarkReport:
-    """Judge the runs of a report again (e.g. one read back with `BenchmarkReport.read_parquet`). Only the judge is called."""
+    """Judge the runs of a report again (e.g. one from `BenchmarkReport.read_parquet`); only the judge is called."""
     meta = dict(report.meta)
     rubric = meta.get("rubric", "") if rubric is None else rubric
     judge_entry = catalog[judge] if judge else catalog[meta.get("judge_entry") or catalog.ceiling_name]

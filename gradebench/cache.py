@@ -2,7 +2,7 @@
 
 The salt (user salt, input id, role, repeat, call sequence number, semantic-retry attempt) keeps repeats independent:
 the second repeat of an input, the second call inside one run and a retry after an unusable answer each get a key of
-their own, so variance never collapses through the cache, while re-running the same benchmark is served entirely from disk.
+their own, so variance never collapses through the cache, while re-running the same benchmark is served from disk.
 Nothing secret enters a key or a value: requests are stored as the JSON body that was sent, never with their headers.
 """
 

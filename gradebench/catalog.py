@@ -129,6 +129,7 @@ class Catalog:
         concurrency: int = 64,
         judge_params: Mapping[str, Any] | None = None,
         transport: Any = None,
+        fleet: Any = None,
         source: str = "<code>",
     ):
         self.entries: tuple[Entry, ...] = tuple(entries)
@@ -139,6 +140,8 @@ class Catalog:
         self.judge_params: dict[str, Any] = dict(judge_params or {"temperature": 0})
         self.transport = transport
         """An ``httpx2`` async transport every client uses instead of the network (the sim fleet), or None."""
+        self.fleet = fleet
+        """The simulated fleet behind ``transport`` (its ``requests`` are every request it answered), or None."""
         self.source = source
         self._by_name = {e.name: e for e in self.entries}
         self._check()
@@ -225,7 +228,7 @@ class Catalog:
     def sim(cls, *, latency_scale: float | None = None, seed: int = 0) -> Catalog:
         """The built-in simulated fleet, served in-process through the real openai client. Works offline.
 
-        ``latency_scale`` multiplies every simulated latency (0 for tests); default from ``GRADEBENCH_SIM_LATENCY_SCALE`` or 1.
+        ``latency_scale`` multiplies every simulated latency (0 for tests); default: ``$GRADEBENCH_SIM_LATENCY_SCALE``.
         """
         from .sim import sim_catalog
 

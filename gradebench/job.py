@@ -14,10 +14,10 @@ __all__ = ["Job", "JobSpec"]
 class Job:
     """Base class of a job. Subclass it, write the instructions in the docstring and implement ``run``.
 
-    Class attributes a job may set: ``name`` (labels its rows), ``instructions`` (defaults to the docstring; the task the
-    judge reads), ``rubric`` (what a good answer does, for the judge), ``params`` (inference parameters), ``fixed_params``
-    (parameters no call may override, e.g. a temperature a result depends on), ``max_steps`` (tool-loop limit),
-    ``timeout_s`` (limit of one run), ``scorer`` (the job's own scorer in code).
+    Class attributes a job may set: ``name`` (labels its rows), ``instructions`` (defaults to the docstring; the task
+    the judge reads), ``rubric`` (what a good answer does, for the judge), ``params`` (inference parameters),
+    ``fixed_params`` (parameters no call may override, e.g. a temperature a result depends on), ``max_steps``
+    (tool-loop limit), ``timeout_s`` (limit of one run), ``scorer`` (the job's own scorer in code).
     """
 
     name: ClassVar[str] = ""

@@ -5,7 +5,6 @@ Every model call becomes a `Call` record; a `Reply` carries the calls one ``chat
 
 from __future__ import annotations
 
-import asyncio
 import inspect
 import json
 import logging
@@ -15,6 +14,7 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+import httpx2
 import openai
 import pydantic
 
@@ -97,7 +97,7 @@ def _doc_parts(doc: str) -> tuple[str, dict[str, str]]:
 
 
 def tool(fn: Callable[..., Any]) -> Tool:
-    """Declare a function as a tool: its schema comes from its type hints, descriptions from its docstring's ``Args:``."""
+    """Declare a function as a tool: schema from its type hints, descriptions from its docstring's ``Args:``."""
     if isinstance(fn, Tool):
         return fn
     summary, described = _doc_parts(fn.__doc__ or "")
@@ -299,13 +299,17 @@ class Seat:
             LABEL_PREFIX + "seq": str(seq),
             LABEL_PREFIX + "attempt": str(attempt),
         }
-        extra = {k: v for k, v in body.items() if k not in ("model", "messages")}
         async with ctx.admission.slot(entry):
             started = time.perf_counter()
             try:
-                completion = await ctx.client.chat.completions.create(
-                    model=body["model"], messages=body["messages"], extra_body=extra, extra_headers=headers
+                # The SDK's own post: its retries, backoff and auth, without re-validating a body built here already.
+                raw = await ctx.client.post(
+                    "/chat/completions",
+                    body=body,
+                    cast_to=httpx2.Response,
+                    options={"headers": headers, "security": {"bearer_auth": True}},
                 )
+                response = raw.json()
             except (openai.OpenAIError, json.JSONDecodeError) as exc:
                 error = call_error(entry, exc)
                 failed = Call(**base, response=None, error=str(error), latency_s=time.perf_counter() - started)
@@ -313,9 +317,10 @@ class Seat:
                 _log_call(failed)
                 raise error from None
             latency = time.perf_counter() - started
-        response = completion.to_dict()
-        if not response.get("choices"):
-            raise CallError(f"{entry.name}: the response has no choices", entry=entry.name, status=200)
+        if not isinstance(response, dict) or not response.get("choices"):
+            error = CallError(f"{entry.name}: the endpoint answered 200 without choices", entry=entry.name, status=200)
+            self.calls.append(Call(**base, response=None, error=str(error), latency_s=latency))
+            raise error
         ctx.cache.set(key, {"response": response, "latency_s": latency})
         call = _call_from_response(entry, base, response, latency, cache_hit=False)
         _log_call(call)

@@ -70,7 +70,7 @@ def sim_catalog(*, latency_scale: float | None = None, seed: int = 0, base_url: 
         picks=PICKS,
         ceiling=CEILING,
         transport=None if base_url else fleet.transport(),
+        fleet=fleet,
         source="sim",
     )
-    catalog.fleet = fleet  # type: ignore[attr-defined]
     return catalog

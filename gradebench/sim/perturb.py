@@ -336,7 +336,7 @@ _CLOSERS = ("", "That covers it.", "Hope this helps.", "Nothing more to add.", "
 
 
 def strip_wording(text: str) -> str:
-    """A generic answer without its sampled opener, link and closer: what the sim judge compares (a paraphrase check)."""
+    """A generic answer without its sampled opener, link and closer: what the sim judge compares (paraphrases)."""
     text = text.strip()
     for opener in sorted(_OPENERS, key=len, reverse=True):
         if text.startswith(opener):

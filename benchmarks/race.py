@@ -1,0 +1,95 @@
+"""Measure gradebench's own overhead: race N runs (one model call + one judge call each) on simulated entries.
+
+    python benchmarks/race.py --n 2000 --latency-ms 50 --concurrency 100
+
+Runs the race once at latency 0 to measure the overhead per model call (everything but the wait: the openai SDK,
+the in-process transport, the simulated endpoint's own work, the cache, admission, the judge prompt, the report),
+then at the given latency, then again fully cached. Ends with one JSON line:
+n, latency_ms, concurrency, wall_s, limit_s (the ideal 2·N·L/C), ratio, overhead_ms_per_call, cached_rerun_s.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import tempfile
+import time
+from pathlib import Path
+
+import gradebench as gb
+from gradebench.sim import SimFleet
+from gradebench.sim.profiles import Profile
+
+
+async def one_call(input: dict, seat: gb.Seat) -> str:
+    """Answer the question in one line."""
+    return (await seat.chat([{"role": "user", "content": f"Question {input['id']}: one line, please."}])).text
+
+
+def fixed_latency_catalog(latency_ms: float) -> gb.Catalog:
+    """A two-entry fleet (a runner and a judge) with a fixed latency, no jitter, no failures and no limits."""
+
+    def profile(name: str, grade: str) -> Profile:
+        return Profile(name=name, model=name.replace("/", "-"), grade=grade, price_in=0.1, price_out=0.4, accuracy=1.0,
+                       skip_rate=0.0, misread_rate=0.0, verbosity=1.0, latency_ms=latency_ms, jitter_ms=0.0,
+                       ms_per_token=0.0, failure_rate=0.0, judge_noise=0.0, max_concurrency=None)  # fmt: skip
+
+    profiles = [profile("bench/runner", "standard"), profile("bench/judge", "large")]
+    fleet = SimFleet(latency_scale=1.0, profiles=profiles)
+    entries = [
+        gb.Entry(
+            name=p.name,
+            model=p.model,
+            grade=p.grade,
+            base_url="http://bench.invalid/v1",
+            price_in=p.price_in,
+            price_out=p.price_out,
+            max_retries=0,
+            simulated=True,
+        )  # fmt: skip
+        for p in profiles
+    ]
+    return gb.Catalog(entries, grades=["standard", "large"], picks={"standard": "bench/runner"}, ceiling="bench/judge",
+                      transport=fleet.transport(), fleet=fleet, source="benchmark")  # fmt: skip
+
+
+def race(n: int, latency_ms: float, concurrency: int, cache: Path, salt: str) -> tuple[float, gb.Benchmark]:
+    catalog = fixed_latency_catalog(latency_ms)
+    bench = gb.Benchmark(one_call, runs=n, catalog=catalog, grade="standard", salt=salt, cache=cache,
+                         concurrency=concurrency, progress=False)  # fmt: skip
+    bench.set_input({"id": "q"})
+    started = time.perf_counter()
+    asyncio.run(bench.run())
+    wall = time.perf_counter() - started
+    runs = bench.report().runs
+    failed = runs.filter(~runs["ok"]).height + runs["judge_error"].drop_nulls().len()
+    if failed:
+        raise SystemExit(f"{failed} runs or verdicts failed; the figures would be meaningless")
+    return wall, bench
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--n", type=int, default=2000, help="candidate runs")
+    parser.add_argument("--latency-ms", type=float, default=50.0)
+    parser.add_argument("--concurrency", type=int, default=100)
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as tmp:
+        zero_wall, _ = race(args.n, 0.0, args.concurrency, Path(tmp) / "zero", "zero")
+        calls = 2 * args.n + 1  # each run and its verdict, plus the reference
+        overhead_ms = zero_wall / calls * 1000
+        wall, bench = race(args.n, args.latency_ms, args.concurrency, Path(tmp) / "timed", "timed")
+        cached, again = race(args.n, args.latency_ms, args.concurrency, Path(tmp) / "timed", "timed")
+        if not again.report().runs["cached"].all():
+            raise SystemExit("the rerun was not fully cached")
+    limit = 2 * args.n * args.latency_ms / 1000 / args.concurrency
+    print(json.dumps({
+        "n": args.n, "latency_ms": args.latency_ms, "concurrency": args.concurrency, "wall_s": round(wall, 3),
+        "limit_s": round(limit, 3), "ratio": round(wall / limit, 3) if limit else None,
+        "overhead_ms_per_call": round(overhead_ms, 3), "cached_rerun_s": round(cached, 3),
+    }))  # fmt: skip
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,120 @@
+"""The ``gradebench`` command: demo, run CONFIG, rejudge DIR, sim-serve; bad input exits non-zero with one line."""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import openai
+import polars as pl
+import pytest
+
+from gradebench.cli import main
+
+DATA = Path(__file__).parent.parent / "data"
+
+
+def test_demo_prints_the_table_and_writes_parquet(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["demo", "--runs", "2", "--inputs", "2", "--out", str(tmp_path / "demo")]) == 0
+    out = capsys.readouterr().out
+    assert "order-agent · grade standard · reference sim/steady · judge sim/oracle" in out
+    for entry in ("sim/steady", "sim/swift", "sim/squint", "sim/chatty", "sim/flaky"):
+        assert entry in out
+    runs = pl.read_parquet(tmp_path / "demo" / "runs.parquet")
+    assert runs.height == 2 + 5 * 2 * 2 and runs["simulated"].all()
+    assert {p.name for p in (tmp_path / "demo").iterdir()} == {"runs.parquet", "models.parquet", "calls.parquet",
+                                                                 "meta.json"}  # fmt: skip
+
+
+def write_config(tmp_path: Path, **fields: object) -> Path:
+    base = {"job": "selecting-agent", "grade": "standard", "runs": 2, "limit": 2, "scorer": "job",
+            "inputs": str(DATA / "selection_requests.jsonl"), "out": str(tmp_path / "sel")}  # fmt: skip
+    base.update(fields)
+    lines = [f"{k} = {v!r}".replace("'", '"') if not isinstance(v, int) else f"{k} = {v}" for k, v in base.items()]
+    path = tmp_path / "run.toml"
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def test_run_config_then_rejudge(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["run", str(write_config(tmp_path))]) == 0
+    runs = pl.read_parquet(tmp_path / "sel" / "runs.parquet")
+    assert runs.filter(role="candidate")["scorer"].null_count() < runs.filter(role="candidate").height
+    capsys.readouterr()
+    assert main(["rejudge", str(tmp_path / "sel"), "--rubric", "Cheapest option that meets every must-have.",
+                 "--out", str(tmp_path / "again")]) == 0  # fmt: skip
+    assert "selecting-agent" in capsys.readouterr().out
+    again = pl.read_parquet(tmp_path / "again" / "runs.parquet")
+    assert again.drop("score", "accuracy", "work", "reason", "judge_cost", "judge_path", "judge_attempts").equals(
+        runs.drop("score", "accuracy", "work", "reason", "judge_cost", "judge_path", "judge_attempts")
+    )
+
+
+def test_the_example_run_config_is_valid() -> None:
+    from gradebench.cli import load_config
+
+    cfg = load_config(DATA / "run.example.toml")
+    assert cfg.job == "selecting-agent" and (DATA / cfg.inputs).exists()
+
+
+@pytest.mark.parametrize(
+    ("fields", "expected"),
+    [
+        ({"runz": 3}, "field 'runz': unknown field"),
+        ({"runs": 0}, "field 'runs'"),
+        ({"job": "nope"}, "job 'nope' is neither an example job"),
+        ({"inputs": "/nonexistent/in.jsonl"}, "inputs file /nonexistent/in.jsonl does not exist"),
+        ({"grade": "huge"}, "grade must be one of"),
+        ({"scorer": "vibes"}, "scorer 'vibes' is not one of"),
+        ({"candidates": ["sim/nope"]}, "no entry named 'sim/nope'"),
+    ],
+)
+def test_bad_config_exits_2_with_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str], fields, expected) -> None:
+    path = write_config(tmp_path, **fields) if fields.get("candidates") is None else None
+    if path is None:
+        path = write_config(tmp_path)
+        path.write_text(path.read_text() + 'candidates = ["sim/nope"]\n')
+    assert main(["run", str(path)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("gradebench: error: ") and expected in err and "\n" not in err
+
+
+def test_missing_config_and_report_dir(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["run", str(tmp_path / "none.toml")]) == 2
+    assert "none.toml: no such config file" in capsys.readouterr().err
+    assert main(["rejudge", str(tmp_path / "nothing")]) == 2
+    assert "runs.parquet" in capsys.readouterr().err
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def test_sim_serve_answers_a_plain_openai_client() -> None:
+    port = free_port()
+    env = {**os.environ, "GRADEBENCH_SIM_LATENCY_SCALE": "0"}
+    proc = subprocess.Popen([sys.executable, "-m", "gradebench.cli", "sim-serve", "--port", str(port)], env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)  # fmt: skip
+    try:
+        client = openai.OpenAI(base_url=f"http://127.0.0.1:{port}/v1", api_key="anything", max_retries=0, timeout=5)
+        deadline = time.monotonic() + 15
+        while True:
+            try:
+                models = client.models.list()
+                break
+            except openai.APIConnectionError:
+                if time.monotonic() > deadline or proc.poll() is not None:
+                    raise
+                time.sleep(0.1)
+        assert "sim-steady-1" in {m.id for m in models.data}
+        reply = client.chat.completions.create(model="sim-steady-1", messages=[{"role": "user", "content": "Hello"}])
+        assert reply.choices[0].message.content and reply.usage.total_tokens > 0
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
