@@ -1,4 +1,4 @@
-"""The ``gradebench`` command: ``demo``, ``run CONFIG``, ``rejudge DIR``, ``sim-serve``."""
+"""The gradebench command: demo, run CONFIG, rejudge DIR, sim-serve."""
 
 from __future__ import annotations
 
