@@ -246,7 +246,7 @@ PROFILES: tuple[Profile, ...] = (
         ms_per_token=20,
         failure_rate=0.0,
         judge_noise=0.02,
-        max_concurrency=8,
+        max_concurrency=64,  # the judge serves every verdict of a race
         quirks="the ceiling and judge: accurate, low judge noise, expensive",
     ),  # fmt: skip
     Profile(
