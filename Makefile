@@ -25,6 +25,7 @@ test: $(VENV)/.test
 lint: $(VENV)/.test
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
+	$(VENV)/bin/mypy gradebench
 
 clean:
 	rm -rf $(VENV) .gradebench out

@@ -266,18 +266,19 @@ class Benchmark:
                 max_steps=self.job.max_steps,
             ),
         )
-        base = dict(
+        base: dict[str, Any] = dict(
             benchmark_id=self.benchmark_id, job=self.job.name, input_id=item.id, run_id=run_id, role=role,
             entry=entry.name, model=entry.model, grade=entry.grade, simulated=entry.simulated, repeat=repeat,
             currency=entry.currency,
         )  # fmt: skip
         started = time.perf_counter()
+        limit = asyncio.timeout(self.job.timeout_s)
         try:
-            async with asyncio.timeout(self.job.timeout_s):
+            async with limit:
                 output = await self.job.build().run(item.value, seat)
             json.dumps(output)
         except Exception as exc:  # a failed run is a row that says why
-            if isinstance(exc, TimeoutError):
+            if isinstance(exc, TimeoutError) and limit.expired():
                 exc = TimeoutError(f"{entry.name}: the run took longer than the job's timeout_s={self.job.timeout_s:g}")
             elif isinstance(exc, TypeError) and "JSON serializable" in str(exc):
                 exc = TypeError(f"{self.job.name}: the job's output is not JSON-serialisable: {exc}")

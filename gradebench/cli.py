@@ -10,6 +10,7 @@ import logging
 import os
 import sys
 import tomllib
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -90,7 +91,11 @@ def resolve_scorer(spec: str | None, job: Any) -> Any:
             raise ConfigError("scorer = 'job' but the job has no scorer of its own", field="scorer")
         return own
     kind, _, path = spec.partition(":")
-    makers = {"field_equals": scorers.field_equals, "numeric_close": scorers.numeric_close, "set_f1": scorers.set_f1}
+    makers: dict[str, Callable[[str], Any]] = {
+        "field_equals": scorers.field_equals,
+        "numeric_close": scorers.numeric_close,
+        "set_f1": scorers.set_f1,
+    }
     if kind in makers and path:
         return makers[kind](path)
     if kind == "choice_letter":
@@ -178,7 +183,7 @@ def cmd_rejudge(args: argparse.Namespace) -> int:
     if args.scorer:
         from .jobs import EXAMPLE_JOBS
 
-        scorer = resolve_scorer(args.scorer, EXAMPLE_JOBS.get(job))
+        scorer = resolve_scorer(args.scorer, EXAMPLE_JOBS.get(str(job)))
     rubric = Path(args.rubric_file).read_text() if args.rubric_file else args.rubric
     new = asyncio.run(rejudge_report(report, catalog, rubric=rubric, judge=args.judge, cache=args.cache, scorer=scorer))
     _print_report(new, Path(args.out or directory))

@@ -213,9 +213,9 @@ async def judge(seat: Seat, messages: list[dict[str, str]], *, params: Mapping[s
     use_schema = True
     error = "no attempt made"
     for attempt in range(MAX_ATTEMPTS):
-        extra = {"response_format": RESPONSE_FORMAT} if use_schema else {}
+        extra: dict[str, Any] = {"response_format": RESPONSE_FORMAT} if use_schema else {}
         try:
-            reply = await seat.chat(messages, attempt=attempt, **extra)
+            reply = await seat.chat(messages, None, attempt=attempt, **extra)
         except CallError as exc:
             if use_schema and exc.status in (400, 422):  # the endpoint rejects response_format: ask in prose instead
                 use_schema = False

@@ -442,7 +442,7 @@ class BenchmarkReport:
     def _header(self) -> str:
         m = self.meta
         candidates = self.runs.filter(pl.col("role") == "candidate")
-        repeats = int(candidates["repeat"].max()) + 1 if candidates.height else 0  # type: ignore[operator]
+        repeats = candidates["repeat"].n_unique() if candidates.height else 0
         inputs = self.runs["input_id"].n_unique()
         return (
             f"{m.get('job') or '?'} · grade {m.get('grade') or '?'} · reference {m.get('reference_entry') or '-'}"

@@ -294,7 +294,7 @@ def _is_word(text: str, match: re.Match[str]) -> bool:
     if match.group("letter").upper() not in ("A", "I"):
         return False
     following = _NEXT_WORD.match(text, match.end("letter"))
-    return bool(following) and following.group(1) not in _LETTER_FOLLOWERS
+    return following is not None and following.group(1) not in _LETTER_FOLLOWERS
 
 
 def extract_choice(text: Any, letters: str = DEFAULT_LETTERS) -> str | None:

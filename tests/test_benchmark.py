@@ -192,3 +192,36 @@ def test_misuse_raises_with_the_value() -> None:
             return 1
 
         gb.Benchmark(undocumented, catalog=catalog, grade="standard")
+
+
+async def test_inputs_from_a_dataframe_get_stable_ids() -> None:
+    import polars as pl
+
+    endpoint = answers({"pick-1": {"a": 1}, "other-1": {"a": 2}})
+    frame = pl.DataFrame({"q": ["one?", "two?"], "lang": ["en", "fr"]})
+    bench = bench_for(endpoint, runs=1).set_inputs(frame)
+    await bench.run()
+    ids = bench.report().runs.filter(role="reference")["input_id"].to_list()
+    assert len(set(ids)) == 2
+    again = bench_for(endpoint, runs=1).set_inputs(frame.reverse())
+    await again.run()
+    assert set(again.report().runs.filter(role="reference")["input_id"].to_list()) == set(ids)  # content, not position
+    assert again.report().meta["inputs"][ids[0]] in ({"q": "one?", "lang": "en"}, {"q": "two?", "lang": "fr"})
+
+
+async def test_a_run_past_its_timeout_is_a_failed_row() -> None:
+    class Slow(gb.Job):
+        """Take too long."""
+
+        timeout_s = 0.05
+
+        async def run(self, input, seat):
+            if seat.entry.name == "acme/other":
+                await asyncio.sleep(1)
+            return await echo_job(input, seat)
+
+    endpoint = answers({"pick-1": {"a": 1}, "other-1": {"a": 2}})
+    bench = gb.Benchmark(Slow, runs=1, catalog=scripted_catalog(endpoint), grade="standard", progress=False)
+    await bench.set_input({"id": "x", "q": "?"}).run()
+    slow = bench.report().runs.filter(entry="acme/other")
+    assert slow["error"].to_list() == ["TimeoutError: acme/other: the run took longer than the job's timeout_s=0.05"]

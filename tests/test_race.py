@@ -152,3 +152,29 @@ async def test_unset_key_skips_the_entry_and_the_report_says_why(monkeypatch: py
     assert report.meta["skipped"] == {"sim/swift": "environment variable GB_UNSET_KEY is not set"}
     assert "sim/swift" not in report.runs["entry"].to_list()
     assert "GB_UNSET_KEY" in report.table()
+
+
+async def test_a_killed_race_resumes_from_the_cache(tmp_path: Path) -> None:
+    import asyncio
+
+    # The same race on a fresh cache: how many requests a whole race makes (the sim is deterministic).
+    whole = order_bench(gb.Catalog.sim(latency_scale=0), salt="k", runs=3, inputs=3, cache=tmp_path / "other")
+    await whole.run()
+    total = len(whole.catalog.fleet.requests)
+
+    catalog = gb.Catalog.sim(latency_scale=0.02)
+    bench = order_bench(catalog, salt="k", runs=3, inputs=3)
+    task = asyncio.create_task(bench.run())
+    while len(catalog.fleet.requests) < total // 2:
+        await asyncio.sleep(0.005)
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    before_kill = len(catalog.fleet.requests)
+    await bench.run()
+    resumed = len(catalog.fleet.requests) - before_kill
+    # Every answer that reached the cache before the kill is reused; only calls cut off in flight are asked again.
+    assert total <= before_kill + resumed <= total + 10
+    assert resumed < total
+    same = ["run_id", "entry", "ok", "output", "score", "reason", "calls", "input_tokens", "output_tokens", "cost"]
+    assert bench.report().runs.select(same).equals(whole.report().runs.select(same))  # latencies differ by design

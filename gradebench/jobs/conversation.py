@@ -64,7 +64,7 @@ def tool_exchanges(messages: Sequence[Any]) -> list[ToolExchange]:
         if m.get("role") == "assistant" and isinstance(m.get("tool_calls"), list):
             for call in m["tool_calls"]:
                 if isinstance(call, Mapping):
-                    function = call.get("function") if isinstance(call.get("function"), Mapping) else {}
+                    function = call["function"] if isinstance(call.get("function"), Mapping) else {}
                     asked[call.get("id")] = (str(function.get("name") or ""), _arguments(function.get("arguments")))
         elif m.get("role") == "tool":
             call_id = m.get("tool_call_id")

@@ -241,7 +241,7 @@ def _read_order(result: Any, fallback_id: str, asked: str) -> _Order:
         price=price if price is not None and price > 0 else 0.0,
         currency=_text(result.get("currency")) or "USD",
         status=(_text(result.get("status")) or "unknown").lower(),
-        days=int(days) if _number(days) is not None else None,
+        days=int(number) if (number := _number(days)) is not None else None,
         condition=(_text(result.get("return_condition")) or "unopened").lower(),
     )
 

@@ -320,7 +320,7 @@ def _from_schema(schema: dict[str, Any], summary: str, depth: int = 0) -> Any:
         "boolean": False,
         "array": [],
         "null": None,
-    }.get(kind, summary)
+    }.get(str(kind), summary)
 
 
 _OPENERS = (
