@@ -61,6 +61,12 @@ class _Session:
             await client.close()
         await self._stack.aclose()
 
+    def seat(self, entry: Entry, **context: Any) -> Seat:
+        """A seat at ``entry`` for one run (or one verdict), sharing this session's client, cache and limits."""
+        return Seat(
+            entry, SeatContext(client=self.client(entry), cache=self.cache, admission=self.admission, **context)
+        )
+
     def client(self, entry: Entry) -> openai.AsyncOpenAI:
         client = self._clients.get(entry.name)
         if client is None:
@@ -251,20 +257,15 @@ class Benchmark:
         self, session: _Session, entry: Entry, item: _Input, role: str, repeat: int, errors: dict[str, BaseException]
     ) -> Run:
         run_id = self._run_id(entry, item, role, repeat)
-        seat = Seat(
+        seat = session.seat(
             entry,
-            SeatContext(
-                client=session.client(entry),
-                cache=session.cache,
-                admission=session.admission,
-                run_id=run_id,
-                role=role,
-                benchmark_id=self.benchmark_id,
-                salt={"user": self.salt, "input": item.id, "role": role, "repeat": repeat},
-                job_params=self.job.params,
-                fixed_params=self.job.fixed_params,
-                max_steps=self.job.max_steps,
-            ),
+            run_id=run_id,
+            role=role,
+            benchmark_id=self.benchmark_id,
+            salt={"user": self.salt, "input": item.id, "role": role, "repeat": repeat},
+            job_params=self.job.params,
+            fixed_params=self.job.fixed_params,
+            max_steps=self.job.max_steps,
         )
         base: dict[str, Any] = dict(
             benchmark_id=self.benchmark_id, job=self.job.name, input_id=item.id, run_id=run_id, role=role,
@@ -376,19 +377,14 @@ async def judge_run(
         redact=identifying_names([*run.calls, *reference.calls], _model_names(session.catalog)),
     )
     params = dict(session.catalog.judge_params)
-    seat = Seat(
+    seat = session.seat(
         judge_entry,
-        SeatContext(
-            client=session.client(judge_entry),
-            cache=session.cache,
-            admission=session.admission,
-            run_id=run.run_id,
-            role="judge",
-            benchmark_id=benchmark_id,
-            salt={"user": salt, "judged": run.run_id, "role": "judge"},
-            job_params=params,
-            max_steps=1,
-        ),
+        run_id=run.run_id,
+        role="judge",
+        benchmark_id=benchmark_id,
+        salt={"user": salt, "judged": run.run_id, "role": "judge"},
+        job_params=params,
+        max_steps=1,
     )
     return await judge(seat, messages, params=params)
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import tomllib
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -12,6 +11,7 @@ from typing import Any
 import pydantic
 
 from .errors import CatalogError
+from .tomlfile import first_problem, read_toml
 
 __all__ = ["Catalog", "Entry", "Grade"]
 
@@ -184,13 +184,7 @@ class Catalog:
     def load(cls, path: str | os.PathLike[str]) -> Catalog:
         """Read and validate a catalog TOML file; any problem raises one `CatalogError` naming file, entry and field."""
         p = Path(path)
-        try:
-            raw = tomllib.loads(p.read_text())
-        except FileNotFoundError:
-            raise CatalogError(f"{p}: no such catalog file", path=str(p)) from None
-        except tomllib.TOMLDecodeError as exc:
-            raise CatalogError(f"{p}: not valid TOML: {exc}", path=str(p)) from None
-        return cls.from_dict(raw, source=str(p))
+        return cls.from_dict(read_toml(p, what="catalog", error=CatalogError), source=str(p))
 
     @classmethod
     def from_dict(cls, raw: Mapping[str, Any], *, source: str = "<dict>") -> Catalog:
@@ -198,8 +192,7 @@ class Catalog:
         try:
             parsed = _CatalogFile.model_validate(raw)
         except pydantic.ValidationError as exc:
-            err = exc.errors()[0]
-            loc = list(err["loc"])
+            loc, msg = first_problem(exc)
             entry = None
             if len(loc) >= 2 and loc[0] == "entries" and isinstance(loc[1], int):
                 items = raw.get("entries") or []
@@ -209,7 +202,6 @@ class Catalog:
                 fld = ".".join(str(x) for x in loc[2:]) or "entries"
             else:
                 where, fld = "catalog", ".".join(str(x) for x in loc)
-            msg = "unknown field" if err["type"] == "extra_forbidden" else err["msg"]
             raise CatalogError(
                 f"{source}: {where}: field {fld!r}: {msg}", path=source, entry=entry, field=fld
             ) from None

@@ -9,7 +9,6 @@ import json
 import logging
 import os
 import sys
-import tomllib
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -22,6 +21,7 @@ from .benchmark import Benchmark, rejudge_report
 from .catalog import Catalog
 from .errors import ConfigError, GradebenchError
 from .report import BenchmarkReport
+from .tomlfile import first_problem, read_toml
 
 __all__ = ["main"]
 
@@ -51,18 +51,12 @@ class RunConfig(pydantic.BaseModel):
 
 
 def load_config(path: Path) -> RunConfig:
-    try:
-        raw = tomllib.loads(path.read_text())
-    except FileNotFoundError:
-        raise ConfigError(f"{path}: no such config file", path=str(path)) from None
-    except tomllib.TOMLDecodeError as exc:
-        raise ConfigError(f"{path}: not valid TOML: {exc}", path=str(path)) from None
+    raw = read_toml(path, what="config", error=ConfigError)
     try:
         return RunConfig.model_validate(raw)
     except pydantic.ValidationError as exc:
-        err = exc.errors()[0]
-        field = ".".join(str(x) for x in err["loc"])
-        msg = "unknown field" if err["type"] == "extra_forbidden" else err["msg"]
+        loc, msg = first_problem(exc)
+        field = ".".join(str(x) for x in loc)
         raise ConfigError(f"{path}: field {field!r}: {msg}", path=str(path), field=field) from None
 
 
