@@ -29,9 +29,21 @@ from .report import BenchmarkReport
 from .runs import Run, Verdict
 from .seat import Seat, SeatContext
 
-__all__ = ["Benchmark", "rejudge_report"]
+__all__ = ["Benchmark", "RaceEvent", "rejudge_report"]
 
 log = logging.getLogger("gradebench")
+
+
+@dataclass(frozen=True, kw_only=True)
+class RaceEvent:
+    """What a race listener hears (see `Benchmark.subscribe`)."""
+
+    kind: str
+    """``reference`` (a reference run landed), ``landed`` (a candidate run finished), ``judged`` (and was judged)."""
+    run: Run
+    """The run, with its verdict and score once ``judged``."""
+    planned: int
+    """How many runs of this kind the race plans (inputs for references, candidate runs otherwise)."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -126,6 +138,7 @@ class Benchmark:
         self._candidates: list[Entry] = [catalog[n] for n in self.candidates(catalog, grade)]
         self._skipped: dict[str, str] = catalog.skipped(grade)
         self._report: BenchmarkReport | None = None
+        self._listeners: list[Callable[[RaceEvent], None]] = []
         self.metadata: dict[str, Any] = {}
 
     def __repr__(self) -> str:
@@ -216,9 +229,13 @@ class Benchmark:
         runs: list[Run] = []
         errors: dict[str, BaseException] = {}
         async with _Session(self.catalog, self.cache, self.concurrency) as session:
-            references = await asyncio.gather(
-                *(self._one_run(session, reference_entry, x, "reference", 0, errors) for x in self._inputs)
-            )
+
+            async def reference_one(item: _Input) -> Run:
+                run = await self._one_run(session, reference_entry, item, "reference", 0, errors)
+                self._emit(RaceEvent(kind="reference", run=run, planned=len(self._inputs)))
+                return run
+
+            references = await asyncio.gather(*(reference_one(x) for x in self._inputs))
             runs.extend(references)
             failed = [r for r in references if not r.ok]
             if failed:
@@ -235,10 +252,12 @@ class Benchmark:
                 landed += 1
                 failures += not run.ok
                 bar.set_postfix(landed=landed, judged=judged, failed=failures, refresh=False)
+                self._emit(RaceEvent(kind="landed", run=run, planned=len(plan)))
                 run = await self._judge_and_score(session, run, by_input[item.id], item, self.judge_entry, self.rubric)
                 judged += 1
                 bar.set_postfix(landed=landed, judged=judged, failed=failures, refresh=False)
                 bar.update(1)
+                self._emit(RaceEvent(kind="judged", run=run, planned=len(plan)))
                 return run
 
             try:
@@ -249,6 +268,19 @@ class Benchmark:
         self._finish(runs)
         outputs = [r.output for r in references]
         return outputs[0] if len(outputs) == 1 else outputs
+
+    def subscribe(self, listener: Callable[[RaceEvent], None]) -> Callable[[], None]:
+        """Call ``listener`` with a `RaceEvent` as each reference run lands, each candidate run lands and each is
+        judged (in the race's event loop; keep it quick). Returns a function that unsubscribes it."""
+        self._listeners.append(listener)
+        return lambda: self._listeners.remove(listener) if listener in self._listeners else None
+
+    def _emit(self, event: RaceEvent) -> None:
+        for listener in list(self._listeners):
+            try:
+                listener(event)
+            except Exception:  # a broken listener must not cost the race its results
+                log.exception("a race listener raised on a %s event; the race goes on", event.kind)
 
     def _run_id(self, entry: Entry, item: _Input, role: str, repeat: int) -> str:
         return _short_hash("run", self.benchmark_id, item.id, role, entry.name, repeat)

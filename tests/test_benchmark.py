@@ -225,3 +225,26 @@ async def test_a_run_past_its_timeout_is_a_failed_row() -> None:
     await bench.set_input({"id": "x", "q": "?"}).run()
     slow = bench.report().runs.filter(entry="acme/other")
     assert slow["error"].to_list() == ["TimeoutError: acme/other: the run took longer than the job's timeout_s=0.05"]
+
+
+async def test_listeners_hear_every_run_land_and_get_judged(caplog: pytest.LogCaptureFixture) -> None:
+    endpoint = answers({"pick-1": {"a": 1}, "other-1": {"a": 2}})
+    bench = bench_for(endpoint)
+    heard: list[gb.RaceEvent] = []
+    bench.subscribe(heard.append)
+
+    def broken(event: gb.RaceEvent) -> None:
+        raise RuntimeError("listener bug")
+
+    unsubscribe = bench.subscribe(broken)
+    await bench.run()
+    kinds = [e.kind for e in heard]
+    assert kinds.count("reference") == 2 and kinds.count("landed") == 8 and kinds.count("judged") == 8
+    assert all(e.run.verdict is not None for e in heard if e.kind == "judged")
+    assert {e.planned for e in heard if e.kind != "reference"} == {8}
+    assert "a race listener raised" in caplog.text
+    unsubscribe()
+    heard.clear()
+    caplog.clear()
+    await bench.run()
+    assert len(heard) == 18 and "a race listener raised" not in caplog.text
