@@ -13,6 +13,15 @@ from .runs import Run, Verdict
 from .scorers import Scorer
 from .seat import Call, Reply, Seat, Tool, tool
 
+def __getattr__(name: str):
+    # The notebook layer is a leaf: gb.charts and gb.widgets load altair and ipywidgets only when first used.
+    if name in ("charts", "widgets"):
+        import importlib
+
+        return importlib.import_module(f"{__name__}.{name}")
+    raise AttributeError(f"module 'gradebench' has no attribute {name!r}")
+
+
 __all__ = [
     "Benchmark",
     "BenchmarkReport",

@@ -12,6 +12,7 @@ from .selecting_agent import SELECTING_POLICY, Option, SelectingAgent, Selecting
 
 __all__ = [
     "DATA_ENV",
+    "EXAMPLE_INPUTS",
     "EXAMPLE_JOBS",
     "ORDER_POLICY",
     "ORDER_TOOLS",
@@ -34,3 +35,6 @@ __all__ = [
 
 EXAMPLE_JOBS: dict[str, type] = {OrderAgent.name: OrderAgent, SelectingAgent.name: SelectingAgent}
 """Job name -> job class."""
+
+EXAMPLE_INPUTS: dict[str, str] = {OrderAgent.name: "orders", SelectingAgent.name: "selections"}
+"""Job name -> the name of its example input set (for `load_inputs`)."""
