@@ -1,0 +1,396 @@
+"""Altair charts of a `BenchmarkReport`: cost and latency against quality (with the Pareto front), score
+distributions, judge-vs-scorer agreement; offline saving (SVG, PNG, self-contained HTML) and offline Jupyter display.
+
+A leaf of the package: it reads a report's frames and returns charts; nothing in the core imports it. Every chart
+carries its data inline and renders with no network (`save_chart` through vl-convert, `enable_offline` and
+`offline_widget` with the Vega bundle inlined into the anywidget `JupyterChart`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+from pathlib import Path
+from typing import Any
+
+import altair as alt
+import polars as pl
+
+from .report import BenchmarkReport
+
+__all__ = [
+    "cost_quality",
+    "enable_offline",
+    "latency_quality",
+    "offline_widget",
+    "pareto_front",
+    "save_chart",
+    "score_distribution",
+    "scorer_agreement",
+]
+
+_Chart = alt.Chart | alt.LayerChart
+PALETTE = ["#4c78a8", "#f58518", "#54a24b", "#e45756", "#72b7b2", "#b279a2", "#eeca3b", "#9d755d", "#ff9da6",
+           "#bab0ac"]  # fmt: skip
+"""Entry colours, assigned in the order of ``report.models`` (the same entry has the same colour in every chart)."""
+WIDTH, HEIGHT = 560, 340
+SCORER_PASS, JUDGE_PASS = 0.5, 7
+"""`scorer_agreement` flags a run whose scorer and judge fall on opposite sides of these marks."""
+FAILED_X = -1
+"""Where `score_distribution` draws runs that have no score (failed, or the judge gave no verdict)."""
+
+_TOOLTIP = [("entry", "entry", None), ("model", "model", None), ("grade", "grade", None),
+            ("simulated", "simulated", None), ("reference", "is_reference", None), ("runs", "runs", None),
+            ("ok_rate", "ok rate", ".0%"), ("score_mean", "score mean", ".2f"), ("score_lo", "score 95% lo", ".2f"),
+            ("score_hi", "score 95% hi", ".2f"), ("accuracy_mean", "accuracy (0-7)", ".2f"),
+            ("work_mean", "work (0-3)", ".2f"), ("scorer_mean", "scorer (0-1)", ".2f"),
+            ("calls_mean", "calls per run", ".1f"), ("input_tokens_mean", "input tokens", ".0f"),
+            ("output_tokens_mean", "output tokens", ".0f"), ("latency_s_mean", "latency (s)", ".3f"),
+            ("wall_s_mean", "wall (s)", ".3f"), ("cost_per_run", "cost per run", ".6g"),
+            ("currency", "currency", None)]  # fmt: skip
+
+
+def _colour(models: pl.DataFrame, **legend: Any) -> alt.Color:
+    entries = models["entry"].to_list()
+    scale = alt.Scale(domain=entries, range=[PALETTE[i % len(PALETTE)] for i in range(len(entries))])
+    return alt.Color("entry:N", scale=scale, legend=alt.Legend(title="entry", **legend))
+
+
+def _label(row: dict[str, Any], all_sim: bool) -> str:
+    """The entry's name, "(reference)" on the reference, "(sim)" if simulated unless all are (the subtitle says so)."""
+    text = row["entry"] + (" (sim)" if row["simulated"] and not all_sim else "")
+    return text + (" (reference)" if row["is_reference"] else "")
+
+
+def _all_sim(report: BenchmarkReport) -> bool:
+    return bool(report.runs.height) and bool(report.runs["simulated"].all())
+
+
+def _title(report: BenchmarkReport, what: str, *notes: str) -> alt.TitleParams:
+    m, runs = report.meta, report.runs
+    inputs = runs["input_id"].n_unique()
+    repeats = runs.filter(pl.col("role") == "candidate")["repeat"].n_unique()
+    head = f"reference {m.get('reference_entry') or '-'} · judge {m.get('judge_entry') or '-'}"
+    if repeats:
+        head += f" · {inputs} input{'s' if inputs != 1 else ''} × {repeats} run{'s' if repeats != 1 else ''} per entry"
+    if _all_sim(report):
+        head += " · every entry is simulated"
+    elif runs["simulated"].any():
+        head += " · (sim) = simulated entry"
+    return alt.TitleParams(
+        f"{what} — {m.get('job') or '?'} · grade {m.get('grade') or '?'}",
+        subtitle=[head, *[n for n in notes if n]],
+        anchor="start",
+    )
+
+
+def _no_runs(report: BenchmarkReport, what: str, text: str = "no runs: the report has no candidate runs") -> alt.Chart:
+    rows = [{"text": text}]
+    return (
+        alt.Chart(alt.Data(values=rows), title=_title(report, what))
+        .mark_text(size=16, color="#666")
+        .encode(text="text:N")
+        .properties(width=WIDTH, height=120)
+    )
+
+
+def _jitter(key: str, spread: float) -> float:
+    """A deterministic offset in [-spread, spread] (the same run always lands in the same place)."""
+    return (int(hashlib.sha256(key.encode()).hexdigest()[:8], 16) / 0xFFFFFFFF * 2 - 1) * spread
+
+
+def pareto_front(models: pl.DataFrame, x: str = "cost_per_run") -> list[str]:
+    """The entries no other entry beats on both ``x`` (lower is better) and ``score_mean``, cheapest first.
+
+    An entry is beaten when another has ``x`` lower-or-equal and score higher-or-equal, one of them strictly; entries
+    tied on both stay on the front together. Entries without a score or an ``x`` value are left out.
+    """
+    points = [
+        (r[x], r["score_mean"], r["entry"])
+        for r in models.select("entry", x, "score_mean").iter_rows(named=True)
+        if r[x] is not None and r["score_mean"] is not None
+    ]
+
+    def beaten(p: tuple[float, float, str]) -> bool:
+        return any(q[0] <= p[0] and q[1] >= p[1] and (q[0] < p[0] or q[1] > p[1]) for q in points)
+
+    return [p[2] for p in sorted((p for p in points if not beaten(p)), key=lambda p: (p[0], -p[1]))]
+
+
+def _place_labels(rows: list[dict[str, Any]], front: list[str], lo: float, hi: float) -> None:
+    """Give each drawn row a label position (``lx``, ``ly`` in data units) that avoids the points, the interval bars,
+    the front's steps, the plot's edges and the labels already placed: a greedy pick among eight spots."""
+    span = math.log10(hi) - math.log10(lo)
+
+    def px(v: float) -> float:
+        return WIDTH * (math.log10(v) - math.log10(lo)) / span
+
+    def py(v: float) -> float:
+        return HEIGHT * (1 - v / 10)
+
+    def overlap(a: tuple[float, ...], b: tuple[float, ...]) -> float:
+        return max(0.0, min(a[2], b[2]) - max(a[0], b[0])) * max(0.0, min(a[3], b[3]) - max(a[1], b[1]))
+
+    drawn = [r for r in rows if r["x"] is not None and r["score_mean"] is not None]
+    boxes: list[tuple[float, ...]] = []
+    for r in drawn:
+        x, y = px(r["x"]), py(r["score_mean"])
+        boxes.append((x - 9, y - 9, x + 9, y + 9))
+        if r["score_lo"] is not None:
+            boxes.append((x - 4, py(r["score_hi"]), x + 4, py(r["score_lo"])))
+    steps = [(px(r["x"]), py(r["score_mean"])) for name in front for r in drawn if r["entry"] == name]
+    for (x0, y0), (x1, y1) in zip(steps, steps[1:], strict=False):
+        boxes += [(x0, y0 - 2, x1, y0 + 2), (x1 - 2, min(y0, y1), x1 + 2, max(y0, y1))]
+
+    def cost(box: tuple[float, ...]) -> float:  # overlap with what is drawn, and a steep price for leaving the plot
+        area = (box[2] - box[0]) * (box[3] - box[1])
+        return sum(overlap(box, other) for other in boxes) + 50 * (area - overlap(box, (0, 0, WIDTH, HEIGHT)))
+
+    for r in sorted(drawn, key=lambda r: r["x"]):
+        x, y, w, h = px(r["x"]), py(r["score_mean"]), 6.0 * len(r["label"]) + 2, 14
+        spots = [(w / 2 + 10, 0), (w / 2 + 5, -13), (w / 2 + 5, 13), (-w / 2 - 10, 0), (-w / 2 - 5, -13),
+                 (-w / 2 - 5, 13), (0, -17), (0, 17)]  # fmt: skip
+        # min keeps the first of equal costs: right of the point is preferred
+        dx, dy = min(
+            spots, key=lambda d: cost((x + d[0] - w / 2, y + d[1] - h / 2, x + d[0] + w / 2, y + d[1] + h / 2))
+        )
+        boxes.append((x + dx - w / 2, y + dy - h / 2, x + dx + w / 2, y + dy + h / 2))
+        r["lx"] = 10 ** (math.log10(lo) + (x + dx) / WIDTH * span)
+        r["ly"] = 10 * (1 - (y + dy) / HEIGHT)
+
+
+def _quality(report: BenchmarkReport, x: str, what: str, axis: str, better: str) -> _Chart:
+    models = report.models
+    if not models.height:
+        return _no_runs(report, what)
+    positive = [v for v in models[x].to_list() if v is not None and v > 0]
+    floor = min(positive) / 10 if positive else 1e-6
+    front, all_sim = pareto_front(models, x), _all_sim(report)
+    rows = []
+    for r in models.iter_rows(named=True):
+        clamped = r[x] is not None and r[x] <= 0
+        rows.append(
+            {**r, "label": _label(r, all_sim), "role": "reference" if r["is_reference"] else "candidate",
+             "x": None if r[x] is None else max(r[x], floor), "on_front": r["entry"] in front,
+             "plotted": f"drawn at {floor:.1e} (log axis)" if clamped else "as measured"}
+        )  # fmt: skip
+    if not any(row["x"] is not None and row["score_mean"] is not None for row in rows):
+        return _no_runs(report, what, "no judged runs: every run failed or went unjudged")
+    xs = [row["x"] for row in rows if row["x"] is not None]
+    # at least one decade wide, the points off the edges, and room on the right for the rightmost point's label
+    span = math.log10(max(xs) / min(xs))
+    pad = max(0.2, (1 - span) / 2)
+    room = (6.0 * max(len(row["label"]) for row in rows if row["x"] == max(xs)) + 16) / WIDTH
+    lo, hi = min(xs) / 10**pad, max(xs) * 10 ** max(pad, room * (span + pad) / (1 - room))
+    _place_labels(rows, front, lo, hi)
+    notes = []
+    if any(row["plotted"] != "as measured" for row in rows):
+        notes.append(f"a {axis.split(' (')[0]} of 0 is drawn at {floor:.1e}: a log axis has no zero")
+    missing = [r["entry"] for r in rows if r["score_mean"] is None or r["x"] is None]
+    if missing:
+        notes.append("not drawn (no judged runs): " + ", ".join(missing))
+    notes.append(f"bars: 95% interval of the score · dashed steps: Pareto front (nothing is both {better} and better)")
+    colour = _colour(models)
+    x_scale, y_scale = alt.Scale(type="log", domain=[lo, hi], nice=False), alt.Scale(domain=[0, 10], nice=False)
+    x_enc = alt.X(
+        "x:Q", title=axis, scale=x_scale, axis=alt.Axis(format="~g", labelOverlap="greedy", labelSeparation=8)
+    )
+    y_enc = alt.Y("score_mean:Q", title="judge score (0–10)", scale=y_scale)
+    tips = [alt.Tooltip(f, type="nominal" if fmt is None else "quantitative", title=t, format=fmt or alt.Undefined)
+            for f, t, fmt in _TOOLTIP]  # fmt: skip
+    tips += [alt.Tooltip("plotted:N", title="x position"), alt.Tooltip("on_front:N", title="on the Pareto front")]
+    base = alt.Chart().encode(x=x_enc)
+    step = (
+        alt.Chart(alt.Data(values=[row for name in front for row in rows if row["entry"] == name]))
+        .mark_line(interpolate="step-after", strokeDash=[6, 3], color="#444", strokeWidth=2)
+        .encode(x=x_enc, y=y_enc, order=alt.Order("x:Q"))
+    )
+    bars = base.mark_errorbar(ticks=True, thickness=1.5, opacity=0.6).encode(
+        y=alt.Y("score_lo:Q", title="judge score (0–10)"), y2="score_hi:Q", color=colour
+    )
+    points = base.mark_point(filled=True, size=150, opacity=1).encode(
+        y=y_enc,
+        color=colour,
+        shape=alt.Shape(
+            "role:N",
+            scale=alt.Scale(domain=["reference", "candidate"], range=["diamond", "circle"]),
+            legend=alt.Legend(title="role"),
+        ),  # fmt: skip
+        stroke=alt.when("datum.is_reference").then(alt.value("black")).otherwise(alt.value("white")),
+        strokeWidth=alt.when("datum.is_reference").then(alt.value(2)).otherwise(alt.value(1)),
+        tooltip=tips,
+    )
+    labels = (
+        alt.Chart()
+        .mark_text(fontSize=11, baseline="middle")
+        .encode(x=alt.X("lx:Q", scale=x_scale), y=alt.Y("ly:Q", scale=y_scale), text="label:N", color=colour)
+    )
+    title = _title(report, what, *notes)
+    layers = [bars, step, points, labels]
+    return alt.LayerChart(layer=layers, data=alt.Data(values=rows), width=WIDTH, height=HEIGHT, title=title)
+
+
+def cost_quality(report: BenchmarkReport) -> _Chart:
+    """Judge score (mean, 95% interval) against cost per run (log axis), one point per entry, with the Pareto front."""
+    found = report.models["currency"].drop_nulls().unique(maintain_order=True).to_list()
+    axis = f"cost per run ({found[0] if len(found) == 1 else 'mixed currencies' if found else 'no currency'}, log)"
+    return _quality(report, "cost_per_run", "cost vs quality", axis, "cheaper")
+
+
+def latency_quality(report: BenchmarkReport) -> _Chart:
+    """Judge score (mean, 95% interval) against mean model latency per run, with the latency Pareto front."""
+    return _quality(report, "latency_s_mean", "latency vs quality", "latency per run (s, log)", "faster")
+
+
+def score_distribution(report: BenchmarkReport) -> _Chart:
+    """Every candidate run's judge score per entry (jittered points), the mean and its 95% interval; runs without a
+    score (failed, or no verdict) drawn as red crosses in a "no score" column at the left."""
+    what = "judge scores per run"
+    models = report.models
+    runs = report.runs.filter(pl.col("role") == "candidate")
+    if not runs.height:
+        return _no_runs(report, what)
+    all_sim = _all_sim(report)
+    labels = {r["entry"]: _label(r, all_sim) for r in models.iter_rows(named=True)}
+    rows = []
+    for r in runs.iter_rows(named=True):
+        status = "judged" if r["score"] is not None else "failed" if not r["ok"] else "no verdict"
+        why = r["error"] if not r["ok"] else r["judge_error"] if r["score"] is None else r["reason"]
+        rows.append(
+            {"entry": r["entry"], "label": labels[r["entry"]], "input_id": r["input_id"],
+             "repeat": r["repeat"], "status": status, "score": r["score"], "accuracy": r["accuracy"],
+             "work": r["work"], "why": why, "jitter": _jitter(r["run_id"], 0.6),
+             "x": (FAILED_X if r["score"] is None else r["score"]) + _jitter(r["run_id"] + "x", 0.12)}
+        )  # fmt: skip
+    x_enc = alt.X("x:Q", title="judge score (0–10)", scale=alt.Scale(domain=[FAILED_X - 0.6, 10.4], nice=False),
+                  axis=alt.Axis(values=[FAILED_X, *range(11)],
+                                labelExpr=f"datum.value == {FAILED_X} ? 'no score' : datum.label"))  # fmt: skip
+    y_enc = alt.Y("label:N", sort=list(labels.values()), title=None, axis=alt.Axis(labelLimit=260))
+    tips = ["entry:N", "input_id:N", "repeat:Q", "status:N", "score:Q", "accuracy:Q", "work:Q", "why:N"]
+    offset = alt.YOffset("jitter:Q", scale=alt.Scale(domain=[-1, 1]))  # [-1, 1] spans the row
+    judged = (
+        alt.Chart()
+        .transform_filter("datum.status == 'judged'")
+        .mark_circle(size=60, opacity=0.75)
+        .encode(x=x_enc, y=y_enc, yOffset=offset, color=_colour(models), tooltip=tips)
+    )
+    unscored = (
+        alt.Chart()
+        .transform_filter("datum.status != 'judged'")
+        .mark_point(shape="cross", filled=True, size=80, color="#d62728")
+        .encode(x=x_enc, y=y_enc, yOffset=offset, tooltip=tips)
+    )
+    stats = [{**r, "label": labels[r["entry"]]} for r in models.iter_rows(named=True)]
+    mean = (
+        alt.Chart(alt.Data(values=stats))
+        .mark_tick(color="black", thickness=2.5, size=22)
+        .encode(x=alt.X("score_mean:Q"), y=y_enc, tooltip=["entry:N", alt.Tooltip("score_mean:Q", format=".2f")])
+    )
+    interval = alt.Chart(alt.Data(values=stats)).mark_rule(color="black", opacity=0.5)
+    interval = interval.encode(x="score_lo:Q", x2="score_hi:Q", y=y_enc)
+    divider = alt.Chart(alt.Data(values=[{"x": FAILED_X + 0.5}])).mark_rule(color="#bbb").encode(x="x:Q")
+    note = "dots: runs · black tick and line: mean and 95% interval · red cross: no score (run failed or no verdict)"
+    layers = [divider, interval, judged, unscored, mean]
+    title = _title(report, what, note)
+    return alt.LayerChart(layer=layers, data=alt.Data(values=rows), width=WIDTH, height=alt.Step(34), title=title)
+
+
+def scorer_agreement(report: BenchmarkReport) -> _Chart:
+    """Judge score against the code scorer's score per run (jittered), shading where the two disagree
+    (scorer ≥ 0.5 but judge < 7, or scorer < 0.5 but judge ≥ 7). Raises `ValueError` when no scorer was set."""
+    what = "judge vs scorer"
+    runs = report.runs.filter(pl.col("role") == "candidate")
+    if not runs.height:
+        return _no_runs(report, what)
+    pairs = runs.filter(pl.col("scorer").is_not_null() & pl.col("score").is_not_null())
+    if not pairs.height:
+        raise ValueError(
+            "the report has no scorer values (no scorer was set, every scorer call failed, or no scored run was "
+            "judged): set one with bench.set_scorer(...) and rejudge"
+        )
+    rows, counts = [], {"agree": 0, "scorer passes, judge < 7": 0, "judge ≥ 7, scorer fails": 0}
+    for r in pairs.iter_rows(named=True):
+        verdict = "agree"
+        if r["scorer"] >= SCORER_PASS and r["score"] < JUDGE_PASS:
+            verdict = "scorer passes, judge < 7"
+        elif r["scorer"] < SCORER_PASS and r["score"] >= JUDGE_PASS:
+            verdict = "judge ≥ 7, scorer fails"
+        counts[verdict] += 1
+        rows.append(
+            {"entry": r["entry"], "input_id": r["input_id"], "repeat": r["repeat"], "score": r["score"],
+             "scorer": r["scorer"], "agreement": verdict, "reason": r["reason"],
+             "sx": r["scorer"] + _jitter(r["run_id"] + "x", 0.04), "sy": r["score"] + _jitter(r["run_id"] + "y", 0.3)}
+        )  # fmt: skip
+    zones = [
+        {"x": SCORER_PASS, "x2": 1.1, "y": -0.5, "y2": JUDGE_PASS - 0.5, "zone": "scorer passes, judge < 7"},
+        {"x": -0.1, "x2": SCORER_PASS, "y": JUDGE_PASS - 0.5, "y2": 10.5, "zone": "judge ≥ 7, scorer fails"},
+    ]
+    x_scale, y_scale = alt.Scale(domain=[-0.1, 1.1], nice=False), alt.Scale(domain=[-0.5, 10.5], nice=False)
+    x_axis = alt.Axis(values=[i / 10 for i in range(11)], title="scorer (0–1, jittered)")
+    y_axis = alt.Axis(values=list(range(11)), title="judge score (0–10, jittered)")
+    shade = (
+        alt.Chart(alt.Data(values=zones))
+        .mark_rect(color="#e45756", opacity=0.1)
+        .encode(x=alt.X("x:Q", scale=x_scale, axis=x_axis), x2="x2:Q", y=alt.Y("y:Q", scale=y_scale), y2="y2:Q")
+    )
+    zone_text = (
+        alt.Chart(alt.Data(values=zones))
+        .mark_text(color="#b03030", fontSize=11, align="center", baseline="top", dy=5)
+        .encode(x=alt.X("mid:Q", scale=x_scale), y=alt.Y("y2:Q", scale=y_scale, axis=y_axis), text="zone:N")
+        .transform_calculate(mid="(datum.x + datum.x2) / 2")
+    )
+    points = (
+        alt.Chart(alt.Data(values=rows))
+        .mark_point(filled=True, size=70, opacity=0.8)
+        .encode(
+            x=alt.X("sx:Q", scale=x_scale, axis=x_axis),
+            y=alt.Y("sy:Q", scale=y_scale, axis=y_axis),
+            color=_colour(report.models, symbolStrokeWidth=0),
+            stroke=alt.when("datum.agreement != 'agree'").then(alt.value("black")).otherwise(alt.value(None)),
+            strokeWidth=alt.value(1.5),
+            tooltip=["entry:N", "input_id:N", "repeat:Q", "score:Q", "scorer:Q", "agreement:N", "reason:N"],
+        )
+    )
+    split = "; ".join(f"{k}: {v}" for k, v in counts.items() if k != "agree")
+    note = f"{len(rows) - counts['agree']} of {len(rows)} runs disagree (outlined; shaded zones): {split}"
+    title = _title(report, what, note)
+    return alt.LayerChart(layer=[shade, zone_text, points], width=WIDTH, height=HEIGHT, title=title)
+
+
+def save_chart(chart: alt.TopLevelSpec | alt.JupyterChart, path: str | Path) -> Path:
+    """Write ``chart`` to ``.svg``, ``.png`` (scale 2) or ``.html`` (the Vega JavaScript inlined), all offline.
+
+    The parent directory is created if needed; another suffix raises `ValueError` naming the path.
+    """
+    import vl_convert as vlc
+
+    out = Path(path)
+    suffix = out.suffix.lower()
+    if suffix not in (".svg", ".png", ".html"):
+        raise ValueError(f"cannot save a chart to {str(out)!r}: the suffix must be .svg, .png or .html")
+    spec = (chart.chart if isinstance(chart, alt.JupyterChart) else chart).to_dict()  # type: ignore[union-attr]
+    version = "_".join(alt.SCHEMA_VERSION.split(".")[:2])  # "v6.4.1" -> "v6_4", as vl-convert names it
+    out.parent.mkdir(parents=True, exist_ok=True)
+    if suffix == ".svg":
+        out.write_text(vlc.vegalite_to_svg(spec, vl_version=version), encoding="utf-8")
+    elif suffix == ".png":
+        out.write_bytes(vlc.vegalite_to_png(spec, vl_version=version, scale=2))
+    else:
+        out.write_text(vlc.vegalite_to_html(spec, vl_version=version, bundle=True), encoding="utf-8")
+    return out
+
+
+def enable_offline() -> None:
+    """Make charts shown in Jupyter render with no network: Altair's ``jupyter`` renderer in offline mode.
+
+    Charts then display as an anywidget `alt.JupyterChart` whose JavaScript is the Vega, Vega-Lite and vega-embed
+    bundle that vl-convert builds locally (instead of imports from esm.sh). Needs anywidget and vl-convert-python.
+    """
+    alt.JupyterChart.enable_offline(True)  # widgets made from now on, e.g. by offline_widget, carry the bundle
+    alt.renderers.enable("jupyter", offline=True)  # and so does every chart displayed from now on
+
+
+def offline_widget(chart: alt.TopLevelSpec, **kwargs: Any) -> alt.JupyterChart:
+    """``chart`` as an `alt.JupyterChart` ipywidget that renders with no network (fits in any ipywidgets container)."""
+    alt.JupyterChart.enable_offline(True)
+    return alt.JupyterChart(chart, **kwargs)
