@@ -13,6 +13,7 @@ from .runs import Run, Verdict
 from .scorers import Scorer
 from .seat import Call, Reply, Seat, Tool, tool
 
+
 def __getattr__(name: str):
     # The notebook layer is a leaf: gb.charts and gb.widgets load altair and ipywidgets only when first used.
     if name in ("charts", "widgets"):

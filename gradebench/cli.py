@@ -135,6 +135,22 @@ def _print_report(report: BenchmarkReport, out: Path) -> None:
             print(diagnostics)
     report.to_parquet(out)
     print(f"\nWrote {out}/runs.parquet, models.parquet, calls.parquet, meta.json")
+    print(f"Wrote {', '.join(write_charts(report, out))}")
+
+
+def write_charts(report: BenchmarkReport, out: Path) -> list[str]:
+    """The report's charts as offline files beside its parquet: PNG to look at, SVG and self-contained HTML to embed."""
+    from . import charts
+
+    made = {"cost_quality": charts.cost_quality(report), "latency_quality": charts.latency_quality(report),
+            "score_distribution": charts.score_distribution(report)}  # fmt: skip
+    if report.runs["scorer"].drop_nulls().len():
+        made["scorer_agreement"] = charts.scorer_agreement(report)
+    written = []
+    for name, chart in made.items():
+        for suffix in (".png", ".svg", ".html") if name == "cost_quality" else (".png",):
+            written.append(str(charts.save_chart(chart, out / f"{name}{suffix}")))
+    return written
 
 
 def cmd_run(args: argparse.Namespace) -> int:

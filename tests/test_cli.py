@@ -26,8 +26,19 @@ def test_demo_prints_the_table_and_writes_parquet(tmp_path: Path, capsys: pytest
         assert entry in out
     runs = pl.read_parquet(tmp_path / "demo" / "runs.parquet")
     assert runs.height == 2 + 5 * 2 * 2 and runs["simulated"].all()
-    assert {p.name for p in (tmp_path / "demo").iterdir()} == {"runs.parquet", "models.parquet", "calls.parquet",
-                                                                 "meta.json"}  # fmt: skip
+    written = {p.name for p in (tmp_path / "demo").iterdir()}
+    assert written == {
+        "runs.parquet",
+        "models.parquet",
+        "calls.parquet",
+        "meta.json",
+        "cost_quality.png",
+        "cost_quality.svg",
+        "cost_quality.html",
+        "latency_quality.png",
+        "score_distribution.png",
+    }
+    assert (tmp_path / "demo" / "cost_quality.png").read_bytes().startswith(b"\x89PNG")
 
 
 def write_config(tmp_path: Path, **fields: object) -> Path:
@@ -43,6 +54,7 @@ def write_config(tmp_path: Path, **fields: object) -> Path:
 def test_run_config_then_rejudge(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["run", str(write_config(tmp_path))]) == 0
     runs = pl.read_parquet(tmp_path / "sel" / "runs.parquet")
+    assert (tmp_path / "sel" / "scorer_agreement.png").exists()
     assert runs.filter(role="candidate")["scorer"].null_count() < runs.filter(role="candidate").height
     capsys.readouterr()
     assert main(["rejudge", str(tmp_path / "sel"), "--rubric", "Cheapest option that meets every must-have.",

@@ -1,0 +1,172 @@
+"""The race-a-grade notebook runs in a real JupyterLab in headless Chromium: the panel's widgets and an offline Vega
+chart render, no cell shows a traceback, and screenshots land in out/browser/ for the README.
+
+Slow (~30 s) and needs Chromium at /usr/bin/chromium; skips with a hint when it is missing or will not start, and
+when GRADEBENCH_SKIP_BROWSER=1.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from .browser_support import CHROMIUM, CHROMIUM_ARGS, ENABLE_HINT, JupyterLab, prepare_notebook
+
+pytestmark = pytest.mark.browser
+
+REPO = Path(__file__).resolve().parent.parent
+NOTEBOOK = REPO / "notebooks" / "01_race_a_grade.ipynb"
+SHOTS = REPO / "out" / "browser"
+
+RUN_TIMEOUT_S = 120  # all cells, from "Run All Cells" to an idle kernel
+UI_TIMEOUT_MS = 30_000  # any single page step
+
+STDERR = '.jp-RenderedText[data-mime-type="application/vnd.jupyter.stderr"]'
+KERNEL_STATUS = ".jp-Notebook-ExecutionIndicator"
+ERROR_LINE = re.compile(r"^\w*(Error|Exception)\b", re.MULTILINE)  # "SyntaxError: ..." has no "Traceback" line
+MAX_HEIGHT = 6000  # px; the tallest window the notebook screenshot may use
+
+
+@pytest.fixture
+def browser() -> Iterator[Any]:
+    """Headless Chromium driven by Playwright; skips with a hint when it is unavailable."""
+    if os.environ.get("GRADEBENCH_SKIP_BROWSER") == "1":
+        pytest.skip("browser test: GRADEBENCH_SKIP_BROWSER=1 is set")
+    if not CHROMIUM.exists():
+        pytest.skip(f"browser test: {CHROMIUM} not found; {ENABLE_HINT}")
+    try:
+        from playwright.sync_api import sync_playwright
+    except ImportError:
+        pytest.skip(f"browser test: playwright is not installed (pip install -e '.[test]'); {ENABLE_HINT}")
+    with sync_playwright() as p:
+        try:
+            chromium = p.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS, timeout=30_000)
+        except Exception as e:
+            reason = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+            pytest.skip(f"browser test: Playwright could not start {CHROMIUM} ({reason}); {ENABLE_HINT}")
+        try:
+            yield chromium
+        finally:
+            chromium.close()
+
+
+def test_notebook_renders_the_panel_in_jupyterlab(browser: Any, tmp_path: Path) -> None:
+    started = time.monotonic()
+    root = tmp_path / "root"  # mirrors the repo's layout, so paths relative to the notebook resolve the same
+    real = NOTEBOOK.exists()
+    shutil.copytree(REPO / "notebooks", root / "notebooks", ignore=shutil.ignore_patterns("*.ipynb", ".*"))
+    shutil.copytree(REPO / "data", root / "data")
+    nb = prepare_notebook(NOTEBOOK if real else None, root / "notebooks", NOTEBOOK.name)
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    (SHOTS / "failure.png").unlink(missing_ok=True)
+    env = {"GRADEBENCH_SIM_LATENCY_SCALE": "0.02", "GRADEBENCH_CACHE": str(tmp_path / "cache")}
+
+    with JupyterLab(root, tmp_path / "lab", env=env) as lab:
+        timings = {"server": time.monotonic() - started}
+        page = browser.new_page(viewport={"width": 1280, "height": 1000})
+        page.set_default_timeout(UI_TIMEOUT_MS)
+        console: list[str] = []
+        page.on("console", lambda m: console.append(f"{m.type}: {m.text}") if m.type == "error" else None)
+        try:
+            path = nb.relative_to(root).as_posix()
+            page.goto(f"{lab.url}/lab/tree/{path}?token={lab.token}", wait_until="domcontentloaded")
+            page.wait_for_selector(".jp-Notebook .jp-Cell")
+            page.wait_for_selector(f'{KERNEL_STATUS}[data-status="idle"]')
+            timings["kernel idle"] = time.monotonic() - started
+
+            run_all_cells(page)
+            wait_until_all_cells_ran(page, lab)
+            timings["cells ran"] = time.monotonic() - started
+
+            check_page(page, console)
+            frame_for_screenshots(page)
+            panel_output(page).screenshot(path=str(SHOTS / "panel.png"))
+            page.screenshot(path=str(SHOTS / "notebook.png"), full_page=True)
+        except Exception:
+            page.screenshot(path=str(SHOTS / "failure.png"))
+            raise
+        finally:
+            page.close()
+    timings["total"] = time.monotonic() - started
+    print(f"\nbrowser test ({'real notebook' if real else 'stand-in'}):", {k: round(v, 1) for k, v in timings.items()})
+
+
+def run_all_cells(page: Any) -> None:
+    """Run → Run All Cells from the main menu bar."""
+    page.locator(".jp-Notebook").first.click(position={"x": 5, "y": 5})  # focus the notebook panel
+    page.locator(".lm-MenuBar-item", has_text="Run").first.click()
+    page.locator(".lm-Menu-item", has_text="Run All Cells").first.click()
+
+
+def wait_until_all_cells_ran(page: Any, lab: JupyterLab) -> None:
+    """Wait until every code cell shows an execution count and the kernel is idle again; stop early on an error
+    output (JupyterLab skips the cells after a failed one, so they would never get a count)."""
+    deadline = time.monotonic() + RUN_TIMEOUT_S
+    while True:
+        prompts = page.locator(".jp-CodeCell .jp-InputArea-prompt").all_inner_texts()
+        status = page.locator(KERNEL_STATUS).first.get_attribute("data-status")
+        if status == "idle" and (errors_shown(page) or (prompts and all(ran(p) for p in prompts))):
+            return
+        if time.monotonic() > deadline:
+            raise AssertionError(
+                f"cells did not finish within {RUN_TIMEOUT_S} s (prompts {prompts}, kernel {status});\n{lab.log()}"
+            )
+        page.wait_for_timeout(250)
+
+
+def ran(prompt: str) -> bool:
+    """True for an input prompt like "[3]:", false for "[ ]:" (not run) and "[*]:" (queued or running)."""
+    return bool(re.fullmatch(r"\[\d+\]:", prompt.strip()))
+
+
+def errors_shown(page: Any) -> list[str]:
+    """Error outputs and tracebacks on stderr (JupyterLab renders an error output as stderr text)."""
+    texts = page.locator(STDERR).all_inner_texts()
+    return [t for t in texts if "Traceback" in t or ERROR_LINE.search(t)]
+
+
+def check_page(page: Any, console: list[str]) -> None:
+    errors = errors_shown(page)
+    assert not errors, "a cell failed:\n" + "\n---\n".join(errors)
+
+    broken = page.locator(".jupyter-widgets-error-widget").all_inner_texts()
+    assert not broken, f"widget views failed to render: {broken}; console errors: {console}"
+
+    page.locator(".jupyter-widgets.widget-button", has_text="Run").first.wait_for(state="visible")
+    page.locator(".jupyter-widgets .lm-TabBar-tab", has_text="Cost vs quality").first.wait_for(state="attached")
+
+    page.locator(".vega-embed").locator("svg.marks, canvas.marks").first.wait_for(state="attached")
+    js_errors = page.locator(".jp-OutputArea-output", has_text="JavaScript Error").all_inner_texts()
+    assert not js_errors, f"a chart failed to render: {js_errors}; console errors: {console}"
+
+
+def frame_for_screenshots(page: Any) -> None:
+    """Hide the file browser and make the window as tall as the notebook, so one page screenshot shows it all."""
+    page.keyboard.press("Control+b")  # application:toggle-left-area
+    page.locator("#jp-left-stack").wait_for(state="hidden")
+    scroller = page.locator(".jp-NotebookPanel .jp-WindowedPanel-outer").first
+    overflow = scroller.evaluate(
+        """el => {  // the last cell's bottom, not scrollHeight: that includes the scroll-past-end padding
+            const cells = el.querySelectorAll(".jp-Cell");
+            const bottom = cells[cells.length - 1].getBoundingClientRect().bottom;
+            return Math.ceil(bottom - el.getBoundingClientRect().top + el.scrollTop + 24 - el.clientHeight);
+        }"""
+    )
+    if overflow > 0:
+        size = page.viewport_size
+        page.set_viewport_size({"width": size["width"], "height": min(size["height"] + overflow + 40, MAX_HEIGHT)})
+    scroller.evaluate("el => el.scrollTo(0, 0)")
+    page.wait_for_timeout(300)  # let Lumino lay the panels out again
+
+
+def panel_output(page: Any) -> Any:
+    """The output area that holds the panel (the widget view with the Run button)."""
+    run = page.locator(".jupyter-widgets.widget-button", has_text="Run")
+    return page.locator(".jp-OutputArea-output").filter(has=run).first

@@ -1,0 +1,391 @@
+"""The notebook panel, tested by building it and driving it as a user would (clicks, values), on the sim fleet."""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import html
+import logging
+import os
+import re
+import time
+from pathlib import Path
+
+import altair as alt
+import pytest
+
+import gradebench as gb
+from gradebench import widgets
+from gradebench.jobs import EXAMPLE_JOBS, OrderAgent, SelectingAgent
+from gradebench.widgets import BenchmarkPanel
+
+
+def rows(html: str) -> int:
+    """Data rows of the (first) table in a tab's HTML."""
+    return html.count("<tr>") - 1
+
+
+def standard_panel(catalog: gb.Catalog, *, candidates=("sim/steady", "sim/swift"), runs=2, first=2, **kw):
+    panel = BenchmarkPanel(catalog, **kw)
+    panel.grade.value = "standard"
+    panel.candidates.value = candidates
+    panel.runs.value = runs
+    panel.n_inputs.value = first
+    return panel
+
+
+def plain(text: str) -> str:
+    """What a reader sees of a widget's HTML: tags and styles dropped, entities decoded."""
+    return html.unescape(re.sub(r"<style>.*?</style>|<[^>]+>", "", text))
+
+
+async def finished(panel: BenchmarkPanel) -> None:
+    assert panel.task is not None
+    await asyncio.wait([panel.task])
+
+
+def test_default_state() -> None:
+    async def haiku(input: dict, seat: gb.Seat) -> str:
+        """Write a haiku about the topic."""
+        return (await seat.chat([{"role": "user", "content": input["topic"]}])).text
+
+    catalog = gb.Catalog.sim(latency_scale=0)
+    panel = BenchmarkPanel(catalog, jobs=[haiku])
+    assert isinstance(panel, widgets.BenchmarkPanel) and panel.tabs in panel.children
+    assert list(panel.job.options) == [*EXAMPLE_JOBS, "haiku"]
+    assert panel.job.value == OrderAgent.name and panel.rubric.value == OrderAgent.rubric
+    assert panel.grade.value == next(g for g in catalog.grades if g in catalog.picks)
+    assert panel.candidates.value == tuple(gb.Benchmark.candidates(catalog, panel.grade.value))
+    labels = dict((v, k) for k, v in panel.candidates.options)
+    assert labels["sim/pico"] == "sim/pico · small · 0.02 in / 0.08 out USD per 1M · sim · callable"
+    assert labels["sim/mini"].startswith("★ sim/mini")  # the grade's pick: the reference
+    assert panel.runs.value == 3 and panel.n_inputs.value == 5 and not panel.all_inputs.value
+    assert plain(panel.inputs_note.value) == "5 of 26 inputs"
+    assert [v for _, v in panel.scorer.options] == ["none", "field_equals", "numeric_close", "set_f1", "choice_letter"]
+    assert panel.scorer.value == "none" and panel.scorer_path.disabled
+    assert panel.salt.value == "" and panel.export_dir.value == "out/panel"
+    assert not panel.run_button.disabled and panel.stop_button.disabled
+    assert panel.tabs.titles == ("Runs", "Models", "Cost vs quality", "Latency vs quality", "Transcript", "Diagnostics")
+    assert panel.task is None and panel.bench is None and panel.report is None
+
+    panel.job.value = SelectingAgent.name  # the job's own scorer comes first, and its rubric
+    assert panel.scorer.value == "job" and "field_equals(choice)" in dict(panel.scorer.options).__repr__()
+    assert panel.rubric.value == SelectingAgent.rubric
+    assert plain(panel.inputs_note.value) == "5 of 24 inputs"
+    panel.all_inputs.value = True
+    assert panel.n_inputs.disabled and plain(panel.inputs_note.value) == "24 of 24 inputs"
+    panel.job.value = "haiku"  # no inputs given for it: said at once, and Run says so too
+    assert "no inputs for job 'haiku'" in plain(panel.inputs_note.value)
+
+
+def test_changing_grade_refreshes_candidates() -> None:
+    catalog = gb.Catalog.sim(latency_scale=0)
+    panel = BenchmarkPanel(catalog)
+    for grade in catalog.grades:
+        panel.grade.value = grade
+        assert [v for _, v in panel.candidates.options] == [e.name for e in catalog.of_grade(grade)]
+        assert panel.candidates.value == tuple(gb.Benchmark.candidates(catalog, grade))
+    assert all(" · large · " in label for label, _ in panel.candidates.options)
+
+
+async def test_an_uncallable_entry_is_labelled_and_never_selected(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("UNSET_VAR", raising=False)
+    sim = gb.Catalog.sim(latency_scale=0)
+    entries = [dataclasses.replace(e, api_key_env="UNSET_VAR") if e.name == "sim/swift" else e for e in sim.entries]
+    catalog = gb.Catalog(entries, grades=sim.grades, picks=sim.picks, ceiling=sim.ceiling_name,
+                         transport=sim.transport, fleet=sim.fleet)  # fmt: skip
+    panel = BenchmarkPanel(catalog)
+    panel.grade.value = "standard"
+    label = next(k for k, v in panel.candidates.options if v == "sim/swift")
+    assert "NOT CALLABLE: environment variable UNSET_VAR is not set" in label
+    assert "sim/swift" not in panel.candidates.value and "sim/steady" in panel.candidates.value
+    assert "sim/swift" in panel.candidates_note.value and "UNSET_VAR" in panel.candidates_note.value
+    panel.candidates.value = ("sim/swift", "sim/steady")  # a user selects it anyway: it is dropped, visibly
+    assert panel.candidates.value == ("sim/steady",)
+    assert "ignored sim/swift: not callable" in panel.candidates_note.value
+    panel.candidates.value = ("sim/swift",)
+    assert panel.candidates.value == ()
+    panel.run_button.click()  # nothing callable selected: a status line, not an exception
+    assert panel.task is None and "no candidate selected" in panel.status.value
+
+
+def test_outside_an_event_loop_run_says_how_to_start() -> None:
+    panel = BenchmarkPanel(gb.Catalog.sim(latency_scale=0))
+    panel.run_button.click()
+    assert panel.task is None and "no running event loop" in panel.status.value and not panel.run_button.disabled
+
+
+async def test_start_fills_every_tab() -> None:
+    catalog = gb.Catalog.sim(latency_scale=0)
+    panel = standard_panel(catalog)
+    report = await panel.start()
+    assert report is panel.report is panel.bench.report() and panel.error is None
+    assert "done in" in panel.status.value and not panel.run_button.disabled and panel.stop_button.disabled
+
+    inputs, candidates, runs = 2, 2, 2
+    assert report.runs.height == inputs + candidates * runs * inputs
+    assert rows(panel.runs_table.value) == report.runs.height
+    assert rows(panel.models_table.value) == report.models.height == candidates
+    assert "★ sim/steady" in panel.models_table.value and "[" in plain(panel.models_table.value)  # intervals
+    for name in ("sim/steady", "sim/swift"):  # progress: every run landed and judged
+        assert f"<td>{name}</td><td>4 / 4</td><td class=n>4</td><td class=n>0</td>" in panel.progress_table.value
+    assert panel.progress_bar.value == panel.progress_bar.max == 8
+
+    for box in (panel.cost_chart, panel.latency_chart):
+        assert len(box.children) == 1 and isinstance(box.children[0], alt.JupyterChart), box.children
+
+    candidate_runs = report.runs.filter(role="candidate")
+    assert [v for _, v in panel.transcript_run.options] == candidate_runs["run_id"].to_list()
+    chosen = candidate_runs.filter(entry="sim/steady").row(-1, named=True)
+    panel.transcript_run.value = chosen["run_id"]
+    verdict, _, rest = panel.transcript.value.partition("<h4>candidate</h4>")
+    candidate, _, reference = rest.partition("<h4>reference</h4>")
+    assert f"score {chosen['score']}/10" in verdict and html.escape(chosen["reason"], quote=True) in verdict
+    for side in (candidate, reference):  # messages, tool calls with arguments and results, the answer
+        assert "<b>user</b>" in side and "<b>answer</b>" in side and "tool call <code>" in side
+    assert "tool call <code>lookup_order</code>" in candidate and "result of <code>lookup_order</code>" in candidate
+    assert "&quot;order_id&quot;: &quot;" in candidate and "days_since_delivery" in candidate
+    assert panel.tabs.children[5] is panel.diagnostics_table
+    found = report.diagnostics()
+    assert (
+        rows(panel.diagnostics_table.value) == found.height
+        if found.height
+        else "nothing to flag" in (panel.diagnostics_table.value)
+    )
+
+
+async def test_runs_tab_sorts() -> None:
+    panel = standard_panel(gb.Catalog.sim(latency_scale=0))
+    report = await panel.start()
+
+    def shown_order() -> list[str]:
+        table = panel.runs_table.value
+        return sorted(report.runs["run_id"].to_list(), key=table.index)
+
+    panel.runs_sort.value = "score"
+    panel.runs_ascending.value = False
+    expected = report.runs.sort("score", descending=True, nulls_last=True, maintain_order=True)["run_id"].to_list()
+    assert shown_order() == expected
+    panel.runs_sort.value = "cost"
+    panel.runs_ascending.value = True
+    assert shown_order() == report.runs.sort("cost", maintain_order=True)["run_id"].to_list()
+
+
+async def test_run_is_disabled_while_running_and_a_second_click_does_nothing(monkeypatch: pytest.MonkeyPatch) -> None:
+    made: list[gb.Benchmark] = []
+
+    class Counting(gb.Benchmark):
+        def __init__(self, *args, **kwargs):
+            super().__init__(*args, **kwargs)
+            made.append(self)
+
+    monkeypatch.setattr(widgets, "Benchmark", Counting)
+    catalog = gb.Catalog.sim(latency_scale=0.05)
+    panel = standard_panel(catalog, runs=1, first=1)
+    panel.run_button.click()
+    task = panel.task
+    assert task is not None and not task.done()
+    assert panel.run_button.disabled and panel.rejudge_button.disabled and not panel.stop_button.disabled
+    panel.run_button.click()  # Button.click ignores `disabled`: the panel's own guard must hold
+    assert panel.task is task and len(made) == 1
+    report = await panel.start()  # while running, start() waits for the race under way
+    assert panel.task is task and len(made) == 1 and task.done()
+    assert report is not None and report.runs.height == 1 + 2
+    references = [r for r in catalog.fleet.requests if r.headers["x-gradebench-role"] == "reference"]
+    assert len({r.headers["x-gradebench-run"] for r in references}) == 1
+    assert not panel.run_button.disabled and panel.stop_button.disabled
+
+
+async def test_stop_cancels_and_a_rerun_resumes_from_the_cache(tmp_path: Path) -> None:
+    # How many requests the whole race makes on a fresh cache (the sim is deterministic).
+    whole = standard_panel(gb.Catalog.sim(latency_scale=0), runs=2, first=3, cache=tmp_path / "whole")
+    await whole.start()
+    total = len(whole.catalog.fleet.requests)
+
+    catalog = gb.Catalog.sim(latency_scale=0.05)
+    panel = standard_panel(catalog, runs=2, first=3)
+    panel.run_button.click()
+    while len(catalog.fleet.requests) < total // 2:
+        await asyncio.sleep(0.005)
+    assert panel.stop() is True
+    await finished(panel)
+    assert "stopped" in panel.status.value and "resumes" in panel.status.value
+    assert panel.report is None and not panel.run_button.disabled and panel.stop_button.disabled
+    assert panel.stop() is False  # nothing left to stop
+
+    before = len(catalog.fleet.requests)
+    report = await panel.start()
+    resumed = len(catalog.fleet.requests) - before
+    assert report is not None and report.runs.height == 3 + 2 * 2 * 3
+    assert resumed < total and "done in" in panel.status.value
+
+
+async def test_stop_before_the_race_starts_is_clean() -> None:
+    panel = standard_panel(gb.Catalog.sim(latency_scale=0))
+    panel.run_button.click()
+    panel.stop()  # the task never ran a step
+    await finished(panel)
+    assert panel.task.cancelled() and "stopped" in panel.status.value and not panel.run_button.disabled
+
+
+async def test_export_writes_the_report_and_says_where(tmp_path: Path) -> None:
+    panel = standard_panel(gb.Catalog.sim(latency_scale=0), runs=1, first=1)
+    panel.export_button.click()
+    assert "nothing to export" in panel.status.value
+    await panel.start()
+    folder = tmp_path / "exported"
+    panel.export_dir.value = str(folder)
+    panel.export_button.click()
+    assert sorted(p.name for p in folder.iterdir()) == ["calls.parquet", "meta.json", "models.parquet", "runs.parquet"]
+    assert str(folder.resolve()) in panel.status.value
+    back = gb.BenchmarkReport.read_parquet(folder)
+    assert back.runs.equals(panel.report.runs)
+
+
+async def test_rejudge_calls_only_the_judge_and_refreshes_the_tabs() -> None:
+    catalog = gb.Catalog.sim(latency_scale=0)
+    panel = standard_panel(catalog)
+    first = await panel.start()
+    before = len(catalog.fleet.requests)
+    panel.rubric.value = "Refund only after <both> the lookup and the policy check."
+    panel.rejudge_button.click()
+    assert panel.run_button.disabled and panel.rejudge_button.disabled
+    await finished(panel)
+    new = catalog.fleet.requests[before:]
+    assert new and {r.headers["x-gradebench-role"] for r in new} == {"judge"}
+    assert panel.report is not first and panel.report.meta["rubric"] == panel.rubric.value
+    assert "Refund only after &lt;both&gt; the lookup" in panel.runs_table.value
+    assert "rejudged 8 runs" in panel.status.value
+    assert rows(panel.runs_table.value) == first.runs.height
+    again = await panel.rejudge()  # the same rubric again: served from the cache
+    assert again is panel.report and len(catalog.fleet.requests) == len(new) + before
+
+
+async def test_rejudge_before_any_race_says_so() -> None:
+    panel = standard_panel(gb.Catalog.sim(latency_scale=0))
+    assert await panel.rejudge() is None
+    assert "nothing to rejudge" in panel.status.value and panel.task is None
+
+
+@pytest.mark.parametrize("path", ["", "decision..x"])
+async def test_a_bad_scorer_path_shows_in_the_status(path: str) -> None:
+    catalog = gb.Catalog.sim(latency_scale=0)
+    panel = standard_panel(catalog)
+    panel.scorer.value = "field_equals"
+    assert not panel.scorer_path.disabled
+    panel.scorer_path.value = path
+    assert await panel.start() is None
+    assert "cannot run: ValueError: path must be a dotted path" in panel.status.value
+    assert panel.task is None and not catalog.fleet.requests and not panel.run_button.disabled
+
+
+async def test_a_scorer_from_the_dropdown_scores_the_runs() -> None:
+    panel = standard_panel(gb.Catalog.sim(latency_scale=0))
+    panel.scorer.value = "field_equals"
+    panel.scorer_path.value = "decision"
+    report = await panel.start()
+    assert report.meta["scorer"] == "field_equals(decision)"
+    assert report.runs.filter(role="candidate")["scorer"].null_count() == 0
+
+
+async def test_a_failing_reference_shows_in_the_status(caplog: pytest.LogCaptureFixture) -> None:
+    async def broken(input: dict, seat: gb.Seat) -> str:
+        """Always fails."""
+        raise RuntimeError("boom <b>")
+
+    panel = standard_panel(gb.Catalog.sim(latency_scale=0), jobs=[broken], inputs={"broken": [{"id": "only"}]})
+    panel.job.value = "broken"
+    with caplog.at_level(logging.ERROR, logger="asyncio"):
+        assert await panel.start() is None
+    assert "the reference run failed: RuntimeError: boom &lt;b&gt;" in panel.status.value
+    assert isinstance(panel.error, RuntimeError)
+    assert rows(panel.runs_table.value) == 1 and "boom &lt;b&gt;" in panel.runs_table.value  # the reference row
+    assert "failed" in panel.diagnostics_table.value
+    assert not [r for r in caplog.records if r.name == "asyncio"]
+    assert not panel.run_button.disabled
+
+
+async def test_a_grade_without_a_pick_or_an_unset_reference_key_shows_in_the_status(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.delenv("UNSET_VAR", raising=False)
+    sim = gb.Catalog.sim(latency_scale=0)
+    entries = [dataclasses.replace(e, api_key_env="UNSET_VAR") if e.name == "sim/steady" else e for e in sim.entries]
+    catalog = gb.Catalog(entries, grades=sim.grades, picks=sim.picks, ceiling=sim.ceiling_name,
+                         transport=sim.transport, fleet=sim.fleet)  # fmt: skip
+    panel = standard_panel(catalog, candidates=("sim/swift",))
+    assert await panel.start() is None
+    assert "CatalogError" in panel.status.value and "UNSET_VAR" in panel.status.value
+    assert not catalog.fleet.requests
+
+
+async def test_untrusted_text_is_escaped() -> None:
+    async def echo(input: dict, seat: gb.Seat) -> dict:
+        """Repeat the message back."""
+        reply = await seat.chat([{"role": "user", "content": input["text"]}])
+        return {"echo": input["text"], "reply": reply.text}
+
+    evil = "<img src=x onerror=alert(1)><script>alert(2)</script>"
+    panel = standard_panel(
+        gb.Catalog.sim(latency_scale=0), jobs=[echo], inputs={"echo": [{"id": "x", "text": evil}]}, runs=1
+    )
+    panel.job.value = "echo"
+    await panel.start()
+    for shown in (panel.runs_table.value, panel.transcript.value):
+        assert "<script>" not in shown and "<img" not in shown
+    assert "&lt;script&gt;alert(2)&lt;/script&gt;" in panel.transcript.value
+
+
+def test_html_table_escapes_and_formats() -> None:
+    import polars as pl
+
+    table = widgets.html_table(pl.DataFrame({"a": ["<b>"], "n": [0.000012], "ok": [True], "x": [None]}))
+    assert "&lt;b&gt;" in table and "1.2e-05" in table and "yes" in table and "–" in table
+    assert "no rows" in widgets.html_table(pl.DataFrame({"a": []}))
+
+
+def test_a_click_in_a_real_kernel_races_on_the_kernel_loop(tmp_path: Path) -> None:
+    """ipykernel 7: a Run click arrives as a comm message; the race runs on the kernel's loop while the kernel idles."""
+    manager = pytest.importorskip("jupyter_client.manager")
+    km, kc = manager.start_new_kernel(kernel_name="python3", cwd=str(tmp_path), env={
+        **os.environ, "GRADEBENCH_CACHE": str(tmp_path / "cache"), "GRADEBENCH_SIM_LATENCY_SCALE": "0"})  # fmt: skip
+    problems: list[dict] = []
+
+    def execute(code: str) -> str:
+        msg_id, out = kc.execute(code), []
+        while True:
+            msg = kc.get_iopub_msg(timeout=60)
+            kind, content = msg["msg_type"], msg["content"]
+            if kind == "error" or (kind == "stream" and content["name"] == "stderr"):
+                problems.append(content)
+            elif kind == "stream" and msg["parent_header"].get("msg_id") == msg_id:
+                out.append(content["text"])
+            elif kind == "status" and content["execution_state"] == "idle" and msg["parent_header"]["msg_id"] == msg_id:
+                return "".join(out).strip()
+
+    def click(model_id: str) -> None:  # what the browser sends when the button is clicked
+        data = {"method": "custom", "content": {"event": "click"}}
+        kc.shell_channel.send(kc.session.msg("comm_msg", {"comm_id": model_id, "data": data}))
+
+    try:
+        run_id = execute(
+            "import gradebench as gb\n"
+            "catalog = gb.Catalog.sim(latency_scale=0.05)\n"
+            "panel = gb.widgets.BenchmarkPanel(catalog)\n"
+            "panel.grade.value = 'standard'; panel.candidates.value = ('sim/steady', 'sim/swift')\n"
+            "panel.runs.value = 2; panel.n_inputs.value = 2\n"
+            "display(panel); print(panel.run_button.model_id)"
+        )
+        click(run_id)
+        assert execute("first = panel.task; print(first is not None and panel.run_button.disabled)") == "True"
+        click(run_id)  # a second click while the race runs
+        for _ in range(200):
+            if execute("print(first.done())") == "True":
+                break
+            time.sleep(0.05)
+        assert execute("print(panel.task is first, panel.report.runs.height)") == "True 10"
+        assert "done in" in execute("print(panel.status.value)")
+    finally:
+        kc.stop_channels()
+        km.shutdown_kernel(now=True)
+    assert not problems
