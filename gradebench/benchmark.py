@@ -9,7 +9,7 @@ import json
 import logging
 import os
 import time
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from contextlib import AsyncExitStack
 from dataclasses import dataclass
 from typing import Any
@@ -113,20 +113,34 @@ class Benchmark:
         *,
         runs: int = 3,
         catalog: Catalog,
-        grade: str,
+        grade: str | None = None,
         salt: str = "",
         cache: CallCache | str | os.PathLike[str] | None = None,
         concurrency: int | None = None,
         judge: str | None = None,
+        also: Iterable[str] = (),
+        margin: float = 1.0,
         progress: bool = True,
     ):
+        """``grade`` defaults to the job's declared grade. ``also`` names other grades (e.g. ``["small"]``) whose
+        entries race too, against the same reference: does the job need its grade at all? ``margin`` is the
+        non-inferiority margin (points of 10) behind each entry's verdict."""
         if not isinstance(runs, int) or runs < 1:
             raise ValueError(f"runs must be an integer >= 1, got {runs!r}")
         self.job = JobSpec(factory)
         self.runs = runs
         self.catalog = catalog
+        grade = grade or self.job.grade
+        if not grade:
+            raise ValueError(f"no grade: pass grade=... or declare the job's grade (job {self.job.name!r})")
         catalog.of_grade(grade)  # validates the grade
         self.grade = grade
+        self.also = [g for g in also if g != grade]
+        for other in self.also:
+            catalog.of_grade(other)
+        if not margin >= 0:
+            raise ValueError(f"margin must be >= 0 (points of 10), got {margin!r}")
+        self.margin = float(margin)
         self.salt = salt
         self.cache = cache if isinstance(cache, CallCache) else CallCache(cache)
         self.concurrency = concurrency or catalog.concurrency
@@ -135,8 +149,9 @@ class Benchmark:
         self.rubric = self.job.rubric
         self.scorer = self.job.scorer
         self._inputs: list[_Input] = []
-        self._candidates: list[Entry] = [catalog[n] for n in self.candidates(catalog, grade)]
-        self._skipped: dict[str, str] = catalog.skipped(grade)
+        grades = [grade, *self.also]
+        self._candidates: list[Entry] = [catalog[n] for g in grades for n in self.candidates(catalog, g)]
+        self._skipped: dict[str, str] = {n: why for g in grades for n, why in catalog.skipped(g).items()}
         self._report: BenchmarkReport | None = None
         self._listeners: list[Callable[[RaceEvent], None]] = []
         self.metadata: dict[str, Any] = {}
@@ -148,6 +163,21 @@ class Benchmark:
         )
 
     # ------------------------------------------------------------------------------------------------------- setup
+
+    @property
+    def entries(self) -> list[str]:
+        """The entries this benchmark will race (after `set_candidates`; uncallable ones are left out)."""
+        return [e.name for e in self._candidates]
+
+    @property
+    def inputs(self) -> dict[str, Any]:
+        """The inputs by id, in order."""
+        return {x.id: x.value for x in self._inputs}
+
+    @property
+    def skipped(self) -> dict[str, str]:
+        """Entries left out because they cannot be called, with the reason."""
+        return dict(self._skipped)
 
     @staticmethod
     def candidates(catalog: Catalog, grade: str) -> list[str]:
@@ -260,8 +290,13 @@ class Benchmark:
                 self._emit(RaceEvent(kind="judged", run=run, planned=len(plan)))
                 return run
 
+            done: list[Run] = []
             try:
-                raced = await asyncio.gather(*(race_one(e, x, k) for e, x, k in plan))
+                raced = await asyncio.gather(*(self._collect(race_one(e, x, k), done) for e, x, k in plan))
+            except asyncio.CancelledError:
+                # Stopped: what finished is in the cache; the report holds the runs judged so far.
+                self._finish([*runs, *done], stopped=True)
+                raise
             finally:
                 bar.close()
             runs.extend(raced)
@@ -337,8 +372,14 @@ class Benchmark:
             benchmark_id=self.benchmark_id, salt=self.salt,
         )  # fmt: skip
 
-    def _finish(self, runs: list[Run]) -> None:
-        self._report = BenchmarkReport.from_runs(runs, self._meta())
+    @staticmethod
+    async def _collect(job: Awaitable[Run], done: list[Run]) -> Run:
+        run = await job
+        done.append(run)
+        return run
+
+    def _finish(self, runs: list[Run], *, stopped: bool = False) -> None:
+        self._report = BenchmarkReport.from_runs(runs, {**self._meta(), "stopped": stopped})
         self.metadata[Benchmark.REPORT] = self._report
         log.info("benchmark %s\n%s", self.benchmark_id, self._report.table())
 
@@ -348,6 +389,8 @@ class Benchmark:
             "job": self.job.name,
             "instructions": self.job.instructions,
             "grade": self.grade,
+            "also": list(self.also),
+            "margin": self.margin,
             "runs_per_entry": self.runs,
             "reference_entry": self.catalog.pick(self.grade).name,
             "judge_entry": self.judge_entry.name,

@@ -14,13 +14,15 @@ __all__ = ["Job", "JobSpec"]
 class Job:
     """Base class of a job. Subclass it, write the instructions in the docstring and implement ``run``.
 
-    Class attributes a job may set: ``name`` (labels its rows), ``instructions`` (defaults to the docstring; the task
+    Class attributes a job may set: ``name`` (labels its rows), ``grade`` (the grade it is declared to need: the
+    default grade of its benchmarks), ``instructions`` (defaults to the docstring; the task
     the judge reads), ``rubric`` (what a good answer does, for the judge), ``params`` (inference parameters),
     ``fixed_params`` (parameters no call may override, e.g. a temperature a result depends on), ``max_steps``
     (tool-loop limit), ``timeout_s`` (limit of one run), ``scorer`` (the job's own scorer in code).
     """
 
     name: ClassVar[str] = ""
+    grade: ClassVar[str] = ""
     instructions: ClassVar[str] = ""
     rubric: ClassVar[str] = ""
     params: ClassVar[Mapping[str, Any]] = {}
@@ -56,6 +58,7 @@ class JobSpec:
         if doc == inspect.getdoc(Job):
             doc = ""
         self.instructions: str = doc.strip()
+        self.grade: str = getattr(cls, "grade", "") or ""
         self.rubric: str = getattr(cls, "rubric", "") or ""
         self.params: dict[str, Any] = dict(getattr(cls, "params", {}) or {})
         self.fixed_params: dict[str, Any] = dict(getattr(cls, "fixed_params", {}) or {})

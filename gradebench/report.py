@@ -447,9 +447,11 @@ class BenchmarkReport:
         return (
             f"{m.get('job') or '?'} · grade {m.get('grade') or '?'} · reference {m.get('reference_entry') or '-'}"
             f" · judge {m.get('judge_entry') or '-'} · {inputs} input{'s' if inputs != 1 else ''} × {repeats} runs"
+            + (" · STOPPED EARLY: only the runs judged before the stop" if m.get("stopped") else "")
         )
 
-    def _totals(self) -> str:
+    def totals(self) -> str:
+        """One line: what the runs cost, what the judge cost, and what was spent now (cache hits cost nothing now)."""
         currencies = self.runs["currency"].drop_nulls().unique(maintain_order=True).to_list()
         cur = currencies[0] if len(currencies) == 1 else "(mixed currencies)" if currencies else ""
         judge = self.calls.filter(pl.col("role") == "judge")
@@ -493,7 +495,7 @@ class BenchmarkReport:
         skipped = self.meta.get("skipped") or {}
         if skipped:
             lines.append("skipped: " + "; ".join(f"{entry} ({why})" for entry, why in skipped.items()))
-        lines.append(self._totals())
+        lines.append(self.totals())
         return "\n".join(lines)
 
     def _repr_html_(self) -> str:
@@ -502,7 +504,7 @@ class BenchmarkReport:
         if skipped:
             items = "".join(f"<li>{html.escape(str(e))}: {html.escape(str(w))}</li>" for e, w in skipped.items())
             parts.append(f"<p>skipped:</p><ul>{items}</ul>")
-        parts.append(f"<p>{html.escape(self._totals())}</p>")
+        parts.append(f"<p>{html.escape(self.totals())}</p>")
         return "\n".join(parts)
 
     # ----------------------------------------------------------------------------------------------------- parquet

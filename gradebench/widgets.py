@@ -100,15 +100,6 @@ def _scroll(inner: str) -> str:
     return f'<div style="max-height:460px;overflow:auto">{inner}</div>'
 
 
-def _totals(report: BenchmarkReport) -> str:
-    runs = report.runs
-    currencies = runs["currency"].drop_nulls().unique(maintain_order=True).to_list()
-    cur = currencies[0] if len(currencies) == 1 else "(mixed currencies)" if currencies else ""
-    cost, judge = float(runs["cost"].sum()), float(runs["judge_cost"].fill_null(0).sum())
-    spent = float(runs["spent_now"].sum())
-    return f"cost of the runs {cost:.6f} {cur} (+ judge {judge:.6f} {cur}) · runs spent now {spent:.6f} {cur}"
-
-
 def events_html(events: Sequence[Mapping[str, Any]]) -> str:
     """A transcript (`transcript_events`) as escaped HTML: messages, tool calls with arguments and results, answer."""
     parts = []
@@ -178,11 +169,10 @@ class BenchmarkPanel(w.VBox):
             return w.Layout(width=width)
 
         self.job = w.Dropdown(options=list(self.specs), description="job")
-        with_pick = [g for g in catalog.grades if g in catalog.picks]
         self.grade = w.Dropdown(
             options=[(f"{g} (reference {catalog.picks[g]})" if g in catalog.picks else f"{g} (no pick)", g)
                      for g in catalog.grades],
-            value=(with_pick or list(catalog.grades))[0], description="grade",
+            value=self._default_grade(), description="grade",
         )  # fmt: skip
         self.candidates = w.SelectMultiple(description="candidates", rows=6, layout=px("100%"))
         self.candidates_note = w.HTML()
@@ -247,8 +237,17 @@ class BenchmarkPanel(w.VBox):
         callable_ = f"NOT CALLABLE: {why}" if why else "callable"
         return f"{mark}{entry.name} · {entry.grade} · {price}{' · sim' if entry.simulated else ''} · {callable_}"
 
+    def _default_grade(self) -> str:
+        """The grade the selected job declares, when the catalog pins an entry for it; else the first pinned grade."""
+        declared = self.specs[self.job.value].grade if self.job.value in self.specs else ""
+        if declared in self.catalog.picks and declared in self.catalog.grades:
+            return declared
+        return next((g for g in self.catalog.grades if g in self.catalog.picks), self.catalog.grades[0])
+
     def _job_changed(self) -> None:
         spec = self.specs[self.job.value]
+        if hasattr(self, "grade") and spec.grade in self.catalog.picks:  # follow the grade the job declares
+            self.grade.value = spec.grade
         self.rubric.value = spec.rubric
         own = (
             [(f"the job's own: {getattr(spec.scorer, 'name', spec.scorer)}", "job")] if spec.scorer is not None else []
@@ -398,7 +397,7 @@ class BenchmarkPanel(w.VBox):
         self._show(report)
         failed = report.runs.filter(~pl.col("ok")).height
         self._say(f"done in {time.perf_counter() - started:.1f}s: {report.runs.height} runs ({failed} failed), "
-                  f"{report.models.height} entries · {_totals(report)}")  # fmt: skip
+                  f"{report.models.height} entries · {report.totals()}")  # fmt: skip
         return report
 
     def _begin_rejudge(self) -> asyncio.Task[Any] | None:
@@ -426,7 +425,7 @@ class BenchmarkPanel(w.VBox):
             self._fail("rejudge failed", exc)
             return None
         self._show(report)
-        self._say(f"rejudged {n} runs under the edited rubric · {_totals(report)}")
+        self._say(f"rejudged {n} runs under the edited rubric · {report.totals()}")
         return report
 
     def _task_done(self, task: asyncio.Task[Any]) -> None:
@@ -436,8 +435,11 @@ class BenchmarkPanel(w.VBox):
             self._say("rejudge stopped: the report shown is unchanged")
         elif task.cancelled() or self._stop_requested:
             landed = sum(c[1] for name, c in self._counts.items() if name != "reference")
-            self._say(f"stopped: {landed} of {self.progress_bar.max} runs had landed; what finished is in the cache, "
-                      "so Run with the same settings resumes from there")  # fmt: skip
+            partial = self.bench.metadata.get(Benchmark.REPORT) if self.bench is not None else None
+            if partial is not None and partial.meta.get("stopped"):
+                self._show(partial)  # the runs judged before the stop
+            self._say(f"stopped: {landed} of {self.progress_bar.max} runs had landed (the tabs show those judged); "
+                      "what finished is in the cache, so Run with the same settings resumes from there")  # fmt: skip
             self.progress_bar.bar_style = "warning"
         elif task.exception() is not None:  # not expected: _race and _rejudge report their own errors
             self._fail("unexpected error", task.exception())  # type: ignore[arg-type]
@@ -536,7 +538,7 @@ class BenchmarkPanel(w.VBox):
             f"<li>skipped {_esc(e)}: {_esc(r)}</li>" for e, r in (self.report.meta.get("skipped") or {}).items()
         )
         table = html_table(models, MODEL_COLUMNS, empty="no candidate runs")
-        self.models_table.value = f"{self._header()}{table}<ul>{skipped}</ul><p>{_esc(_totals(self.report))}</p>"
+        self.models_table.value = f"{self._header()}{table}<ul>{skipped}</ul><p>{_esc(self.report.totals())}</p>"
 
     def _draw_charts(self) -> None:
         for box, name in ((self.cost_chart, "cost_quality"), (self.latency_chart, "latency_quality")):

@@ -54,11 +54,18 @@ def test_default_state() -> None:
     assert isinstance(panel, widgets.BenchmarkPanel) and panel.tabs in panel.children
     assert list(panel.job.options) == [*EXAMPLE_JOBS, "haiku"]
     assert panel.job.value == OrderAgent.name and panel.rubric.value == OrderAgent.rubric
-    assert panel.grade.value == next(g for g in catalog.grades if g in catalog.picks)
-    assert panel.candidates.value == tuple(gb.Benchmark.candidates(catalog, panel.grade.value))
+    assert panel.grade.value == OrderAgent.grade == "standard"  # the grade the job declares it needs
+    assert panel.candidates.value == tuple(gb.Benchmark.candidates(catalog, "standard"))
     labels = dict((v, k) for k, v in panel.candidates.options)
-    assert labels["sim/pico"] == "sim/pico · small · 0.02 in / 0.08 out USD per 1M · sim · callable"
-    assert labels["sim/mini"].startswith("★ sim/mini")  # the grade's pick: the reference
+    assert labels["sim/swift"] == "sim/swift · standard · 0.1 in / 0.4 out USD per 1M · sim · callable"
+    assert labels["sim/steady"].startswith("★ sim/steady")  # the grade's pick: the reference
+    panel.job.value = "haiku"  # a job that declares no grade keeps the grade chosen
+    assert panel.grade.value == "standard"
+    panel.grade.value = "small"
+    assert labels != dict((v, k) for k, v in panel.candidates.options)
+    assert dict((v, k) for k, v in panel.candidates.options)["sim/mini"].startswith("★ sim/mini")
+    panel.job.value = OrderAgent.name
+    assert panel.grade.value == "standard"
     assert panel.runs.value == 3 and panel.n_inputs.value == 5 and not panel.all_inputs.value
     assert plain(panel.inputs_note.value) == "5 of 26 inputs"
     assert [v for _, v in panel.scorer.options] == ["none", "field_equals", "numeric_close", "set_f1", "choice_letter"]
@@ -210,7 +217,9 @@ async def test_stop_cancels_and_a_rerun_resumes_from_the_cache(tmp_path: Path) -
     assert panel.stop() is True
     await finished(panel)
     assert "stopped" in panel.status.value and "resumes" in panel.status.value
-    assert panel.report is None and not panel.run_button.disabled and panel.stop_button.disabled
+    assert panel.report is not None and panel.report.meta["stopped"]  # the runs judged before the stop
+    assert panel.report.runs.height < 3 + 2 * 2 * 3
+    assert not panel.run_button.disabled and panel.stop_button.disabled
     assert panel.stop() is False  # nothing left to stop
 
     before = len(catalog.fleet.requests)

@@ -42,6 +42,7 @@ class OrderAgent(gb.Job):
     (refund, deny or escalate), refund_amount (0 unless refunded) and a short reason citing the facts."""
 
     name = "order-agent"
+    grade = "standard"
     rubric = (
         "A good answer looks the order up before deciding, checks the return policy with the order's real category, "
         "days since delivery and condition, refunds exactly the order's price only when the policy says eligible, "

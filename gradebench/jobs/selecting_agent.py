@@ -86,6 +86,7 @@ class SelectingAgent(gb.Job):
     output names the chosen option's id, the letter shown and the justification."""
 
     name = "selecting-agent"
+    grade = "standard"
     rubric = (
         "A good answer picks the cheapest option that has every must-have and costs no more than the budget, and its "
         "one-line justification cites the deciding facts: the price against the budget and the must-haves, and why "
