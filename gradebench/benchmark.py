@@ -10,26 +10,22 @@ import logging
 import os
 import time
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
-from contextlib import AsyncExitStack
 from dataclasses import dataclass
 from typing import Any
 
-import httpx2
-import openai
 import polars as pl
 from tqdm.auto import tqdm
 
 from . import __version__
-from .admission import Admission
 from .cache import CallCache, canonical_json
 from .catalog import Catalog, Entry
 from .job import JobSpec
-from .judge import build_judge_messages, identifying_names, judge, transcript_events
+from .judging import JudgeSetup, assess, noise_scores
 from .report import BenchmarkReport
-from .runs import Run, Verdict
-from .seat import Seat, SeatContext
+from .runs import Run
+from .session import Session
 
-__all__ = ["Benchmark", "RaceEvent", "rejudge_report"]
+__all__ = ["Benchmark", "RaceEvent", "judge_noise_report", "rejudge_report"]
 
 log = logging.getLogger("gradebench")
 
@@ -50,47 +46,6 @@ class RaceEvent:
 class _Input:
     id: str
     value: Any
-
-
-class _Session:
-    """What one race holds open inside its event loop: a client per entry, the admission limits, the cache."""
-
-    def __init__(self, catalog: Catalog, cache: CallCache, concurrency: int):
-        self.catalog = catalog
-        self.cache = cache
-        self.admission = Admission(catalog.entries, concurrency=concurrency)
-        self._clients: dict[str, openai.AsyncOpenAI] = {}
-        self._stack = AsyncExitStack()
-        self._http: httpx2.AsyncClient | None = None
-
-    async def __aenter__(self) -> _Session:
-        if self.catalog.transport is not None:
-            self._http = await self._stack.enter_async_context(httpx2.AsyncClient(transport=self.catalog.transport))
-        return self
-
-    async def __aexit__(self, *exc: object) -> None:
-        for client in self._clients.values():
-            await client.close()
-        await self._stack.aclose()
-
-    def seat(self, entry: Entry, **context: Any) -> Seat:
-        """A seat at ``entry`` for one run (or one verdict), sharing this session's client, cache and limits."""
-        return Seat(
-            entry, SeatContext(client=self.client(entry), cache=self.cache, admission=self.admission, **context)
-        )
-
-    def client(self, entry: Entry) -> openai.AsyncOpenAI:
-        client = self._clients.get(entry.name)
-        if client is None:
-            client = openai.AsyncOpenAI(
-                base_url=entry.base_url,
-                api_key=entry.api_key(),
-                max_retries=entry.max_retries,
-                timeout=entry.timeout_s,
-                http_client=self._http,
-            )
-            self._clients[entry.name] = client
-        return client
 
 
 def _short_hash(*parts: Any) -> str:
@@ -148,6 +103,7 @@ class Benchmark:
         self.progress = progress
         self.rubric = self.job.rubric
         self.scorer = self.job.scorer
+        self.judge_swap = False
         self._inputs: list[_Input] = []
         grades = [grade, *self.also]
         self._candidates: list[Entry] = [catalog[n] for g in grades for n in self.candidates(catalog, g)]
@@ -228,6 +184,12 @@ class Benchmark:
         self.rubric = text
         return self
 
+    def set_judge_swap(self, on: bool = True) -> Benchmark:
+        """The label-bias check: judge every run twice, the two transcripts in swapped order under neutral labels;
+        the verdict is the mean, and ``swap_gap`` says how far the two orders disagreed."""
+        self.judge_swap = bool(on)
+        return self
+
     def set_scorer(self, scorer: Callable[[Any, Any], float | None] | None) -> Benchmark:
         """A score in code, 0..1 or None, of each candidate output against the reference output."""
         if scorer is not None and not callable(scorer):
@@ -258,7 +220,7 @@ class Benchmark:
         self.judge_entry.api_key()
         runs: list[Run] = []
         errors: dict[str, BaseException] = {}
-        async with _Session(self.catalog, self.cache, self.concurrency) as session:
+        async with Session(self.catalog, self.cache, self.concurrency) as session:
 
             async def reference_one(item: _Input) -> Run:
                 run = await self._one_run(session, reference_entry, item, "reference", 0, errors)
@@ -273,6 +235,7 @@ class Benchmark:
                 raise errors[failed[0].run_id]
             by_input = {r.input_id: r for r in references}
             plan = [(e, x, k) for x in self._inputs for e in self._candidates for k in range(self.runs)]
+            setup = self._judge_setup(self.rubric, self.judge_entry)
             bar = tqdm(total=len(plan), desc=f"{self.job.name} race", unit="run", disable=not self.progress)
             landed = judged = failures = 0
 
@@ -283,7 +246,7 @@ class Benchmark:
                 failures += not run.ok
                 bar.set_postfix(landed=landed, judged=judged, failed=failures, refresh=False)
                 self._emit(RaceEvent(kind="landed", run=run, planned=len(plan)))
-                run = await self._judge_and_score(session, run, by_input[item.id], item, self.judge_entry, self.rubric)
+                run = await assess(session, run, by_input[item.id], item.value, setup, self.scorer)
                 judged += 1
                 bar.set_postfix(landed=landed, judged=judged, failed=failures, refresh=False)
                 bar.update(1)
@@ -321,7 +284,7 @@ class Benchmark:
         return _short_hash("run", self.benchmark_id, item.id, role, entry.name, repeat)
 
     async def _one_run(
-        self, session: _Session, entry: Entry, item: _Input, role: str, repeat: int, errors: dict[str, BaseException]
+        self, session: Session, entry: Entry, item: _Input, role: str, repeat: int, errors: dict[str, BaseException]
     ) -> Run:
         run_id = self._run_id(entry, item, role, repeat)
         seat = session.seat(
@@ -355,22 +318,9 @@ class Benchmark:
                        wall_s=time.perf_counter() - started)  # fmt: skip
         return Run(**base, ok=True, output=output, calls=list(seat.calls), wall_s=time.perf_counter() - started)
 
-    async def _judge_and_score(
-        self, session: _Session, run: Run, reference: Run, item: _Input, judge_entry: Entry, rubric: str
-    ) -> Run:
-        verdict = await self._verdict(session, run, reference, item.value, judge_entry, rubric)
-        score, score_error = None, None
-        if self.scorer is not None and run.ok:
-            score, score_error = _apply_scorer(self.scorer, run.output, reference.output)
-        return _replace(run, verdict=verdict, scorer=score, scorer_error=score_error)
-
-    async def _verdict(
-        self, session: _Session, run: Run, reference: Run, value: Any, judge_entry: Entry, rubric: str
-    ) -> Verdict:
-        return await judge_run(
-            session, run, reference, value, judge_entry, rubric, instructions=self.job.instructions,
-            benchmark_id=self.benchmark_id, salt=self.salt,
-        )  # fmt: skip
+    def _judge_setup(self, rubric: str, judge_entry: Entry) -> JudgeSetup:
+        return JudgeSetup(entry=judge_entry, rubric=rubric, instructions=self.job.instructions,
+                          benchmark_id=self.benchmark_id, salt=self.salt, swap=self.judge_swap)  # fmt: skip
 
     @staticmethod
     async def _collect(job: Awaitable[Run], done: list[Run]) -> Run:
@@ -395,6 +345,7 @@ class Benchmark:
             "reference_entry": self.catalog.pick(self.grade).name,
             "judge_entry": self.judge_entry.name,
             "judge_params": dict(self.catalog.judge_params),
+            "judge_swap": self.judge_swap,
             "rubric": self.rubric,
             "scorer": getattr(self.scorer, "name", getattr(self.scorer, "__name__", None)) if self.scorer else None,
             "salt": self.salt,
@@ -429,43 +380,73 @@ class Benchmark:
         """`rejudge` for plain scripts and notebook cells."""
         return _run_sync(lambda: self.rejudge(rubric=rubric, judge=judge))
 
+    async def judge_noise(self, k: int = 5, sample: int | Sequence[str] | None = None) -> BenchmarkReport:
+        """The judge-noise floor: judge cached runs ``k`` more times with distinct salts (no candidate runs again).
 
-async def judge_run(
-    session: _Session,
-    run: Run,
-    reference: Run,
-    value: Any,
-    judge_entry: Entry,
-    rubric: str,
+        ``sample``: how many candidate runs (a seeded choice), or their run ids; default every judged run. The report
+        gains ``report.noise`` (per run: the scores, their spread, whether the score moved) and the floor columns of
+        ``report.models`` (``floor_std``, ``floor_range``, ``floor_moved``).
+        """
+        report = await judge_noise_report(
+            self.report(), self.catalog, k=k, sample=sample, cache=self.cache, concurrency=self.concurrency,
+            progress=self.progress,
+        )  # fmt: skip
+        self._report = report
+        self.metadata[Benchmark.REPORT] = report
+        return report
+
+
+async def judge_noise_report(
+    report: BenchmarkReport,
+    catalog: Catalog,
     *,
-    instructions: str,
-    benchmark_id: str,
-    salt: str,
-) -> Verdict:
-    """The blind verdict on one run against the reference."""
-    messages = build_judge_messages(
-        instructions=instructions,
-        input=value,
-        rubric=rubric,
-        reference=transcript_events(reference.calls, reference.output, reference.error),
-        candidate=transcript_events(run.calls, run.output, run.error),
-        redact=identifying_names([*run.calls, *reference.calls], _model_names(session.catalog)),
-    )
-    params = dict(session.catalog.judge_params)
-    seat = session.seat(
-        judge_entry,
-        run_id=run.run_id,
-        role="judge",
-        benchmark_id=benchmark_id,
-        salt={"user": salt, "judged": run.run_id, "role": "judge"},
-        job_params=params,
-        max_steps=1,
-    )
-    return await judge(seat, messages, params=params)
+    k: int = 5,
+    sample: int | Sequence[str] | None = None,
+    cache: CallCache | str | os.PathLike[str] | None = None,
+    concurrency: int | None = None,
+    progress: bool = True,
+) -> BenchmarkReport:
+    """`Benchmark.judge_noise` for any report (e.g. one read back from parquet): that report with its noise floor."""
+    if not isinstance(k, int) or k < 1:
+        raise ValueError(f"k must be an integer >= 1, got {k!r}")
+    meta = dict(report.meta)
+    runs = report.to_runs()
+    references = {r.input_id: r for r in runs if r.role == "reference"}
+    judged = [r for r in runs if r.role == "candidate" and r.verdict is not None and r.verdict.score is not None]
+    if isinstance(sample, int):
+        if sample < 1:
+            raise ValueError(f"sample must be >= 1 runs, got {sample}")
+        chosen = sorted(judged, key=lambda r: _short_hash("noise-sample", r.run_id))[:sample]
+    elif sample is not None:
+        wanted = set(sample)
+        unknown = wanted - {r.run_id for r in judged}
+        if unknown:
+            raise ValueError(f"sample names runs that are not judged candidate runs: {sorted(unknown)}")
+        chosen = [r for r in judged if r.run_id in wanted]
+    else:
+        chosen = judged
+    judge_entry = catalog[meta.get("judge_entry") or catalog.ceiling_name]
+    judge_entry.api_key()
+    setup = JudgeSetup(entry=judge_entry, rubric=meta.get("rubric", ""), instructions=meta.get("instructions", ""),
+                       benchmark_id=meta.get("benchmark_id", ""), salt=meta.get("salt", ""),
+                       swap=bool(meta.get("judge_swap")))  # fmt: skip
+    inputs = meta.get("inputs", {})
+    cache = cache if isinstance(cache, CallCache) else CallCache(cache)
+    async with Session(catalog, cache, concurrency or catalog.concurrency) as session:
+        bar = tqdm(total=len(chosen), desc="judge noise", unit="run", disable=not progress)
 
+        async def one(run: Run) -> dict[str, Any]:
+            scores = await noise_scores(session, run, references[run.input_id], inputs.get(run.input_id), setup, k)
+            bar.update(1)
+            assert run.verdict is not None
+            return {"run_id": run.run_id, "entry": run.entry, "input_id": run.input_id,
+                    "score": run.verdict.score, "replicas": scores}  # fmt: skip
 
-def _model_names(catalog: Catalog) -> list[str]:
-    return [n for e in catalog.entries for n in (e.name, e.model)]
+        try:
+            rows = await asyncio.gather(*(one(r) for r in chosen))
+        finally:
+            bar.close()
+    return report.with_noise(rows, k=k)
 
 
 async def rejudge_report(
@@ -489,20 +470,17 @@ async def rejudge_report(
     inputs = meta.get("inputs", {})
     cache = cache if isinstance(cache, CallCache) else CallCache(cache)
     candidates = [r for r in runs if r.role == "candidate"]
-    async with _Session(catalog, cache, concurrency or catalog.concurrency) as session:
+    setup = JudgeSetup(entry=judge_entry, rubric=rubric, instructions=meta.get("instructions", ""),
+                       benchmark_id=meta.get("benchmark_id", ""), salt=meta.get("salt", ""),
+                       swap=bool(meta.get("judge_swap")))  # fmt: skip
+    async with Session(catalog, cache, concurrency or catalog.concurrency) as session:
         bar = tqdm(total=len(candidates), desc="rejudge", unit="run", disable=not progress)
 
         async def one(run: Run) -> Run:
-            verdict = await judge_run(
-                session, run, references[run.input_id], inputs.get(run.input_id), judge_entry, rubric,
-                instructions=meta.get("instructions", ""), benchmark_id=meta.get("benchmark_id", ""),
-                salt=meta.get("salt", ""),
-            )  # fmt: skip
-            score, score_error = run.scorer, run.scorer_error
-            if scorer is not None and run.ok:
-                score, score_error = _apply_scorer(scorer, run.output, references[run.input_id].output)
+            # A scorer given now scores again; otherwise the scores stand (they do not depend on the judge).
+            assessed = await assess(session, run, references[run.input_id], inputs.get(run.input_id), setup, scorer)
             bar.update(1)
-            return _replace(run, verdict=verdict, scorer=score, scorer_error=score_error)
+            return assessed
 
         try:
             rejudged = await asyncio.gather(*(one(r) for r in candidates))
@@ -510,22 +488,6 @@ async def rejudge_report(
             bar.close()
     meta.update(rubric=rubric, judge_entry=judge_entry.name, judge_params=dict(catalog.judge_params))
     return BenchmarkReport.from_runs([*references.values(), *rejudged], meta)
-
-
-def _apply_scorer(scorer: Callable[[Any, Any], Any], output: Any, reference: Any) -> tuple[float | None, str | None]:
-    try:
-        value = scorer(output, reference)
-    except Exception as exc:  # a scorer that raises is a row with scorer_error, not a crash
-        return None, f"{type(exc).__name__}: {exc}"
-    if value is None:
-        return None, None
-    if isinstance(value, bool) or not isinstance(value, int | float) or not 0.0 <= float(value) <= 1.0:
-        return None, f"scorer returned {value!r}, not a number in 0..1 or None"
-    return float(value), None
-
-
-def _replace(run: Run, **changes: Any) -> Run:
-    return Run(**{**{f: getattr(run, f) for f in run.__dataclass_fields__}, **changes})
 
 
 def _run_sync(make: Callable[[], Any]) -> Any:

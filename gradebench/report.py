@@ -16,10 +16,11 @@ from typing import Any
 import numpy as np
 import polars as pl
 
+from . import stats
 from .runs import Run, Verdict
 from .seat import Call
 
-__all__ = ["CALLS_SCHEMA", "DIAGNOSTICS_SCHEMA", "MODELS_SCHEMA", "RUNS_SCHEMA", "BenchmarkReport"]
+__all__ = ["CALLS_SCHEMA", "DIAGNOSTICS_SCHEMA", "MODELS_SCHEMA", "NOISE_SCHEMA", "RUNS_SCHEMA", "BenchmarkReport"]
 
 log = logging.getLogger("gradebench")
 
@@ -48,9 +49,9 @@ RUNS_SCHEMA: dict[str, pl.DataType] = {
     "cached": pl.Boolean(),
     "finish_reason": pl.String(),
     "output": pl.String(),
-    "score": pl.Int64(),
-    "accuracy": pl.Int64(),
-    "work": pl.Int64(),
+    "score": pl.Float64(),
+    "accuracy": pl.Float64(),
+    "work": pl.Float64(),
     "reason": pl.String(),
     "judge_entry": pl.String(),
     "judge_path": pl.String(),
@@ -59,6 +60,11 @@ RUNS_SCHEMA: dict[str, pl.DataType] = {
     "scorer_error": pl.String(),
     "judge_attempts": pl.Int64(),
     "judge_cost": pl.Float64(),
+    "swap_gap": pl.Float64(),
+    "tool_missing": pl.Int64(),
+    "tool_extra": pl.Int64(),
+    "tool_arg_mismatch": pl.Int64(),
+    "tool_diff": pl.String(),
 }
 """One row per run (reference and candidates)."""
 
@@ -104,8 +110,38 @@ MODELS_SCHEMA: dict[str, pl.DataType] = {
     "currency": pl.String(),
     "judged": pl.Int64(),
     "is_reference": pl.Boolean(),
+    "verdict": pl.String(),
+    "margin": pl.Float64(),
+    "mean_diff": pl.Float64(),
+    "lower": pl.Float64(),
+    "upper": pl.Float64(),
+    "p_value": pl.Float64(),
+    "n_inputs": pl.Int64(),
+    "n_pairs": pl.Int64(),
+    "more_runs": pl.Int64(),
+    "verdict_reason": pl.String(),
+    "cost_ratio": pl.Float64(),
+    "latency_ratio": pl.Float64(),
+    "cost_per_point": pl.Float64(),
+    "cost_per_point_ratio": pl.Float64(),
+    "swap_gap_mean": pl.Float64(),
+    "floor_std": pl.Float64(),
+    "floor_range": pl.Float64(),
+    "floor_moved": pl.Float64(),
 }
-"""One row per candidate entry."""
+"""One row per candidate entry: means and intervals, the verdict against the reference, ratios, the judge's floor."""
+
+NOISE_SCHEMA: dict[str, pl.DataType] = {
+    "run_id": pl.String(),
+    "entry": pl.String(),
+    "input_id": pl.String(),
+    "score": pl.Float64(),
+    "replicas": pl.List(pl.Float64()),
+    "std": pl.Float64(),
+    "range": pl.Float64(),
+    "moved": pl.Boolean(),
+}
+"""One row per re-judged run (`Benchmark.judge_noise`): its verdict's score, the replica scores and their spread."""
 
 DIAGNOSTICS_SCHEMA: dict[str, pl.DataType] = {
     "kind": pl.String(),
@@ -137,6 +173,15 @@ def _conform(df: pl.DataFrame, schema: Mapping[str, pl.DataType], what: str) -> 
     return df.select([pl.col(c).cast(t) for c, t in schema.items()] + [pl.col(c) for c in extra])
 
 
+def _signed(value: float | None) -> str:
+    """A signed number with a real minus sign."""
+    return "-" if value is None else f"{value:+.2f}".replace("-", "−")
+
+
+def _times(value: float | None) -> str:
+    return "-" if value is None else f"{value:.2f}×"
+
+
 def _is_empty_output(text: str | None) -> bool:
     if text is None:
         return True
@@ -150,21 +195,6 @@ def _is_empty_output(text: str | None) -> bool:
 def _mean(series: pl.Series) -> float | None:
     values = series.drop_nulls()
     return float(values.mean()) if len(values) else None  # type: ignore[arg-type]
-
-
-def bootstrap_interval(
-    values: Iterable[float], *, level: float = 0.95, resamples: int = BOOTSTRAP_RESAMPLES, seed: int = BOOTSTRAP_SEED
-) -> tuple[float | None, float | None]:
-    """Percentile bootstrap interval of the mean (seeded, so reproducible); ``(None, None)`` below two values."""
-    data = np.asarray(list(values), dtype=float)
-    if data.size < 2:
-        return None, None
-    rng = np.random.default_rng(seed)
-    means = data[rng.integers(0, data.size, size=(resamples, data.size))].mean(axis=1)
-    alpha = (1.0 - level) / 2.0
-    lo, hi = np.quantile(means, [alpha, 1.0 - alpha])
-    mean = float(data.mean())
-    return min(float(lo), mean), max(float(hi), mean)
 
 
 def _run_row(run: Run) -> dict[str, Any]:
@@ -211,7 +241,12 @@ def _run_row(run: Run) -> dict[str, Any]:
             judge_error=verdict.error,
             judge_attempts=verdict.attempts,
             judge_cost=float(sum(c.cost for c in verdict.calls)),
+            swap_gap=verdict.swap_gap,
         )
+    if run.tool_diff is not None:
+        diff = run.tool_diff
+        row.update(tool_missing=diff.tool_missing, tool_extra=diff.tool_extra, tool_arg_mismatch=diff.tool_arg_mismatch,
+                   tool_diff=diff.text)  # fmt: skip
     return row
 
 
@@ -242,7 +277,9 @@ _RUN_FIELDS = ("benchmark_id", "job", "input_id", "run_id", "role", "entry", "mo
 class BenchmarkReport:
     """What a benchmark measured: ``runs``, ``calls`` and ``models`` frames, the reference, diagnostics and a table."""
 
-    def __init__(self, runs: pl.DataFrame, calls: pl.DataFrame, meta: Mapping[str, Any]):
+    def __init__(
+        self, runs: pl.DataFrame, calls: pl.DataFrame, meta: Mapping[str, Any], noise: pl.DataFrame | None = None
+    ):
         self.runs: pl.DataFrame = _conform(runs, RUNS_SCHEMA, "runs")
         """One row per run (columns of `RUNS_SCHEMA`)."""
         self.calls: pl.DataFrame = _conform(calls, CALLS_SCHEMA, "calls")
@@ -250,7 +287,21 @@ class BenchmarkReport:
         # a JSON-clean copy, so the meta read back from meta.json is equal to it
         self.meta: dict[str, Any] = json.loads(_dumps(dict(meta)))
         """benchmark_id, job, grade, reference/judge entry, judge_params, rubric, version, skipped, salt, ..."""
+        self.noise: pl.DataFrame = _conform(noise if noise is not None else _frame([], NOISE_SCHEMA), NOISE_SCHEMA,
+                                            "noise")  # fmt: skip
+        """The judge-noise floor: one row per re-judged run (empty until `Benchmark.judge_noise`)."""
         self._models: pl.DataFrame | None = None
+
+    def with_noise(self, rows: Iterable[Mapping[str, Any]], *, k: int) -> BenchmarkReport:
+        """This report with the judge-noise floor measured: rows of ``run_id, entry, input_id, score, replicas``."""
+        noise = []
+        for r in rows:
+            scores = [float(x) for x in r["replicas"]]
+            every = [float(r["score"]), *scores] if r["score"] is not None else scores
+            noise.append({**r, "replicas": scores, "std": float(np.std(every)) if every else None,
+                          "range": (max(every) - min(every)) if every else None,
+                          "moved": any(x != r["score"] for x in scores)})  # fmt: skip
+        return BenchmarkReport(self.runs, self.calls, {**self.meta, "judge_noise_k": k}, _frame(noise, NOISE_SCHEMA))
 
     @classmethod
     def from_runs(cls, runs: Iterable[Run], meta: Mapping[str, Any]) -> BenchmarkReport:
@@ -295,7 +346,7 @@ class BenchmarkReport:
             first = part.row(0, named=True)
             ok = part.filter(pl.col("ok"))
             scores = part["score"].drop_nulls()
-            lo, hi = bootstrap_interval(scores.to_list())
+            lo, hi = self._interval(first["entry"], _mean(scores))
             rows.append(
                 {
                     "entry": first["entry"],
@@ -322,7 +373,42 @@ class BenchmarkReport:
                     "is_reference": first["entry"] == reference_entry,
                 }
             )
-        return _frame(rows, MODELS_SCHEMA)
+        return self._with_verdicts(_frame(rows, MODELS_SCHEMA))
+
+    def _interval(self, entry: str, mean: float | None) -> tuple[float | None, float | None]:
+        """95% paired bootstrap interval (inputs resampled, repeats nested) of an entry's mean over its judged runs."""
+        if mean is None:
+            return None, None
+        judged = self.runs.filter(pl.col("ok") & (pl.col("entry") == entry) & pl.col("score").is_not_null())
+        if judged.height < 2:
+            return None, None
+        ci = stats.paired_bootstrap(judged, entry)
+        if ci.lo is None or ci.hi is None:
+            return None, None
+        return min(ci.lo, mean), max(ci.hi, mean)  # inputs weigh equally there: keep the plain mean inside
+
+    def _with_verdicts(self, models: pl.DataFrame) -> pl.DataFrame:
+        """The verdict of each entry against the reference entry, the ratios to it, the swap gap and noise floor."""
+        if not models.height:
+            return models
+        reference = str(self.meta.get("reference_entry") or "")
+        verdicts = stats.verdicts(self.runs, reference, margin=float(self.meta.get("margin", 1.0)))
+        verdicts = verdicts.select(
+            "entry", "verdict", "margin", "mean_diff", "lower", "upper", "p_value", "n_inputs", "n_pairs", "more_runs",
+            pl.col("reason").alias("verdict_reason"),
+        )  # fmt: skip
+        candidates = self.runs.filter(pl.col("role") == "candidate")
+        swap = candidates.group_by("entry").agg(pl.col("swap_gap").mean().alias("swap_gap_mean"))
+        floor = self.noise.group_by("entry").agg(
+            pl.col("std").mean().alias("floor_std"),
+            pl.col("range").mean().alias("floor_range"),
+            pl.col("moved").cast(pl.Float64).mean().alias("floor_moved"),
+        )
+        extras = (verdicts, stats.ratios(models, reference), swap, floor)
+        out = models.drop([c for extra in extras for c in extra.columns if c != "entry"])
+        for extra in extras:
+            out = out.join(extra, on="entry", how="left", maintain_order="left")
+        return _conform(out, MODELS_SCHEMA, "models")
 
     @property
     def reference(self) -> dict[str, Any] | None:
@@ -362,6 +448,18 @@ class BenchmarkReport:
             for r in rows.iter_rows(named=True)
         ]
 
+    def recommend(self) -> stats.Recommendation | None:
+        """The cheapest entry whose verdict is ``as good`` as the reference entry, with the evidence in one sentence
+        (``.sentence``) a user can paste into a review; None when no entry was tested against the reference."""
+        models = self.models
+        if not models.height:
+            return None
+        currency = models["currency"].drop_nulls()
+        return stats.recommend(
+            models, job=str(self.meta.get("job") or "?"), reference_entry=str(self.meta.get("reference_entry") or ""),
+            margin=float(self.meta.get("margin", 1.0)), currency=currency[0] if currency.len() else "",
+        )  # fmt: skip
+
     def to_runs(self) -> list[Run]:
         """The `Run` records, rebuilt from the frames (with their calls and verdicts): what a rejudge starts from."""
         runs = []
@@ -380,6 +478,7 @@ class BenchmarkReport:
                     attempts=r["judge_attempts"] or 0,
                     error=r["judge_error"],
                     calls=self.calls_for(r["run_id"], role="judge"),
+                    swap_gap=r["swap_gap"],
                 )
             runs.append(
                 Run(
@@ -394,7 +493,8 @@ class BenchmarkReport:
     def diagnostics(self) -> pl.DataFrame:
         """Rows worth a look (kind, entry, run_id, detail), ordered by kind then entry.
 
-        Kinds: ``empty_output``, ``failed``, ``identical_outputs`` (an entry whose repeats never differ on any input),
+        Kinds: ``verdict_inconsistent`` (accuracy above 4 for a run that skipped or miscalled a tool the reference
+        called), ``empty_output``, ``failed``, ``identical_outputs`` (an entry whose repeats never differ on any input),
         ``shared_generation`` (two runs served one generation: collapsed salting),
         ``judge_error``, ``judge_fallback``, ``truncated``, ``zero_score_nonempty``.
         """
@@ -417,6 +517,9 @@ class BenchmarkReport:
                 flag("judge_fallback", r, f"{where}: verdict parsed by the fallback path")
             if r["judge_error"] is not None:
                 flag("judge_error", r, f"{where}: {r['judge_error']} (attempts: {r['judge_attempts']})")
+            wrong_tools = (r["tool_missing"] or 0) + (r["tool_arg_mismatch"] or 0)
+            if wrong_tools and r["accuracy"] is not None and r["accuracy"] > 4:
+                flag("verdict_inconsistent", r, f"{where}: accuracy {r['accuracy']:g} > 4 despite {r['tool_diff']}")
         # A model that answers one input the same way every time is normal; one that never varies on any input
         # across its repeats is the sign of collapsed salting (or of fully deterministic sampling): worth a look.
         ok_candidates = self.runs.filter((pl.col("role") == "candidate") & pl.col("ok"))
@@ -496,7 +599,38 @@ class BenchmarkReport:
         if skipped:
             lines.append("skipped: " + "; ".join(f"{entry} ({why})" for entry, why in skipped.items()))
         lines.append(self.totals())
+        lines.extend(self._verdict_lines(width))
         return "\n".join(lines)
+
+    def _verdict_lines(self, width: int) -> list[str]:
+        """Each entry's verdict against the reference entry, the ratios, the floor, and the recommendation."""
+        tested = self.models.filter(pl.col("verdict").is_not_null())
+        if not tested.height:
+            return []
+        m = self.meta
+        margin = float(m.get("margin", 1.0))
+        lines = [
+            f"verdict vs {m.get('reference_entry')} (non-inferiority, margin {margin:g} of 10, paired by input, 95%):"
+        ]
+        for r in tested.iter_rows(named=True):
+            name = "  " + r["entry"]
+            delta = f"Δ {_signed(r['mean_diff'])} [lower {_signed(r['lower'])}]"
+            ratios = f"cost {_times(r['cost_ratio'])} latency {_times(r['latency_ratio'])}"
+            extra = []
+            if r["verdict"] == "inconclusive" and r["more_runs"]:
+                extra.append(f"~{r['more_runs']} more paired runs would likely settle it")
+            elif r["verdict"] == "inconclusive" and r["mean_diff"] is not None and r["mean_diff"] <= -margin:
+                extra.append("leans worse: more runs would likely show it")
+            if r["swap_gap_mean"] is not None:
+                extra.append(f"order gap {r['swap_gap_mean']:.2f}")
+            if r["floor_std"] is not None:
+                extra.append(f"judge noise ±{r['floor_std']:.2f}")
+            lines.append(f"{name:<{width}} {r['verdict']:<12} {delta:<24} {r['n_pairs'] or 0:>4} paired runs  "
+                         f"{ratios}" + ("  · " + " · ".join(extra) if extra else ""))  # fmt: skip
+        pick = self.recommend()
+        if pick is not None:
+            lines.append(f"recommendation: {pick.sentence}")
+        return lines
 
     def _repr_html_(self) -> str:
         parts = [f"<p><b>{html.escape(self._header())}</b></p>", self.models._repr_html_()]
@@ -510,12 +644,13 @@ class BenchmarkReport:
     # ----------------------------------------------------------------------------------------------------- parquet
 
     def to_parquet(self, directory: str | Path) -> Path:
-        """Write runs.parquet, models.parquet, calls.parquet and meta.json into ``directory`` (created if needed)."""
+        """Write runs, models, calls and noise (.parquet) and meta.json into ``directory`` (created if needed)."""
         path = Path(directory)
         path.mkdir(parents=True, exist_ok=True)
         self.runs.write_parquet(path / "runs.parquet")
         self.models.write_parquet(path / "models.parquet")
         self.calls.write_parquet(path / "calls.parquet")
+        self.noise.write_parquet(path / "noise.parquet")
         (path / "meta.json").write_text(json.dumps(self.meta, indent=2, ensure_ascii=False, default=str) + "\n")
         log.info("report written to %s (%d runs, %d calls)", path, self.runs.height, self.calls.height)
         return path
@@ -530,6 +665,7 @@ class BenchmarkReport:
                 f"{path}: missing {', '.join(missing)} (a report directory holds {', '.join(_FILES)})"
             )
         meta = json.loads((path / "meta.json").read_text())
-        report = cls(pl.read_parquet(path / "runs.parquet"), pl.read_parquet(path / "calls.parquet"), meta)
+        noise = pl.read_parquet(path / "noise.parquet") if (path / "noise.parquet").is_file() else None
+        report = cls(pl.read_parquet(path / "runs.parquet"), pl.read_parquet(path / "calls.parquet"), meta, noise)
         report._models = _conform(pl.read_parquet(path / "models.parquet"), MODELS_SCHEMA, "models")
         return report

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .seat import Call
+from .tooldiff import ToolDiff
 
 __all__ = ["Run", "Verdict"]
 
@@ -15,9 +16,10 @@ __all__ = ["Run", "Verdict"]
 class Verdict:
     """The blind judge's score of one run against the reference."""
 
-    accuracy: int | None
-    """0..7: does the run reach the reference's answer by the right tool calls (None when judging failed)."""
-    work: int | None
+    accuracy: float | None
+    """0..7: does the run reach the reference's answer by the right tool calls (None when judging failed).
+    An integer from one judgement; the mean of both orders under the label-bias check."""
+    work: float | None
     """0..3: does the run show its work."""
     reason: str = ""
     """The judge's reason, in its words."""
@@ -33,9 +35,11 @@ class Verdict:
     """Why no valid verdict came, or None."""
     calls: list[Call] = field(default_factory=list)
     """The judge's model calls."""
+    swap_gap: float | None = None
+    """Under the label-bias check: how far the scores of the two presentation orders differ (None otherwise)."""
 
     @property
-    def score(self) -> int | None:
+    def score(self) -> float | None:
         """accuracy + work, 0..10."""
         if self.accuracy is None or self.work is None:
             return None
@@ -84,6 +88,8 @@ class Run:
     """Score in code, 0..1, or None."""
     scorer_error: str | None = None
     """Why the scorer raised, or None."""
+    tool_diff: ToolDiff | None = None
+    """How the run's tool calls differ from the reference's, checked in code (candidates only)."""
 
     @property
     def tool_calls(self) -> int:

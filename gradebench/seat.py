@@ -197,6 +197,8 @@ class SeatContext:
     job_params: Mapping[str, Any] = field(default_factory=dict)
     fixed_params: Mapping[str, Any] = field(default_factory=dict)
     max_steps: int = 8
+    sample: int = 0
+    """Which independent draw this is (judge-noise replicas); part of the salt and of the labels."""
 
 
 class Seat:
@@ -285,7 +287,7 @@ class Seat:
         self._seq += 1
         body = {"model": entry.model, "messages": conversation, **params, **entry.routing}
         body = json.loads(_to_json(body))  # freeze a copy: later turns must not change what this call recorded
-        key = ctx.cache.key(entry.identity(), body, {**ctx.salt, "seq": seq, "attempt": attempt})
+        key = ctx.cache.key(entry.identity(), body, {**ctx.salt, "seq": seq, "attempt": attempt, "sample": ctx.sample})
         base = {"run_id": ctx.run_id, "seq": seq, "role": ctx.role, "entry": entry.name, "request": body}
         cached = ctx.cache.get(key)
         if cached is not None:
@@ -298,6 +300,7 @@ class Seat:
             LABEL_PREFIX + "role": ctx.role,
             LABEL_PREFIX + "seq": str(seq),
             LABEL_PREFIX + "attempt": str(attempt),
+            LABEL_PREFIX + "sample": str(ctx.sample),
         }
         async with ctx.admission.slot(entry):
             started = time.perf_counter()

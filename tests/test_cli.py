@@ -30,6 +30,7 @@ def test_demo_prints_the_table_and_writes_parquet(tmp_path: Path, capsys: pytest
     assert written == {
         "runs.parquet",
         "models.parquet",
+        "noise.parquet",
         "calls.parquet",
         "meta.json",
         "cost_quality.png",
@@ -114,7 +115,7 @@ def test_sim_serve_answers_a_plain_openai_client() -> None:
     proc = subprocess.Popen([sys.executable, "-m", "gradebench.cli", "sim-serve", "--port", str(port)], env=env,
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)  # fmt: skip
     try:
-        client = openai.OpenAI(base_url=f"http://127.0.0.1:{port}/v1", api_key="anything", max_retries=0, timeout=5)
+        client = openai.OpenAI(base_url=f"http://127.0.0.1:{port}/v1", api_key="anything", max_retries=3, timeout=5)
         deadline = time.monotonic() + 15
         while True:
             try:

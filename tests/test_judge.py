@@ -63,7 +63,8 @@ def test_prompt_is_blind() -> None:
     for name in ("acme/other", "other-1", "fp_abc123", "chatcmpl-9f8e"):
         assert name.lower() not in text.lower()
     user = messages[1]["content"]
-    assert "<reference_transcript>" in user and "<candidate_transcript>" in user
+    assert '<transcript label="K" role="reference">' in user and '<transcript label="Q" role="candidate">' in user
+    assert user.index('role="reference"') < user.index('role="candidate"')
     assert "untrusted data" in user and "Be right." in user
     assert "costs at least 3 points" in user
 
@@ -125,3 +126,22 @@ async def test_schema_rejected_falls_back_to_prose() -> None:
                           params={"temperature": 0})  # fmt: skip
     assert (verdict.accuracy, verdict.path, verdict.params) == (3, "fallback", {"temperature": 0})
     assert "response_format" not in endpoint.bodies[-1]
+
+
+def test_swapped_order_and_neutral_labels() -> None:
+    from gradebench.judge import transcript_labels
+
+    ref, cand = transcript_labels("run-1")
+    assert ref != cand and {ref, cand} <= set("KQRTVXZ")
+    assert transcript_labels("run-1") == (ref, cand)  # seeded
+    assert len({transcript_labels(f"run-{i}") for i in range(40)}) > 5
+    events = [{"kind": "answer", "output": 1}]
+    messages = build_judge_messages(
+        instructions="Answer.", input=1, rubric="", reference=events, candidate=events, labels=(ref, cand),
+        candidate_first=True, facts="Checked in code: same calls.",
+    )  # fmt: skip
+    user = messages[1]["content"]
+    assert user.index('role="candidate"') < user.index('role="reference"')
+    assert f'<transcript label="{cand}" role="candidate">' in user
+    assert "<checked_in_code>\nChecked in code: same calls.\n</checked_in_code>" in user
+    assert user.rstrip().endswith(f"Score transcript {cand} (the candidate) against transcript {ref} (the reference).")

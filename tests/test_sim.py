@@ -318,16 +318,16 @@ def events(*, called: bool = True, answer: dict | None = None, result: dict = FO
     return out
 
 
-def judge_prompt(reference: list[dict], candidate: list[dict]) -> str:
-    def lines(evs):
-        return "\n".join(json.dumps(e) for e in evs)
+def judge_prompt(reference: list[dict], candidate: list[dict], *, candidate_first: bool = False) -> str:
+    """The very prompt the real judge sends (the sim must read it with no side channel)."""
+    from gradebench.judge import build_judge_messages
 
-    return (
-        '<task>\nSay whether to take an umbrella.\n</task>\n<input>\n"Oslo"\n</input>\n'
-        "<rubric>\nLook the forecast up before answering.\n</rubric>\n"
-        f"<reference_transcript>\n{lines(reference)}\nnot json, ignored\n</reference_transcript>\n"
-        f"<candidate_transcript>\n{lines(candidate)}\n</candidate_transcript>"
-    )
+    messages = build_judge_messages(
+        instructions="Say whether to take an umbrella.", input="Oslo", rubric="Look the forecast up before answering.",
+        reference=reference, candidate=candidate, candidate_first=candidate_first,
+    )  # fmt: skip
+    # a line that is not JSON inside a transcript is ignored
+    return messages[1]["content"].replace('role="reference">\n', 'role="reference">\nnot json, ignored\n')
 
 
 SCHEMA = {

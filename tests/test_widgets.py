@@ -147,7 +147,7 @@ async def test_start_fills_every_tab() -> None:
     panel.transcript_run.value = chosen["run_id"]
     verdict, _, rest = panel.transcript.value.partition("<h4>candidate</h4>")
     candidate, _, reference = rest.partition("<h4>reference</h4>")
-    assert f"score {chosen['score']}/10" in verdict and html.escape(chosen["reason"], quote=True) in verdict
+    assert f"score {chosen['score']:g}/10" in verdict and html.escape(chosen["reason"], quote=True) in verdict
     for side in (candidate, reference):  # messages, tool calls with arguments and results, the answer
         assert "<b>user</b>" in side and "<b>answer</b>" in side and "tool call <code>" in side
     assert "tool call <code>lookup_order</code>" in candidate and "result of <code>lookup_order</code>" in candidate
@@ -245,7 +245,8 @@ async def test_export_writes_the_report_and_says_where(tmp_path: Path) -> None:
     folder = tmp_path / "exported"
     panel.export_dir.value = str(folder)
     panel.export_button.click()
-    assert sorted(p.name for p in folder.iterdir()) == ["calls.parquet", "meta.json", "models.parquet", "runs.parquet"]
+    names = sorted(p.name for p in folder.iterdir())
+    assert names == ["calls.parquet", "meta.json", "models.parquet", "noise.parquet", "runs.parquet"]
     assert str(folder.resolve()) in panel.status.value
     back = gb.BenchmarkReport.read_parquet(folder)
     assert back.runs.equals(panel.report.runs)

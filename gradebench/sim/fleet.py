@@ -40,7 +40,7 @@ __all__ = ["SimFleet", "SimRequest"]
 log = logging.getLogger("gradebench")
 
 _warned_jobs = False  # warn once, not on every request, when the example jobs cannot be imported
-_LABELS = ("x-gradebench-run", "x-gradebench-seq", "x-gradebench-attempt")
+_LABELS = ("x-gradebench-run", "x-gradebench-seq", "x-gradebench-attempt", "x-gradebench-sample")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -304,7 +304,9 @@ class SimFleet:
         last_user = _text(users[-1].get("content")) if users else ""
 
         if sim_judge.is_judge_request(last_user):
-            verdict = sim_judge.judge(last_user, rng_for(*key, "judge"), noise=profile.judge_noise)
+            verdict = sim_judge.judge(
+                last_user, rng_for(*key, "judge"), noise=profile.judge_noise, position_bias=profile.position_bias
+            )
             schema_ok = fmt is not None and fmt.get("type") == "json_schema" and not profile.ignores_schema
             return self._content(sim_judge.render(verdict, as_json=schema_ok)), "stop"
 

@@ -1,8 +1,8 @@
 """The sim judge: grades a candidate transcript against the reference from the blind judge prompt alone.
 
-It reads exactly what a real judge reads (the last user message with ``<task>``, ``<input>``, ``<rubric>``,
-``<reference_transcript>`` and ``<candidate_transcript>`` sections, tags on their own lines, one JSON event per line)
-and scores by comparing tool calls and answers:
+It reads exactly what a real judge reads (the last user message with ``<task>``, ``<input>``, ``<rubric>`` sections and
+two ``<transcript label="..." role="reference|candidate">`` sections, tags on their own lines, one JSON event per line,
+in either order) and scores by comparing tool calls and answers:
 
 - accuracy starts at 7; every reference tool call the candidate did not make (skipped, or made with other arguments)
   costs 3, every call to a tool the reference never used costs 3; a different answer costs 4, or for two JSON objects
@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import random
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -21,7 +22,7 @@ from .perturb import EXPLANATION_KEYS, canonical, strip_wording
 
 __all__ = ["SimVerdict", "Transcript", "is_judge_request", "judge", "parse_transcript", "render", "section"]
 
-_REF, _CAND = "reference_transcript", "candidate_transcript"
+_OPEN = re.compile(r'^<transcript label="(?P<label>[^"]*)" role="(?P<role>reference|candidate)">$')
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -56,7 +57,24 @@ class Transcript:
 
 def is_judge_request(text: str) -> bool:
     """Whether a user message is a judge prompt."""
-    return f"<{_REF}>" in text and f"<{_CAND}>" in text
+    return 'role="reference">' in text and 'role="candidate">' in text
+
+
+def transcripts(text: str) -> list[tuple[str, str]]:
+    """The ``(role, body)`` of each transcript section, in the order they appear."""
+    found: list[tuple[str, str]] = []
+    role: str | None = None
+    body: list[str] = []
+    for line in text.splitlines():
+        opening = _OPEN.match(line.strip())
+        if opening:
+            role, body = opening.group("role"), []
+        elif role is not None and line.strip() == "</transcript>":
+            found.append((role, "\n".join(body)))
+            role = None
+        elif role is not None:
+            body.append(line)
+    return found
 
 
 def section(text: str, tag: str) -> str | None:
@@ -230,14 +248,26 @@ def _join(items: list[str]) -> str:
     return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
 
 
-def judge(prompt: str, rng: random.Random, *, noise: float = 0.0) -> SimVerdict:
-    """Grade the candidate against the reference; with probability ``noise`` accuracy moves by one point."""
-    cand = parse_transcript(section(prompt, _CAND))
-    verdict = _score(parse_transcript(section(prompt, _REF)), cand)
-    # A failed run scores 0 however the judge feels; noise only blurs the judgement of real answers.
-    if cand.error is None and noise > 0 and rng.random() < noise:
-        moved = max(0, min(7, verdict.accuracy + rng.choice([-1, 1])))
-        verdict = SimVerdict(accuracy=moved, work=verdict.work, reason=verdict.reason)
+def judge(prompt: str, rng: random.Random, *, noise: float = 0.0, position_bias: float = 0.0) -> SimVerdict:
+    """Grade the candidate against the reference.
+
+    With probability ``noise`` accuracy moves by one point; with probability ``position_bias`` a candidate shown first
+    gains a point (the order effect the label-bias check measures).
+    """
+    sections = transcripts(prompt)
+    by_role = dict(sections)
+    cand = parse_transcript(by_role.get("candidate"))
+    verdict = _score(parse_transcript(by_role.get("reference")), cand)
+    # A failed run scores 0 however the judge feels; noise and bias only blur the judgement of real answers.
+    if cand.error is None:
+        accuracy = verdict.accuracy
+        if noise > 0 and rng.random() < noise:
+            accuracy += rng.choice([-1, 1])
+        if position_bias > 0 and sections and sections[0][0] == "candidate" and rng.random() < position_bias:
+            accuracy += 1
+        accuracy = max(0, min(7, accuracy))
+        if accuracy != verdict.accuracy:
+            verdict = SimVerdict(accuracy=accuracy, work=verdict.work, reason=verdict.reason)
     return verdict
 
 

@@ -71,6 +71,8 @@ class Profile:
     """Answers ``response_format`` json_schema requests in prose with a fenced json block."""
     judge_noise: float = 0.1
     """Probability the sim judge on this model moves accuracy by one point."""
+    position_bias: float = 0.05
+    """Probability the sim judge on this model gives a candidate shown first one point more (an order effect)."""
     catalog_rpm: int | None = None
     """The ``rpm`` the catalog entry declares (what admission control paces to); None: none."""
     max_concurrency: int | None = 16
