@@ -621,12 +621,18 @@ class BenchmarkReport:
                 extra.append(f"~{r['more_runs']} more paired runs would likely settle it")
             elif r["verdict"] == "inconclusive" and r["mean_diff"] is not None and r["mean_diff"] <= -margin:
                 extra.append("leans worse: more runs would likely show it")
+            elif r["verdict"] == "inconclusive":
+                extra.append("sits on the margin: only very many more runs would settle it")
             if r["swap_gap_mean"] is not None:
                 extra.append(f"order gap {r['swap_gap_mean']:.2f}")
             if r["floor_std"] is not None:
                 extra.append(f"judge noise ±{r['floor_std']:.2f}")
             lines.append(f"{name:<{width}} {r['verdict']:<12} {delta:<24} {r['n_pairs'] or 0:>4} paired runs  "
                          f"{ratios}" + ("  · " + " · ".join(extra) if extra else ""))  # fmt: skip
+        own = self.models.filter(pl.col("is_reference"))
+        if own.height and own["score_mean"][0] is not None:
+            lines.append(f"  {own['entry'][0]} against its own reference run scores {own['score_mean'][0]:.2f}: "
+                         "how well the reference agrees with itself, the most a candidate can expect")  # fmt: skip
         pick = self.recommend()
         if pick is not None:
             lines.append(f"recommendation: {pick.sentence}")

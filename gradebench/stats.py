@@ -30,6 +30,9 @@ AS_GOOD: Final = "as good"
 WORSE: Final = "worse"
 INCONCLUSIVE: Final = "inconclusive"
 VerdictLabel = Literal["as good", "worse", "inconclusive"]
+MORE_RUNS_CAP = 20
+"""Past this many times the runs already made, `more_runs` is not given: the mean sits on the margin line."""
+
 POWER = 0.8
 _CHUNK = 1 << 20  # resampled values drawn at once, to bound memory
 
@@ -268,6 +271,9 @@ def non_inferiority(
         return make(verdict=INCONCLUSIVE, reason=reason)
     z = NormalDist().inv_cdf(level) + NormalDist().inv_cdf(POWER)
     more = max(1, math.ceil(n_pairs * (z * se / (mean_diff + margin)) ** 2) - n_pairs)
+    if more > MORE_RUNS_CAP * n_pairs:  # the mean sits on the margin line: no sensible number of runs settles it
+        reason = f"bounds {bounds} straddle {line} with the mean just above it: only very many more runs would settle it"
+        return make(verdict=INCONCLUSIVE, reason=reason)
     reason = f"bounds {bounds} straddle {line}: about {more} more paired runs would likely settle it"
     return make(verdict=INCONCLUSIVE, reason=reason, more_runs=more)
 

@@ -58,7 +58,8 @@ def sim_catalog(*, latency_scale: float | None = None, seed: int = 0, base_url: 
             price_out=p.price_out,
             currency="USD",
             max_concurrency=p.max_concurrency,
-            rpm=p.catalog_rpm,
+            # client-side pacing speeds up with the simulated clock, as the server's limit does
+            rpm=None if not p.catalog_rpm or latency_scale == 0 else max(1, round(p.catalog_rpm / latency_scale)),
             max_retries=p.max_retries,
             simulated=True,
         )

@@ -15,7 +15,7 @@ sim/swift   standard  0.10 / 0.40  200±50 +3     0.94  0.25  0.03  0.01  0.5   
 sim/squint  standard  0.25 / 1.00  450±100 +6    0.93  0.03  0.30  0.01  1.0   misreads a tool result
 sim/chatty  standard  1.20 / 6.00  1500±400 +15  0.95  0.02  0.02  0.01  3.0   dear, verbose, slow, no better
 sim/flaky   standard  0.20 / 0.80  500±200 +6    0.94  0.03  0.03  0.35  1.0   503s; the entry retries only twice
-sim/oracle  large     5.00 / 20.0  2000±500 +20  0.99  0.00  0.00  0.00  1.2   ceiling and judge (judge noise 0.02)
+sim/oracle  large     5.00 / 20.0  2000±500 +20  0.99  0.00  0.00  0.00  1.2   ceiling and judge (judge noise 0.1)
 sim/sage    large     2.50 / 10.0  2500±700 +25  0.97  0.01  0.01  0.01  1.3   pick; accurate, slow
 sim/prose   large     1.00 / 4.00  1200±300 +12  0.93  0.03  0.04  0.01  1.8   ignores json_schema: prose + fenced json
 ==========  ========  ===========  ============  ====  ====  ====  ====  ====  =====================================
@@ -247,7 +247,7 @@ PROFILES: tuple[Profile, ...] = (
         jitter_ms=500,
         ms_per_token=20,
         failure_rate=0.0,
-        judge_noise=0.02,
+        judge_noise=0.1,
         max_concurrency=64,  # the judge serves every verdict of a race
         quirks="the ceiling and judge: accurate, low judge noise, expensive",
     ),  # fmt: skip
