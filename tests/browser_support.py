@@ -6,6 +6,8 @@ Chromium runs with its background networking off.
 
 from __future__ import annotations
 
+import contextlib
+import ctypes
 import json
 import os
 import secrets
@@ -53,6 +55,20 @@ LAB_SETTINGS = {
         "doNotDisturbMode": True,
     },
 }
+
+
+def _die_with_parent() -> None:
+    """Runs in the server's process before exec: on Linux, ask for SIGTERM when the test process dies, so a test run
+    killed outright (say, by a CI timeout) does not leave JupyterLab behind. Best effort elsewhere."""
+    with contextlib.suppress(Exception):
+        _PRCTL(_PR_SET_PDEATHSIG, signal.SIGTERM)
+
+
+_PR_SET_PDEATHSIG = 1
+try:
+    _PRCTL = ctypes.CDLL(None, use_errno=True).prctl  # looked up here, so the forked child only makes the call
+except (AttributeError, OSError):  # not Linux
+    _PRCTL = None
 
 
 def free_port() -> int:
@@ -124,6 +140,7 @@ class JupyterLab:
                 stdout=log,
                 stderr=subprocess.STDOUT,
                 start_new_session=True,  # its own process group, so stop() can signal all of it
+                preexec_fn=_die_with_parent if _PRCTL is not None else None,
             )
         deadline = time.monotonic() + timeout
         while True:
