@@ -47,7 +47,15 @@ _TOOLTIP = [("entry", "entry", None), ("model", "model", None), ("grade", "grade
             ("calls_mean", "calls per run", ".1f"), ("input_tokens_mean", "input tokens", ".0f"),
             ("output_tokens_mean", "output tokens", ".0f"), ("latency_s_mean", "latency (s)", ".3f"),
             ("wall_s_mean", "wall (s)", ".3f"), ("cost_per_run", "cost per run", ".6g"),
-            ("currency", "currency", None)]  # fmt: skip
+            ("currency", "currency", None), ("verdict", "verdict vs reference", None),
+            ("mean_diff", "mean difference", "+.2f"), ("lower", "lower bound", "+.2f"),
+            ("n_pairs", "paired runs", None), ("cost_ratio", "cost × reference", ".2f"),
+            ("latency_ratio", "latency × reference", ".2f"), ("floor_std", "judge noise (std)", ".2f"),
+            ("swap_gap_mean", "order gap", ".2f")]  # fmt: skip
+
+VERDICT_COLOURS = {"reference": "#4c78a8", "as good": "#2ca02c", "inconclusive": "#e0a100", "worse": "#d62728",
+                   "not tested": "#999999"}  # fmt: skip
+"""Point colours by verdict against the reference entry."""
 
 
 def _colour(models: pl.DataFrame, **legend: Any) -> alt.Color:
@@ -169,8 +177,10 @@ def _quality(report: BenchmarkReport, x: str, what: str, axis: str, better: str)
     rows = []
     for r in models.iter_rows(named=True):
         clamped = r[x] is not None and r[x] <= 0
+        verdict = "reference" if r["is_reference"] else (r["verdict"] or "not tested")
         rows.append(
             {**r, "label": _label(r, all_sim), "role": "reference" if r["is_reference"] else "candidate",
+             "verdict_shown": verdict,
              "x": None if r[x] is None else max(r[x], floor), "on_front": r["entry"] in front,
              "plotted": f"drawn at {floor:.1e} (log axis)" if clamped else "as measured"}
         )  # fmt: skip
@@ -190,7 +200,16 @@ def _quality(report: BenchmarkReport, x: str, what: str, axis: str, better: str)
     if missing:
         notes.append("not drawn (no judged runs): " + ", ".join(missing))
     notes.append(f"bars: 95% interval of the score · dashed steps: Pareto front (nothing is both {better} and better)")
-    colour = _colour(models)
+    shown = [v for v in VERDICT_COLOURS if any(row["verdict_shown"] == v for row in rows)]
+    colour = alt.Color(
+        "verdict_shown:N",
+        scale=alt.Scale(domain=shown, range=[VERDICT_COLOURS[v] for v in shown]),
+        legend=alt.Legend(title="verdict vs reference"),
+    )
+    bands = _bands(report, rows)
+    if bands:
+        notes.append("green band: within the margin of the reference's score" + (
+            " · grey band: ± the judge's noise floor" if len(bands) > 1 else ""))  # fmt: skip
     x_scale, y_scale = alt.Scale(type="log", domain=[lo, hi], nice=False), alt.Scale(domain=[0, 10], nice=False)
     x_enc = alt.X(
         "x:Q", title=axis, scale=x_scale, axis=alt.Axis(format="~g", labelOverlap="greedy", labelSeparation=8)
@@ -226,8 +245,29 @@ def _quality(report: BenchmarkReport, x: str, what: str, axis: str, better: str)
         .encode(x=alt.X("lx:Q", scale=x_scale), y=alt.Y("ly:Q", scale=y_scale), text="label:N", color=colour)
     )
     title = _title(report, what, *notes)
-    layers = [bars, step, points, labels]
+    shaded = [
+        alt.Chart(alt.Data(values=[band]))
+        .mark_rect(color=band["colour"], opacity=band["opacity"])
+        .encode(x=alt.value(0), x2=alt.value(WIDTH), y=alt.Y("lo:Q", scale=y_scale), y2="hi:Q")
+        for band in bands
+    ]
+    layers = [*shaded, bars, step, points, labels]
     return alt.LayerChart(layer=layers, data=alt.Data(values=rows), width=WIDTH, height=HEIGHT, title=title)
+
+
+def _bands(report: BenchmarkReport, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The "as good" zone (the reference's score down to the margin) and, once measured, the judge's noise floor."""
+    reference = next((r for r in rows if r["is_reference"] and r["score_mean"] is not None), None)
+    if reference is None:
+        return []
+    mean, margin = reference["score_mean"], float(report.meta.get("margin", 1.0))
+    bands = [{"lo": max(0.0, mean - margin), "hi": mean, "colour": "#2ca02c", "opacity": 0.08, "band": "margin"}]
+    floors = [r["floor_std"] for r in rows if r.get("floor_std") is not None]
+    if floors:
+        floor = sum(floors) / len(floors)
+        bands.append({"lo": max(0.0, mean - floor), "hi": min(10.0, mean + floor), "colour": "#777777",
+                      "opacity": 0.15, "band": "noise floor"})  # fmt: skip
+    return bands
 
 
 def cost_quality(report: BenchmarkReport) -> _Chart:

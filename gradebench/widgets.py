@@ -33,7 +33,8 @@ RUN_COLUMNS = ("entry", "role", "input_id", "repeat", "ok", "score", "accuracy",
                "tool_calls", "input_tokens", "output_tokens", "latency_s", "wall_s", "cost", "currency", "cached",
                "judge_path", "reason", "error", "judge_error", "scorer_error", "run_id")  # fmt: skip
 """The columns of the Runs tab, each one a sort key."""
-MODEL_COLUMNS = ("entry", "model", "simulated", "runs", "ok_rate", "score [95% CI]", "accuracy_mean", "work_mean",
+MODEL_COLUMNS = ("entry", "verdict", "score [95% CI]", "mean_diff", "lower", "n_pairs", "cost_ratio", "latency_ratio",
+                 "floor_std", "swap_gap_mean", "model", "simulated", "runs", "ok_rate", "accuracy_mean", "work_mean",
                  "scorer_mean", "calls_mean", "input_tokens_mean", "output_tokens_mean", "latency_s_mean",
                  "wall_s_mean", "cost_per_run", "spent_now", "currency", "judged")  # fmt: skip
 """The columns of the Models tab."""
@@ -538,7 +539,26 @@ class BenchmarkPanel(w.VBox):
             f"<li>skipped {_esc(e)}: {_esc(r)}</li>" for e, r in (self.report.meta.get("skipped") or {}).items()
         )
         table = html_table(models, MODEL_COLUMNS, empty="no candidate runs")
-        self.models_table.value = f"{self._header()}{table}<ul>{skipped}</ul><p>{_esc(self.report.totals())}</p>"
+        self.models_table.value = (
+            f"{self._header()}{self._verdicts_html()}{table}<ul>{skipped}</ul><p>{_esc(self.report.totals())}</p>"
+        )
+
+    def _verdicts_html(self) -> str:
+        """Each tested entry's verdict as a coloured badge with its evidence, and the recommendation."""
+        from .charts import VERDICT_COLOURS
+
+        assert self.report is not None
+        items = []
+        for r in self.report.models.filter(pl.col("verdict").is_not_null()).iter_rows(named=True):
+            colour = VERDICT_COLOURS.get(r["verdict"], "#999")
+            badge = f'<b style="color:{colour}">■ {_esc(r["verdict"])}</b>'
+            items.append(f"<li>{badge} {_esc(r['entry'])}: {_esc(r['verdict_reason'] or '')}</li>")
+        if not items:
+            return ""
+        pick = self.report.recommend()
+        line = f"<p><b>recommendation</b>: {_esc(pick.sentence)}</p>" if pick is not None else ""
+        margin = float(self.report.meta.get("margin", 1.0))
+        return f"<p>verdict against the reference, margin {margin:g} of 10:</p><ul>{''.join(items)}</ul>{line}"
 
     def _draw_charts(self) -> None:
         for box, name in ((self.cost_chart, "cost_quality"), (self.latency_chart, "latency_quality")):

@@ -136,12 +136,23 @@ def test_cost_quality_spec(report: BenchmarkReport):
     tips = {t["field"]: t for t in points["encoding"]["tooltip"]}
     for field in ("entry", "model", "grade", "runs", "ok_rate", "score_mean", "score_lo", "score_hi", "accuracy_mean",
                   "work_mean", "scorer_mean", "calls_mean", "input_tokens_mean", "output_tokens_mean",
-                  "latency_s_mean", "wall_s_mean", "cost_per_run", "currency", "plotted"):  # fmt: skip
+                  "latency_s_mean", "wall_s_mean", "cost_per_run", "currency", "plotted", "verdict", "lower",
+                  "cost_ratio", "floor_std"):  # fmt: skip
         assert field in tips, field
 
-    # colours: one fixed colour per entry, in the models' order
-    colour = points["encoding"]["color"]["scale"]
-    assert colour["domain"] == report.models["entry"].to_list() and len(set(colour["range"])) == len(colour["domain"])
+    # colours: by verdict against the reference entry
+    colour = points["encoding"]["color"]
+    assert colour["field"] == "verdict_shown"
+    shown = {r["verdict_shown"] for r in rows.values()}
+    assert set(colour["scale"]["domain"]) == shown and "reference" in shown
+    assert rows["acme/ref"]["verdict_shown"] == "reference"
+    for name, row in rows.items():
+        if name != "acme/ref":
+            assert row["verdict_shown"] == (row["verdict"] or "not tested")
+    # the "as good" zone: from the reference's mean score down by the margin
+    band = data_of(spec, layers_with(spec, "rect")[0])[0]
+    ref_mean = rows["acme/ref"]["score_mean"]
+    assert band["hi"] == ref_mean and band["lo"] == pytest.approx(max(0, ref_mean - 1.0))
 
 
 def test_latency_quality_spec(report: BenchmarkReport):

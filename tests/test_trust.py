@@ -70,6 +70,8 @@ async def test_judge_noise_rejudges_only_and_fills_the_floor() -> None:
     assert report.meta["judge_noise_k"] == 4
     floor = report.models.filter(pl.col("floor_std").is_not_null())
     assert floor.height >= 2 and (floor["floor_moved"] <= 1).all()
+    bands = [layer for layer in gb.charts.cost_quality(report).to_dict()["layer"] if layer["mark"]["type"] == "rect"]
+    assert len(bands) == 2  # the margin zone and the judge's noise floor
     chosen = report.noise["run_id"].to_list()[:2]
     again = await bench.judge_noise(k=2, sample=chosen)
     assert sorted(again.noise["run_id"].to_list()) == sorted(chosen)

@@ -134,6 +134,10 @@ async def test_start_fills_every_tab() -> None:
     assert rows(panel.runs_table.value) == report.runs.height
     assert rows(panel.models_table.value) == report.models.height == candidates
     assert "★ sim/steady" in panel.models_table.value and "[" in plain(panel.models_table.value)  # intervals
+    assert "verdict against the reference" in plain(panel.models_table.value)
+    assert "recommendation" in plain(panel.models_table.value)
+    for verdict in report.models["verdict"].drop_nulls().to_list():
+        assert f"■ {verdict}" in plain(panel.models_table.value)
     for name in ("sim/steady", "sim/swift"):  # progress: every run landed and judged
         assert f"<td>{name}</td><td>4 / 4</td><td class=n>4</td><td class=n>0</td>" in panel.progress_table.value
     assert panel.progress_bar.value == panel.progress_bar.max == 8
