@@ -3,7 +3,7 @@
 __version__ = "0.1.0"
 
 from . import scorers
-from .benchmark import Benchmark, RaceEvent, rejudge_report
+from .benchmark import Benchmark, RaceEvent, judge_noise_report, rejudge_report
 from .cache import CallCache
 from .catalog import Catalog, Entry, Grade
 from .errors import CallError, CatalogError, ConfigError, GradebenchError, JudgeError, ToolLoopError
@@ -46,6 +46,7 @@ __all__ = [
     "ToolLoopError",
     "Verdict",
     "__version__",
+    "judge_noise_report",
     "rejudge_report",
     "scorers",
     "tool",
