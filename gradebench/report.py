@@ -379,7 +379,8 @@ class BenchmarkReport:
         """95% paired bootstrap interval (inputs resampled, repeats nested) of an entry's mean over its judged runs."""
         if mean is None:
             return None, None
-        judged = self.runs.filter(pl.col("ok") & (pl.col("entry") == entry) & pl.col("score").is_not_null())
+        # the runs the mean is over: every judged run (a failed run is judged too, and scores 0)
+        judged = self.runs.filter((pl.col("entry") == entry) & pl.col("score").is_not_null())
         if judged.height < 2:
             return None, None
         ci = stats.paired_bootstrap(judged, entry)

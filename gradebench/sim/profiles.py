@@ -22,8 +22,8 @@ sim/prose   large     1.00 / 4.00  1200±300 +12  0.93  0.03  0.04  0.01  1.8   
 
 Verbosity scales explanation-like fields (``reason``, ``explanation``, ``rationale``, ``notes``) and plain text: 1 keeps
 the ideal answer, below 1 cuts it (less shown work), above 1 pads it (more output tokens, more latency, more cost).
-Catalog ``rpm`` of ``sim/mini`` (150) is set above its server limit (120) on purpose, so 429s really happen and the
-openai SDK's retries (``retry-after-ms``) are exercised.
+Catalog ``rpm`` of ``sim/mini`` (120) equals its server limit, but the client's bucket allows a burst of 6 where the
+server's allows 4: a cold start meets real 429s, and the openai SDK's retries (``retry-after-ms``) are exercised.
 """
 
 from __future__ import annotations
@@ -120,9 +120,9 @@ PROFILES: tuple[Profile, ...] = (
         judge_noise=0.2,
         server_rpm=120,
         burst=4,
-        catalog_rpm=150,
+        catalog_rpm=120,
         max_concurrency=8,
-        quirks="decent; rate-limited server-side at 120 rpm (burst 4), catalog paces at 150",
+        quirks="decent; rate-limited server-side at 120 rpm (burst 4); the catalog paces at 120 with a burst of 6",
     ),  # fmt: skip
     Profile(
         name="sim/nano",
