@@ -10,7 +10,7 @@ import logging
 import os
 import time
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import polars as pl
@@ -410,7 +410,7 @@ async def judge_noise_report(
     if not isinstance(k, int) or k < 1:
         raise ValueError(f"k must be an integer >= 1, got {k!r}")
     meta = dict(report.meta)
-    runs = report.to_runs()
+    runs = [_reused(r) for r in report.to_runs()]
     references = {r.input_id: r for r in runs if r.role == "reference"}
     judged = [r for r in runs if r.role == "candidate" and r.verdict is not None and r.verdict.score is not None]
     if isinstance(sample, int):
@@ -465,7 +465,7 @@ async def rejudge_report(
     rubric = meta.get("rubric", "") if rubric is None else rubric
     judge_entry = catalog[judge] if judge else catalog[meta.get("judge_entry") or catalog.ceiling_name]
     judge_entry.api_key()
-    runs = report.to_runs()
+    runs = [_reused(r) for r in report.to_runs()]
     references = {r.input_id: r for r in runs if r.role == "reference"}
     inputs = meta.get("inputs", {})
     cache = cache if isinstance(cache, CallCache) else CallCache(cache)
@@ -488,6 +488,11 @@ async def rejudge_report(
             bar.close()
     meta.update(rubric=rubric, judge_entry=judge_entry.name, judge_params=dict(catalog.judge_params))
     return BenchmarkReport.from_runs([*references.values(), *rejudged], meta)
+
+
+def _reused(run: Run) -> Run:
+    """A stored run taken up again: none of its model calls is made now, so none costs anything now."""
+    return replace(run, calls=[replace(c, cache_hit=True) for c in run.calls])
 
 
 def _run_sync(make: Callable[[], Any]) -> Any:

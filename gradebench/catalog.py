@@ -112,7 +112,7 @@ class _CatalogFile(pydantic.BaseModel):
     ceiling: str
     picks: dict[str, str] = {}
     concurrency: int = pydantic.Field(default=64, ge=1)
-    judge_params: dict[str, Any] = {}
+    judge_params: dict[str, Any] | None = None
     entries: list[_EntryFile] = pydantic.Field(min_length=1)
 
 
@@ -137,7 +137,8 @@ class Catalog:
         self.picks: dict[str, str] = dict(picks)
         self.ceiling_name = ceiling
         self.concurrency = concurrency
-        self.judge_params: dict[str, Any] = dict(judge_params or {"temperature": 0})
+        self.judge_params: dict[str, Any] = dict({"temperature": 0} if judge_params is None else judge_params)
+        """Inference params of the judge: temperature 0 unless the catalog says otherwise (``{}`` sends none)."""
         self.transport = transport
         """An ``httpx2`` async transport every client uses instead of the network (the sim fleet), or None."""
         self.fleet = fleet
@@ -212,7 +213,7 @@ class Catalog:
             picks=parsed.picks,
             ceiling=parsed.ceiling,
             concurrency=parsed.concurrency,
-            judge_params=parsed.judge_params or None,
+            judge_params=parsed.judge_params if "judge_params" in raw else None,
             source=source,
         )
 

@@ -17,6 +17,8 @@ import numpy as np
 import polars as pl
 
 from . import stats
+from .diagnostics import DIAGNOSTICS_SCHEMA
+from .judge import transcript_events
 from .runs import Run, Verdict
 from .seat import Call
 
@@ -125,6 +127,7 @@ MODELS_SCHEMA: dict[str, pl.DataType] = {
     "cost_per_point": pl.Float64(),
     "cost_per_point_ratio": pl.Float64(),
     "swap_gap_mean": pl.Float64(),
+    "floor_runs": pl.Int64(),
     "floor_std": pl.Float64(),
     "floor_range": pl.Float64(),
     "floor_moved": pl.Float64(),
@@ -142,13 +145,6 @@ NOISE_SCHEMA: dict[str, pl.DataType] = {
     "moved": pl.Boolean(),
 }
 """One row per re-judged run (`Benchmark.judge_noise`): its verdict's score, the replica scores and their spread."""
-
-DIAGNOSTICS_SCHEMA: dict[str, pl.DataType] = {
-    "kind": pl.String(),
-    "entry": pl.String(),
-    "run_id": pl.String(),
-    "detail": pl.String(),
-}
 
 _FILES = ("runs.parquet", "models.parquet", "calls.parquet", "meta.json")
 BOOTSTRAP_RESAMPLES = 2000
@@ -180,16 +176,6 @@ def _signed(value: float | None) -> str:
 
 def _times(value: float | None) -> str:
     return "-" if value is None else f"{value:.2f}×"
-
-
-def _is_empty_output(text: str | None) -> bool:
-    if text is None:
-        return True
-    try:
-        value = json.loads(text)
-    except (TypeError, ValueError):
-        return not text.strip()
-    return value is None or value in ("", [], {}) or (isinstance(value, str) and not value.strip())
 
 
 def _mean(series: pl.Series) -> float | None:
@@ -401,6 +387,7 @@ class BenchmarkReport:
         candidates = self.runs.filter(pl.col("role") == "candidate")
         swap = candidates.group_by("entry").agg(pl.col("swap_gap").mean().alias("swap_gap_mean"))
         floor = self.noise.group_by("entry").agg(
+            pl.len().cast(pl.Int64).alias("floor_runs"),
             pl.col("std").mean().alias("floor_std"),
             pl.col("range").mean().alias("floor_range"),
             pl.col("moved").cast(pl.Float64).mean().alias("floor_moved"),
@@ -449,6 +436,26 @@ class BenchmarkReport:
             for r in rows.iter_rows(named=True)
         ]
 
+    def with_margin(self, margin: float) -> BenchmarkReport:
+        """The same runs, with the verdicts tested at another non-inferiority margin (points of 10)."""
+        if not margin >= 0:
+            raise ValueError(f"margin must be >= 0 (points of 10), got {margin!r}")
+        return BenchmarkReport(self.runs, self.calls, {**self.meta, "margin": float(margin)}, self.noise)
+
+    def transcript(self, run_id: str) -> list[dict[str, Any]]:
+        """A run as the judge reads it: messages, tool calls with arguments and results, the answer or the error."""
+        rows = self.runs.filter(pl.col("run_id") == run_id)
+        if not rows.height:
+            raise KeyError(f"no run {run_id!r} in this report")
+        row = rows.row(0, named=True)
+        calls = [c for c in self.calls_for(run_id) if c.role != "judge"]
+        output = None if row["output"] is None else json.loads(row["output"])
+        return transcript_events(calls, output, row["error"])
+
+    def judge_prompts(self, run_id: str) -> list[list[dict[str, Any]]]:
+        """The messages of every judge request about one run, exactly as sent (both orders under the swap check)."""
+        return [c.request["messages"] for c in self.calls_for(run_id, role="judge")]
+
     def recommend(self) -> stats.Recommendation | None:
         """The cheapest entry whose verdict is ``as good`` as the reference entry, with the evidence in one sentence
         (``.sentence``) a user can paste into a review; None when no entry was tested against the reference."""
@@ -492,54 +499,10 @@ class BenchmarkReport:
         return runs
 
     def diagnostics(self) -> pl.DataFrame:
-        """Rows worth a look (kind, entry, run_id, detail), ordered by kind then entry.
+        """Rows worth a look (kind, entry, run_id, detail), ordered by kind then entry; see `gradebench.diagnostics`."""
+        from .diagnostics import diagnose
 
-        Kinds: ``verdict_inconsistent`` (accuracy above 4 for a run that skipped or miscalled a tool the reference
-        called), ``empty_output``, ``failed``, ``identical_outputs`` (an entry whose repeats never differ on any input),
-        ``shared_generation`` (two runs served one generation: collapsed salting),
-        ``judge_error``, ``judge_fallback``, ``truncated``, ``zero_score_nonempty``.
-        """
-        found: list[dict[str, Any]] = []
-
-        def flag(kind: str, row: Mapping[str, Any], detail: str, run_id: str | None = None) -> None:
-            found.append({"kind": kind, "entry": row["entry"], "run_id": run_id or row.get("run_id"), "detail": detail})
-
-        for r in self.runs.iter_rows(named=True):
-            where = f"{r['role']} input {r['input_id']} repeat {r['repeat']}"
-            if not r["ok"]:
-                flag("failed", r, f"{where}: {r['error'] or 'no error text'}")
-            elif _is_empty_output(r["output"]):
-                flag("empty_output", r, f"{where}: the job returned {r['output'] or 'nothing'}")
-            if r["finish_reason"] == "length":
-                flag("truncated", r, f"{where}: the last model call stopped at the length limit")
-            if r["score"] == 0 and not _is_empty_output(r["output"]):
-                flag("zero_score_nonempty", r, f"{where}: judge scored 0 a non-empty output: {r['reason'] or ''}")
-            if r["judge_path"] == "fallback":
-                flag("judge_fallback", r, f"{where}: verdict parsed by the fallback path")
-            if r["judge_error"] is not None:
-                flag("judge_error", r, f"{where}: {r['judge_error']} (attempts: {r['judge_attempts']})")
-            wrong_tools = (r["tool_missing"] or 0) + (r["tool_arg_mismatch"] or 0)
-            if wrong_tools and r["accuracy"] is not None and r["accuracy"] > 4:
-                flag("verdict_inconsistent", r, f"{where}: accuracy {r['accuracy']:g} > 4 despite {r['tool_diff']}")
-        # A model that answers one input the same way every time is normal; one that never varies on any input
-        # across its repeats is the sign of collapsed salting (or of fully deterministic sampling): worth a look.
-        ok_candidates = self.runs.filter((pl.col("role") == "candidate") & pl.col("ok"))
-        for part in ok_candidates.partition_by("entry", maintain_order=True) if ok_candidates.height else []:
-            groups = part.group_by("input_id").agg(pl.len().alias("n"), pl.col("output").n_unique().alias("distinct"))
-            groups = groups.filter(pl.col("n") >= 2)
-            if groups.height and (groups["distinct"] == 1).all():
-                detail = f"all {groups.height} inputs: every repeat gave the same output (check the cache salt)"
-                found.append({"kind": "identical_outputs", "entry": part["entry"][0], "run_id": None, "detail": detail})
-        # Two runs served the very same generation: the cache returned one answer for two samples.
-        keyed = self.calls.filter((pl.col("role") == "candidate") & pl.col("generation_id").is_not_null())
-        keyed = keyed.join(self.runs.select("run_id", "input_id"), on="run_id")
-        shared = keyed.group_by("entry", "input_id", "generation_id", maintain_order=True).agg(
-            pl.col("run_id").unique(maintain_order=True)
-        )
-        for row in shared.filter(pl.col("run_id").list.len() > 1).iter_rows(named=True):
-            detail = f"input {row['input_id']}: runs {', '.join(row['run_id'])} share generation {row['generation_id']}"
-            found.append({"kind": "shared_generation", "entry": row["entry"], "run_id": None, "detail": detail})
-        return _frame(found, DIAGNOSTICS_SCHEMA).sort("kind", "entry", maintain_order=True)
+        return diagnose(self.runs, self.calls)
 
     # -------------------------------------------------------------------------------------------------------- text
 

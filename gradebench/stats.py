@@ -272,7 +272,9 @@ def non_inferiority(
     z = NormalDist().inv_cdf(level) + NormalDist().inv_cdf(POWER)
     more = max(1, math.ceil(n_pairs * (z * se / (mean_diff + margin)) ** 2) - n_pairs)
     if more > MORE_RUNS_CAP * n_pairs:  # the mean sits on the margin line: no sensible number of runs settles it
-        reason = f"bounds {bounds} straddle {line} with the mean just above it: only very many more runs would settle it"
+        reason = (
+            f"bounds {bounds} straddle {line} with the mean just above it: only very many more runs would settle it"
+        )
         return make(verdict=INCONCLUSIVE, reason=reason)
     reason = f"bounds {bounds} straddle {line}: about {more} more paired runs would likely settle it"
     return make(verdict=INCONCLUSIVE, reason=reason, more_runs=more)

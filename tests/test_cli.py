@@ -62,9 +62,10 @@ def test_run_config_then_rejudge(tmp_path: Path, capsys: pytest.CaptureFixture[s
                  "--out", str(tmp_path / "again")]) == 0  # fmt: skip
     assert "selecting-agent" in capsys.readouterr().out
     again = pl.read_parquet(tmp_path / "again" / "runs.parquet")
-    assert again.drop("score", "accuracy", "work", "reason", "judge_cost", "judge_path", "judge_attempts").equals(
-        runs.drop("score", "accuracy", "work", "reason", "judge_cost", "judge_path", "judge_attempts")
-    )
+    judged = ["score", "accuracy", "work", "reason", "judge_cost", "judge_path", "judge_attempts"]
+    reused = ["cached", "spent_now"]  # the runs were taken from disk: nothing spent on them now
+    assert again.drop(judged + reused).equals(runs.drop(judged + reused))
+    assert again["cached"].all() and again["spent_now"].sum() == 0
 
 
 def test_the_example_run_config_is_valid() -> None:

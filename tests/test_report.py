@@ -324,7 +324,12 @@ def test_every_diagnostic_fires(report):
     assert by_kind["empty_output"]["run_id"].to_list() == ["c-acme/fast-i1-0"]
     assert by_kind["truncated"]["run_id"].to_list() == ["c-acme/fast-i0-0"]
     assert by_kind["zero_score_nonempty"]["run_id"].to_list() == ["c-acme/fast-i0-2"]  # not the empty one
-    assert by_kind["judge_fallback"]["run_id"].to_list() == ["c-sim/steady-i0-1"]
+    fallback = by_kind["judge_fallback"].row(0, named=True)  # one row per entry, with the count
+    assert (
+        by_kind["judge_fallback"].height == 1
+        and fallback["entry"] == REF
+        and fallback["detail"].startswith("1 verdict")
+    )
     assert by_kind["judge_error"]["run_id"].to_list() == ["c-acme/fast-i0-1"]
 
 
@@ -409,3 +414,13 @@ def test_read_parquet_missing(tmp_path, report):
     (out / "calls.parquet").unlink()
     with pytest.raises(FileNotFoundError, match="calls.parquet"):
         BenchmarkReport.read_parquet(out)
+
+
+def test_an_input_most_candidates_dispute_flags_the_reference():
+    runs = [make_run(REF, "i0", 0, role="reference"), make_run(REF, "i1", 0, role="reference")]
+    runs += [make_run(e, "i0", k, judged=(2, 3)) for e in (REF, FAST) for k in range(2)]  # everyone disagrees on i0
+    runs += [make_run(e, "i1", k, judged=(7, 3)) for e in (REF, FAST) for k in range(2)]
+    d = BenchmarkReport.from_runs(runs, META).diagnostics()
+    disputed = d.filter(pl.col("kind") == "reference_disputed")
+    assert disputed.height == 1 and disputed["run_id"][0] == "r-sim/steady-i0-0"
+    assert "input i0: 4 of 4 candidate runs" in disputed["detail"][0]

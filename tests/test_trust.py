@@ -98,3 +98,25 @@ async def test_the_swap_check_judges_both_orders_blind() -> None:
     assert runs["swap_gap"].null_count() == 0 and runs["judge_attempts"].min() == 2
     assert bench.report().models["swap_gap_mean"].null_count() == 0
     assert bench.report().meta["judge_swap"] is True
+
+
+async def test_margin_transcripts_and_judge_prompts_from_the_report() -> None:
+    catalog = gb.Catalog.sim(latency_scale=0)
+    bench = race(catalog, inputs=8, runs=3).set_candidates(["sim/steady", "sim/chatty", "sim/swift"])
+    await bench.run()
+    report = bench.report()
+    wide, strict = report.with_margin(3.0), report.with_margin(0.1)
+    assert wide.meta["margin"] == 3.0 and report.meta["margin"] == 1.0  # a new report; the old one is unchanged
+    order = {"worse": 0, "inconclusive": 1, "as good": 2}
+    for entry in ("sim/chatty", "sim/swift"):
+        verdicts = [r.models.filter(entry=entry)["verdict"][0] for r in (strict, report, wide)]
+        assert [order[v] for v in verdicts] == sorted(order[v] for v in verdicts), verdicts  # wider margin, kinder
+    with pytest.raises(ValueError, match="margin must be >= 0"):
+        report.with_margin(-1)
+    run_id = report.runs.filter(entry="sim/swift")["run_id"][0]
+    events = report.transcript(run_id)
+    assert events[0]["kind"] in ("system", "user") and events[-1]["kind"] in ("answer", "error")
+    prompts = report.judge_prompts(run_id)
+    assert len(prompts) >= 1 and "<checked_in_code>" in prompts[0][1]["content"]
+    with pytest.raises(KeyError, match="no run 'nope'"):
+        report.transcript("nope")

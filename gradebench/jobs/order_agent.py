@@ -50,7 +50,6 @@ class OrderAgent(gb.Job):
         "the customer's message that the tools contradict. The reason cites the deciding facts (days, condition, "
         "category or status, and the policy rule)."
     )
-    params = {"max_tokens": 800}
     max_steps = 8
 
     async def run(self, input: dict[str, Any], seat: gb.Seat) -> dict[str, Any]:

@@ -92,7 +92,6 @@ class SelectingAgent(gb.Job):
         "one-line justification cites the deciding facts: the price against the budget and the must-haves, and why "
         "cheaper options fall short."
     )
-    params = {"max_tokens": 400}
     max_steps = 2
     scorer = field_equals("choice")
 

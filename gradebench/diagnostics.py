@@ -1,0 +1,118 @@
+"""What in a report deserves a look: failed or empty runs, truncation, judge trouble, suspicious verdicts, salting.
+
+Kinds (one row each, ordered by kind then entry):
+
+- ``failed``: a run that failed, with its error; ``empty_output``: an ok run that returned nothing;
+- ``truncated``: the run's last model call stopped at the length limit;
+- ``zero_score_nonempty``: the judge scored 0 a non-empty output (often an answer-extraction problem);
+- ``judge_error``: no valid verdict; ``judge_fallback``: verdicts read from prose (one row per entry, with the count);
+- ``verdict_inconsistent``: accuracy above 4 for a run that skipped or miscalled a tool the reference called;
+- ``reference_disputed``: on one input, most candidate runs disagree with the reference: check the reference run;
+- ``identical_outputs``: an entry whose repeats never differ on any input (fine for a deterministic job; collapsed
+  salting when ``shared_generation`` fires too); ``shared_generation``: two runs were served one generation.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import Any
+
+import polars as pl
+
+__all__ = ["DIAGNOSTICS_SCHEMA", "diagnose"]
+
+DIAGNOSTICS_SCHEMA: dict[str, pl.DataType] = {
+    "kind": pl.String(),
+    "entry": pl.String(),
+    "run_id": pl.String(),
+    "detail": pl.String(),
+}
+
+DISPUTED_SHARE = 0.6
+"""Share of an input's candidate runs scoring 4 accuracy or less that makes the reference run look like the odd one."""
+DISPUTED_MIN_RUNS = 3
+
+
+def _is_empty_output(text: str | None) -> bool:
+    if text is None:
+        return True
+    try:
+        value = json.loads(text)
+    except (TypeError, ValueError):
+        return not text.strip()
+    return value is None or value in ("", [], {}) or (isinstance(value, str) and not value.strip())
+
+
+def diagnose(runs: pl.DataFrame, calls: pl.DataFrame) -> pl.DataFrame:
+    """The diagnostics of a report's ``runs`` and ``calls`` frames."""
+    found: list[dict[str, Any]] = []
+
+    def flag(kind: str, row: Mapping[str, Any], detail: str, run_id: str | None = None) -> None:
+        found.append({"kind": kind, "entry": row["entry"], "run_id": run_id or row.get("run_id"), "detail": detail})
+
+    for r in runs.iter_rows(named=True):
+        where = f"{r['role']} input {r['input_id']} repeat {r['repeat']}"
+        if not r["ok"]:
+            flag("failed", r, f"{where}: {r['error'] or 'no error text'}")
+        elif _is_empty_output(r["output"]):
+            flag("empty_output", r, f"{where}: the job returned {r['output'] or 'nothing'}")
+        if r["finish_reason"] == "length":
+            flag("truncated", r, f"{where}: the last model call stopped at the length limit")
+        if r["score"] == 0 and not _is_empty_output(r["output"]):
+            flag("zero_score_nonempty", r, f"{where}: judge scored 0 a non-empty output: {r['reason'] or ''}")
+        if r["judge_error"] is not None:
+            flag("judge_error", r, f"{where}: {r['judge_error']} (attempts: {r['judge_attempts']})")
+        wrong_tools = (r["tool_missing"] or 0) + (r["tool_arg_mismatch"] or 0)
+        if wrong_tools and r["accuracy"] is not None and r["accuracy"] > 4:
+            flag("verdict_inconsistent", r, f"{where}: accuracy {r['accuracy']:g} > 4 despite {r['tool_diff']}")
+    candidates = runs.filter(pl.col("role") == "candidate")
+    fallback = candidates.filter(pl.col("judge_path") == "fallback").group_by("entry", maintain_order=True).len()
+    for row in fallback.iter_rows(named=True):
+        detail = f"{row['len']} verdict{'s' * (row['len'] != 1)} read from prose: the judge ignored the JSON schema"
+        found.append({"kind": "judge_fallback", "entry": row["entry"], "run_id": None, "detail": detail})
+    _disputed(candidates, runs, found)
+    _identical(candidates, found)
+    _shared(runs, calls, found)
+    return pl.DataFrame({k: [row.get(k) for row in found] for k in DIAGNOSTICS_SCHEMA}, schema=DIAGNOSTICS_SCHEMA).sort(
+        "kind", "entry", maintain_order=True
+    )
+
+
+def _disputed(candidates: pl.DataFrame, runs: pl.DataFrame, found: list[dict[str, Any]]) -> None:
+    """Inputs where most candidates disagree with the reference: the yardstick itself may have slipped."""
+    judged = candidates.filter(pl.col("accuracy").is_not_null() & pl.col("ok"))
+    by_input = judged.group_by("input_id", maintain_order=True).agg(
+        pl.len().alias("n"), (pl.col("accuracy") <= 4).sum().alias("low")
+    )
+    references = dict(runs.filter(pl.col("role") == "reference").select("input_id", "run_id").iter_rows())
+    for row in by_input.iter_rows(named=True):
+        if row["n"] >= DISPUTED_MIN_RUNS and row["low"] / row["n"] >= DISPUTED_SHARE:
+            detail = (f"input {row['input_id']}: {row['low']} of {row['n']} candidate runs score accuracy 4 or less "
+                      "against the reference: check the reference run")  # fmt: skip
+            reference = references.get(row["input_id"])
+            found.append({"kind": "reference_disputed", "entry": "(reference)", "run_id": reference, "detail": detail})
+
+
+def _identical(candidates: pl.DataFrame, found: list[dict[str, Any]]) -> None:
+    """An entry whose repeats never differ on any input."""
+    ok = candidates.filter(pl.col("ok"))
+    for part in ok.partition_by("entry", maintain_order=True) if ok.height else []:
+        groups = part.group_by("input_id").agg(pl.len().alias("n"), pl.col("output").n_unique().alias("distinct"))
+        groups = groups.filter(pl.col("n") >= 2)
+        if groups.height and (groups["distinct"] == 1).all():
+            detail = (f"all {groups.height} inputs: every repeat gave the same output (fine for a deterministic job; "
+                      "collapsed salting if shared_generation fires too)")  # fmt: skip
+            found.append({"kind": "identical_outputs", "entry": part["entry"][0], "run_id": None, "detail": detail})
+
+
+def _shared(runs: pl.DataFrame, calls: pl.DataFrame, found: list[dict[str, Any]]) -> None:
+    """Two runs served the very same generation: the cache returned one answer for two samples."""
+    keyed = calls.filter((pl.col("role") == "candidate") & pl.col("generation_id").is_not_null())
+    keyed = keyed.join(runs.select("run_id", "input_id"), on="run_id")
+    shared = keyed.group_by("entry", "input_id", "generation_id", maintain_order=True).agg(
+        pl.col("run_id").unique(maintain_order=True)
+    )
+    for row in shared.filter(pl.col("run_id").list.len() > 1).iter_rows(named=True):
+        detail = f"input {row['input_id']}: runs {', '.join(row['run_id'])} share generation {row['generation_id']}"
+        found.append({"kind": "shared_generation", "entry": row["entry"], "run_id": None, "detail": detail})
