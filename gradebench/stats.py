@@ -30,6 +30,9 @@ AS_GOOD: Final = "as good"
 WORSE: Final = "worse"
 INCONCLUSIVE: Final = "inconclusive"
 VerdictLabel = Literal["as good", "worse", "inconclusive"]
+MIN_INPUTS = 8
+"""Fewest paired inputs a verdict of ``as good`` or ``worse`` rests on: a bootstrap over fewer inputs is too sure."""
+
 MORE_RUNS_CAP = 20
 """Past this many times the runs already made, `more_runs` is not given: the mean sits on the margin line."""
 
@@ -214,6 +217,7 @@ def non_inferiority(
     resamples: int = 2000,
     seed: int = 0,
     failed_score: float = 0.0,
+    min_inputs: int = MIN_INPUTS,
 ) -> NonInferiority:
     """Is ``candidate`` at most ``margin`` points worse than ``reference_entry``, paired by input?
 
@@ -225,7 +229,9 @@ def non_inferiority(
     is the bootstrap share (1 + #{D* ≤ −margin}) / (resamples + 1), the dual of the percentile bound, never 0.
     ``more_runs`` (inconclusive only) is ceil(n · ((z_level + z_0.8) · se / (D̄ + margin))²) − n with n the paired runs
     and se the bootstrap standard error, at least 1; None when D̄ ≤ −margin (more runs would likely show ``worse``).
-    The reference entry itself is not tested: ``candidate == reference_entry`` gives verdict None.
+    The reference entry itself is not tested: ``candidate == reference_entry`` gives verdict None. With fewer than
+    ``min_inputs`` paired inputs the verdict stays ``inconclusive`` whatever the bounds say (a percentile bootstrap
+    over a handful of inputs is too sure of itself); ``more_runs`` then counts the runs to reach ``min_inputs``.
     """
     _check(level, resamples, lowest=0.5)
     if margin < 0:
@@ -261,6 +267,12 @@ def non_inferiority(
     p_value = (1 + int(np.count_nonzero(boot <= -margin))) / (resamples + 1)
     make = partial(make, lower=lower, upper=upper, p_value=p_value)
     line, bounds = _num(-margin), f"[{_num(lower, 2)}, {_num(upper, 2)}]"
+    if len(common) < min_inputs and (lower > -margin or upper < -margin):
+        leaning = AS_GOOD if lower > -margin else WORSE
+        more = (min_inputs - len(common)) * math.ceil(n_pairs / len(common))
+        reason = (f"bounds {bounds} say {leaning}, but on {len(common)} inputs only: a verdict needs at least "
+                  f"{min_inputs}; about {more} more paired runs on new inputs")  # fmt: skip
+        return make(verdict=INCONCLUSIVE, reason=reason, more_runs=more)
     if lower > -margin:
         return make(verdict=AS_GOOD, reason=f"lower bound {_num(lower, 2)} > {line}: within the margin")
     if upper < -margin:
@@ -324,6 +336,7 @@ def verdicts(
     resamples: int = 2000,
     seed: int = 0,
     failed_score: float = 0.0,
+    min_inputs: int = MIN_INPUTS,
 ) -> pl.DataFrame:
     """`non_inferiority` of every candidate entry (first-appearance order) against ``reference_entry``, plus the
     entry's own `paired_bootstrap` interval (``paired_*``), in the columns of `VERDICT_SCHEMA`.
@@ -334,7 +347,7 @@ def verdicts(
     rows = []
     for entry in entries:
         opts = dict(level=level, resamples=resamples, seed=seed, failed_score=failed_score)
-        test = non_inferiority(runs, entry, reference_entry, margin=margin, **opts)  # type: ignore[arg-type]
+        test = non_inferiority(runs, entry, reference_entry, margin=margin, min_inputs=min_inputs, **opts)  # type: ignore[arg-type]
         own_ = paired_bootstrap(runs, entry, **opts)  # type: ignore[arg-type]
         tested = {f: getattr(test, f) for f in ("verdict", "mean_diff", "lower", "upper", "p_value", "more_runs")}
         if test.verdict is not None:

@@ -148,8 +148,8 @@ def test_identical_candidate_is_as_good():
 
 
 def test_three_points_worse_everywhere_is_worse():
-    ref = {f"in{i}": [8, 9, 7] for i in range(6)}
-    cand = {f"in{i}": [5, 6, 4] for i in range(6)}
+    ref = {f"in{i}": [8, 9, 7] for i in range(8)}
+    cand = {f"in{i}": [5, 6, 4] for i in range(8)}
     result = non_inferiority(runs_frame({REF: ref, "a": cand}), "a", REF)
     assert result.mean_diff == -3.0 and result.verdict == WORSE
     assert result.upper < -1.0 and result.p_value > 0.99  # type: ignore[operator]
@@ -171,14 +171,14 @@ def test_noisy_candidate_on_two_inputs_is_inconclusive_with_more_runs():
 
 
 def test_failed_runs_count_as_failed_score_and_null_scores_are_dropped():
-    ref = {f"in{i}": [8, 8] for i in range(6)}
-    failing = {f"in{i}": [8, FAIL] for i in range(6)}
+    ref = {f"in{i}": [8, 8] for i in range(8)}
+    failing = {f"in{i}": [8, FAIL] for i in range(8)}
     result = non_inferiority(runs_frame({REF: ref, "a": failing}), "a", REF)
-    assert result.mean_diff == -4.0 and result.verdict == WORSE and result.n_pairs == 12
+    assert result.mean_diff == -4.0 and result.verdict == WORSE and result.n_pairs == 16
     assert non_inferiority(runs_frame({REF: ref, "a": failing}), "a", REF, failed_score=8.0).mean_diff == 0.0
-    unjudged = {f"in{i}": [8, NULL] for i in range(6)}
+    unjudged = {f"in{i}": [8, NULL] for i in range(8)}
     result = non_inferiority(runs_frame({REF: ref, "a": unjudged}), "a", REF)
-    assert (result.mean_diff, result.n_pairs, result.n_dropped, result.verdict) == (0.0, 6, 6, AS_GOOD)
+    assert (result.mean_diff, result.n_pairs, result.n_dropped, result.verdict) == (0.0, 8, 8, AS_GOOD)
 
 
 def test_nothing_to_pair_is_inconclusive_with_a_reason():
@@ -210,7 +210,7 @@ def _hand_case() -> pl.DataFrame:
 
 
 def test_hand_computed_case_matches_the_exact_bootstrap_distribution():
-    result = non_inferiority(_hand_case(), "a", REF)
+    result = non_inferiority(_hand_case(), "a", REF, min_inputs=4)
     assert result.mean_diff == -0.25 and result.n_inputs == 4 and result.n_pairs == 8
     # Exact nested bootstrap: each of the 4 slots draws an input (1/4 each), then the mean of 2 runs drawn from it:
     # in0 -> 0; in1 -> -1; in2 -> 1, 0.5, 0 w.p. 1/4, 1/2, 1/4; in3 -> 0, -0.5, -1 w.p. 1/4, 1/2, 1/4.
@@ -251,8 +251,8 @@ def test_one_run_per_input_is_the_plain_bootstrap_of_the_differences():
 
 
 def test_verdicts_frame():
-    ref = {f"in{i}": [8, 9] for i in range(6)}
-    frame = runs_frame({"bad": {f"in{i}": [4, 5] for i in range(6)}, REF: ref, "twin": ref})
+    ref = {f"in{i}": [8, 9] for i in range(8)}
+    frame = runs_frame({"bad": {f"in{i}": [4, 5] for i in range(8)}, REF: ref, "twin": ref})
     table = verdicts(frame, REF)
     assert table.schema == pl.Schema(VERDICT_SCHEMA)
     assert table["entry"].to_list() == ["bad", REF, "twin"]
@@ -260,7 +260,7 @@ def test_verdicts_frame():
     me = table.row(1, named=True)
     assert (me["mean_diff"], me["n_pairs"], me["paired_mean"], me["margin"]) == (None, None, 8.5, 1.0)
     twin = table.row(2, named=True)
-    assert (twin["mean_diff"], twin["n_inputs"], twin["n_pairs"]) == (0.0, 6, 12)
+    assert (twin["mean_diff"], twin["n_inputs"], twin["n_pairs"]) == (0.0, 8, 16)
     assert twin["paired_lo"] <= twin["paired_mean"] == 8.5 <= twin["paired_hi"]
     empty = verdicts(runs_frame({}), REF)
     assert empty.height == 0 and empty.schema == pl.Schema(VERDICT_SCHEMA)
@@ -348,3 +348,12 @@ def test_recommend_falls_back_to_the_reference_or_nothing():
         rec.sentence
         == "a is as good as sim/steady on j (margin 1.0, 1 paired run, lower bound 0.0) at 0.0012× the cost"
     )
+
+
+def test_too_few_inputs_keep_the_verdict_open():
+    ref = {f"in{i}": [8, 9] for i in range(5)}
+    worse = {f"in{i}": [4, 5] for i in range(5)}
+    result = non_inferiority(runs_frame({REF: ref, "a": worse}), "a", REF)
+    assert result.verdict == INCONCLUSIVE and result.upper < -1.0  # type: ignore[operator]  # the bounds say worse
+    assert result.more_runs == (8 - 5) * 2 and "on 5 inputs only" in result.reason
+    assert non_inferiority(runs_frame({REF: ref, "a": worse}), "a", REF, min_inputs=5).verdict == WORSE
