@@ -131,10 +131,10 @@ def _print_report(report: BenchmarkReport, out: Path) -> None:
     diagnostics = report.diagnostics()
     if diagnostics.height:
         print(f"\nDiagnostics ({diagnostics.height}):")
-        with pl.Config(tbl_rows=40, fmt_str_lengths=90, tbl_hide_dataframe_shape=True):
+        with pl.Config(tbl_rows=40, fmt_str_lengths=300, tbl_width_chars=160, tbl_hide_dataframe_shape=True):
             print(diagnostics)
     report.to_parquet(out)
-    print(f"\nWrote {out}/runs.parquet, models.parquet, calls.parquet, meta.json")
+    print(f"\nWrote {out}/runs.parquet, models.parquet, calls.parquet, noise.parquet, meta.json")
     print(f"Wrote {', '.join(write_charts(report, out))}")
 
 
