@@ -6,7 +6,6 @@ The frames are the truth: a report read back from parquet is as good as one just
 
 from __future__ import annotations
 
-import html
 import json
 import logging
 from collections.abc import Iterable, Mapping
@@ -16,7 +15,7 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from . import stats
+from . import stats, table
 from .diagnostics import DIAGNOSTICS_SCHEMA
 from .judge import transcript_events
 from .runs import Run, Verdict
@@ -167,15 +166,6 @@ def _conform(df: pl.DataFrame, schema: Mapping[str, pl.DataType], what: str) -> 
         raise ValueError(f"{what} frame lacks columns {missing}")
     extra = [c for c in df.columns if c not in schema]
     return df.select([pl.col(c).cast(t) for c, t in schema.items()] + [pl.col(c) for c in extra])
-
-
-def _signed(value: float | None) -> str:
-    """A signed number with a real minus sign."""
-    return "-" if value is None else f"{value:+.2f}".replace("-", "−")
-
-
-def _times(value: float | None) -> str:
-    return "-" if value is None else f"{value:.2f}×"
 
 
 def _mean(series: pl.Series) -> float | None:
@@ -506,110 +496,16 @@ class BenchmarkReport:
 
     # -------------------------------------------------------------------------------------------------------- text
 
-    def _header(self) -> str:
-        m = self.meta
-        candidates = self.runs.filter(pl.col("role") == "candidate")
-        repeats = candidates["repeat"].n_unique() if candidates.height else 0
-        inputs = self.runs["input_id"].n_unique()
-        return (
-            f"{m.get('job') or '?'} · grade {m.get('grade') or '?'} · reference {m.get('reference_entry') or '-'}"
-            f" · judge {m.get('judge_entry') or '-'} · {inputs} input{'s' if inputs != 1 else ''} × {repeats} runs"
-            + (" · STOPPED EARLY: only the runs judged before the stop" if m.get("stopped") else "")
-        )
-
     def totals(self) -> str:
         """One line: what the runs cost, what the judge cost, and what was spent now (cache hits cost nothing now)."""
-        currencies = self.runs["currency"].drop_nulls().unique(maintain_order=True).to_list()
-        cur = currencies[0] if len(currencies) == 1 else "(mixed currencies)" if currencies else ""
-        judge = self.calls.filter(pl.col("role") == "judge")
-        runs_cost = float(self.runs["cost"].sum())
-        judge_cost = float(judge["cost"].sum())
-        spent = float(self.runs["spent_now"].sum()) + float(judge.filter(~pl.col("cache_hit"))["cost"].sum())
-
-        def money(v: float) -> str:
-            return f"{v:.6f} {cur}".rstrip()
-
-        return f"cost of the runs {money(runs_cost)} (+ judge {money(judge_cost)}) · spent now {money(spent)}"
+        return table.totals(self)
 
     def table(self) -> str:
-        """The fixed-width text table logged after a race: ``*`` marks the reference entry, ``(sim)`` simulated ones."""
-
-        def num(v: float | None, fmt: str = ".2f", suffix: str = "") -> str:
-            return "-" if v is None else f"{v:{fmt}}{suffix}"
-
-        names = [
-            ("* " if r["is_reference"] else "  ") + r["entry"] + (" (sim)" if r["simulated"] else "")
-            for r in self.models.iter_rows(named=True)
-        ]
-        width = max([len("  entry"), *map(len, names)])
-        head = (
-            f"{'  entry':<{width}} {'runs':>5} {'ok':>5} {'score [95% CI]':>20} {'acc':>5} {'work':>5} {'scorer':>6}"
-            f" {'calls':>6} {'tokens in/out':>15} {'latency':>8} {'wall':>8} {'cost/run':>18}"
-        )
-        lines = [self._header(), head]
-        for name, r in zip(names, self.models.iter_rows(named=True), strict=True):
-            ci = f"[{num(r['score_lo'])}–{num(r['score_hi'])}]" if r["score_lo"] is not None else ""
-            score = f"{num(r['score_mean'])} {ci}".strip()
-            tokens = f"{num(r['input_tokens_mean'], '.0f')}/{num(r['output_tokens_mean'], '.0f')}"
-            lines.append(
-                f"{name:<{width}} {r['runs']:>5} {num(r['ok_rate'] * 100, '.0f', '%'):>5} {score:>20}"
-                f" {num(r['accuracy_mean']):>5} {num(r['work_mean']):>5} {num(r['scorer_mean']):>6}"
-                f" {num(r['calls_mean'], '.1f'):>6} {tokens:>15} {num(r['latency_s_mean'], '.2f', 's'):>8}"
-                f" {num(r['wall_s_mean'], '.2f', 's'):>8} {r['cost_per_run']:>14.6f} {r['currency'] or '':<3}"
-            )
-        if not self.models.height:
-            lines.append("  (no candidate runs)")
-        skipped = self.meta.get("skipped") or {}
-        if skipped:
-            lines.append("skipped: " + "; ".join(f"{entry} ({why})" for entry, why in skipped.items()))
-        lines.append(self.totals())
-        lines.extend(self._verdict_lines(width))
-        return "\n".join(lines)
-
-    def _verdict_lines(self, width: int) -> list[str]:
-        """Each entry's verdict against the reference entry, the ratios, the floor, and the recommendation."""
-        tested = self.models.filter(pl.col("verdict").is_not_null())
-        if not tested.height:
-            return []
-        m = self.meta
-        margin = float(m.get("margin", 1.0))
-        lines = [
-            f"verdict vs {m.get('reference_entry')} (non-inferiority, margin {margin:g} of 10, paired by input, 95%):"
-        ]
-        for r in tested.iter_rows(named=True):
-            name = "  " + r["entry"]
-            delta = f"Δ {_signed(r['mean_diff'])} [lower {_signed(r['lower'])}]"
-            ratios = f"cost {_times(r['cost_ratio'])} latency {_times(r['latency_ratio'])}"
-            extra = []
-            if r["verdict"] == "inconclusive" and r["more_runs"]:
-                extra.append(f"~{r['more_runs']} more paired runs would likely settle it")
-            elif r["verdict"] == "inconclusive" and r["mean_diff"] is not None and r["mean_diff"] <= -margin:
-                extra.append("leans worse: more runs would likely show it")
-            elif r["verdict"] == "inconclusive":
-                extra.append("sits on the margin: only very many more runs would settle it")
-            if r["swap_gap_mean"] is not None:
-                extra.append(f"order gap {r['swap_gap_mean']:.2f}")
-            if r["floor_std"] is not None:
-                extra.append(f"judge noise ±{r['floor_std']:.2f}")
-            lines.append(f"{name:<{width}} {r['verdict']:<12} {delta:<24} {r['n_pairs'] or 0:>4} paired runs  "
-                         f"{ratios}" + ("  · " + " · ".join(extra) if extra else ""))  # fmt: skip
-        own = self.models.filter(pl.col("is_reference"))
-        if own.height and own["score_mean"][0] is not None:
-            lines.append(f"  {own['entry'][0]} against its own reference run scores {own['score_mean'][0]:.2f}: "
-                         "how well the reference agrees with itself, the most a candidate can expect")  # fmt: skip
-        pick = self.recommend()
-        if pick is not None:
-            lines.append(f"recommendation: {pick.sentence}")
-        return lines
+        """The text table logged after a race: one line per entry, then the verdicts and the recommendation."""
+        return table.render(self)
 
     def _repr_html_(self) -> str:
-        parts = [f"<p><b>{html.escape(self._header())}</b></p>", self.models._repr_html_()]
-        skipped = self.meta.get("skipped") or {}
-        if skipped:
-            items = "".join(f"<li>{html.escape(str(e))}: {html.escape(str(w))}</li>" for e, w in skipped.items())
-            parts.append(f"<p>skipped:</p><ul>{items}</ul>")
-        parts.append(f"<p>{html.escape(self.totals())}</p>")
-        return "\n".join(parts)
+        return table.html(self)
 
     # ----------------------------------------------------------------------------------------------------- parquet
 
