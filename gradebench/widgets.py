@@ -8,8 +8,6 @@ escaped: outputs and transcripts are untrusted text.
 from __future__ import annotations
 
 import asyncio
-import html
-import json
 import time
 from collections.abc import Callable, Coroutine, Mapping, Sequence
 from pathlib import Path
@@ -24,10 +22,10 @@ from .cache import CallCache
 from .catalog import Catalog, Entry
 from .job import JobSpec
 from .jobs import EXAMPLE_INPUTS, EXAMPLE_JOBS, load_inputs
-from .judge import transcript_events
+from .panel_html import CSS, FLEX, esc, events_html, html_table, pre, scroll, td, text
 from .report import BenchmarkReport
 
-__all__ = ["BenchmarkPanel", "events_html", "html_table"]
+__all__ = ["BenchmarkPanel", "events_html", "html_table"]  # the HTML helpers, for notebooks that show runs themselves
 
 RUN_COLUMNS = ("entry", "role", "input_id", "repeat", "ok", "score", "accuracy", "work", "scorer", "calls",
                "tool_calls", "input_tokens", "output_tokens", "latency_s", "wall_s", "cost", "currency", "cached",
@@ -46,80 +44,6 @@ PATH_SCORERS: dict[str, Callable[[str], Any]] = {
 """Scorers the dropdown offers that read a dotted path (typed in the box beside it)."""
 PROGRESS_EVERY_S = 0.1
 """The progress display is redrawn at most this often (and always when the race ends)."""
-
-_CSS = (
-    "<style>.gb-t{border-collapse:collapse;font-size:12px}.gb-t th,.gb-t td{border:1px solid #ddd;padding:2px 6px;"
-    "text-align:left;vertical-align:top}.gb-t th{background:#f4f4f4}.gb-t td.n{text-align:right}"
-    ".gb-pre{white-space:pre-wrap;word-break:break-word;margin:2px 0;font-size:12px}"
-    ".gb-ev{border-left:3px solid #ccc;padding:2px 6px;margin:4px 0}.gb-bad{color:#b00020}</style>"
-)
-_COLOURS = {"user": "#4a7ebb", "tool_call": "#d08000", "tool_result": "#2a8a4a", "tool_error": "#b00020",
-            "error": "#b00020", "answer": "#6a3fb5"}  # fmt: skip
-_FLEX = "<div style='flex:1;min-width:0'>"
-
-
-# ------------------------------------------------------------------------------------------------------------ HTML
-
-
-def _esc(value: Any) -> str:
-    return html.escape(str(value), quote=True)
-
-
-def _text(value: Any) -> str:
-    if value is None:
-        return "–"
-    if isinstance(value, bool):
-        return "yes" if value else "no"
-    if isinstance(value, float):
-        return f"{value:.4g}"  # 0.0009663 stays fixed-point; only below 1e-4 does it turn to 1.2e-05
-    return str(value)
-
-
-def _td(value: Any) -> str:
-    number = isinstance(value, int | float) and not isinstance(value, bool)
-    return f"<td{' class=n' if number else ''}>{_esc(_text(value))}</td>"
-
-
-def _table(head: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
-    heads = "".join(f"<th>{_esc(h)}</th>" for h in head)
-    body = "".join("<tr>" + "".join(_td(v) for v in row) + "</tr>" for row in rows)
-    return f'{_CSS}<table class="gb-t"><thead><tr>{heads}</tr></thead><tbody>{body}</tbody></table>'
-
-
-def html_table(df: pl.DataFrame, columns: Sequence[str] | None = None, *, empty: str = "(no rows)") -> str:
-    """An escaped HTML table of ``df`` (all columns, or ``columns`` in that order)."""
-    columns = list(columns or df.columns)
-    return _table(columns, list(df.select(columns).iter_rows())) if df.height else f"<p><i>{_esc(empty)}</i></p>"
-
-
-def _pre(value: Any) -> str:
-    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, indent=2, default=str)
-    return f'<pre class="gb-pre">{_esc(text)}</pre>'
-
-
-def _scroll(inner: str) -> str:
-    return f'<div style="max-height:460px;overflow:auto">{inner}</div>'
-
-
-def events_html(events: Sequence[Mapping[str, Any]]) -> str:
-    """A transcript (`transcript_events`) as escaped HTML: messages, tool calls with arguments and results, answer."""
-    parts = []
-    for e in events:
-        kind, name = str(e.get("kind")), f"<code>{_esc(e.get('name'))}</code>"
-        if kind == "system":
-            parts.append(f'<details class="gb-ev"><summary>system prompt</summary>{_pre(e.get("content"))}</details>')
-            continue
-        title, body = {
-            "tool_call": (f"tool call {name}", e.get("arguments")),
-            "tool_result": (f"result of {name}", e.get("result")),
-            "tool_error": (f"tool error of {name}", e.get("error")),
-            "answer": ("answer", e.get("output")),
-            "error": ("error", e.get("error")),
-        }.get(kind, (_esc(kind), e.get("content", {k: v for k, v in e.items() if k != "kind"})))
-        colour = _COLOURS.get(kind, "#999")
-        parts.append(f'<div class="gb-ev" style="border-left-color:{colour}"><b>{title}</b>{_pre(body)}</div>')
-    return "".join(parts)
-
 
 # ----------------------------------------------------------------------------------------------------------- panel
 
@@ -272,14 +196,14 @@ class BenchmarkPanel(w.VBox):
             self.candidates.value = tuple(n for n in self.candidates.value if n not in uncallable)
         notes = [f"ignored {', '.join(dropped)}: not callable"] if dropped else []
         notes += [f"not callable, so not selectable: {n} ({why})" for n, why in uncallable.items()]
-        self.candidates_note.value = _CSS + "<br>".join(f'<span class="gb-bad">{_esc(n)}</span>' for n in notes)
+        self.candidates_note.value = CSS + "<br>".join(f'<span class="gb-bad">{esc(n)}</span>' for n in notes)
 
     def _inputs_changed(self) -> None:
         self.n_inputs.disabled = self.all_inputs.value
         try:
             total, chosen = len(self._inputs_for(self.job.value)), len(self.selected_inputs())
         except Exception as exc:
-            self.inputs_note.value = f'{_CSS}<span class="gb-bad">{_esc(exc)}</span>'
+            self.inputs_note.value = f'{CSS}<span class="gb-bad">{esc(exc)}</span>'
         else:
             self.inputs_note.value = f"{chosen} of {total} inputs"
 
@@ -451,7 +375,7 @@ class BenchmarkPanel(w.VBox):
         self.stop_button.disabled = not self._busy
 
     def _say(self, text: str, *, error: bool = False) -> None:
-        self.status.value = f"{_CSS}<span{' class=gb-bad' if error else ''}>{_esc(text)}</span>"
+        self.status.value = f"{CSS}<span{' class=gb-bad' if error else ''}>{esc(text)}</span>"
 
     def _fail(self, what: str, exc: BaseException) -> None:
         self.error = exc
@@ -495,10 +419,10 @@ class BenchmarkPanel(w.VBox):
                 f'<div style="width:120px;background:#eee"><div style="width:{share:.0f}%;height:8px;background:#4a8">'
             )
             judged_cell = "–" if name == "reference" else done
-            rows.append(f"<tr>{_td(label)}{_td(f'{landed} / {planned}')}{_td(judged_cell)}{_td(failed)}"
+            rows.append(f"<tr>{td(label)}{td(f'{landed} / {planned}')}{td(judged_cell)}{td(failed)}"
                         f"<td>{bar}</div></div></td></tr>")  # fmt: skip
         head = "".join(f"<th>{h}</th>" for h in ("entry", "landed", "judged", "failed", ""))
-        self.progress_table.value = f'{_CSS}<table class="gb-t"><tr>{head}</tr>{"".join(rows)}</table>'
+        self.progress_table.value = f'{CSS}<table class="gb-t"><tr>{head}</tr>{"".join(rows)}</table>'
 
     # --------------------------------------------------------------------------------------------------- results
 
@@ -513,9 +437,9 @@ class BenchmarkPanel(w.VBox):
 
     def _header(self) -> str:
         m = self.report.meta if self.report is not None else {}
-        return (f"<p><b>{_esc(m.get('job'))}</b> · grade {_esc(m.get('grade'))} · reference "
-                f"{_esc(m.get('reference_entry'))} · judge {_esc(m.get('judge_entry'))} · salt "
-                f"{_esc(repr(m.get('salt', '')))} · scorer {_esc(m.get('scorer') or 'none')}</p>")  # fmt: skip
+        return (f"<p><b>{esc(m.get('job'))}</b> · grade {esc(m.get('grade'))} · reference "
+                f"{esc(m.get('reference_entry'))} · judge {esc(m.get('judge_entry'))} · salt "
+                f"{esc(repr(m.get('salt', '')))} · scorer {esc(m.get('scorer') or 'none')}</p>")  # fmt: skip
 
     def _draw_runs(self) -> None:
         if self.report is None:
@@ -523,9 +447,9 @@ class BenchmarkPanel(w.VBox):
         up = self.runs_ascending.value
         runs = self.report.runs.sort(self.runs_sort.value, descending=not up, nulls_last=True, maintain_order=True)
         self.runs_ascending.icon = "sort-amount-asc" if up else "sort-amount-desc"
-        rubric = _pre(self.report.meta.get("rubric") or "(none)")
+        rubric = pre(self.report.meta.get("rubric") or "(none)")
         caption = f"<details><summary>judged under this rubric</summary>{rubric}</details>"
-        self.runs_table.value = self._header() + caption + _scroll(html_table(runs, RUN_COLUMNS))
+        self.runs_table.value = self._header() + caption + scroll(html_table(runs, RUN_COLUMNS))
 
     def _draw_models(self) -> None:
         assert self.report is not None
@@ -536,11 +460,11 @@ class BenchmarkPanel(w.VBox):
             interval.fill_null(pl.col("score_mean").round(2).cast(pl.String)).alias("score [95% CI]"),
         )
         skipped = "".join(
-            f"<li>skipped {_esc(e)}: {_esc(r)}</li>" for e, r in (self.report.meta.get("skipped") or {}).items()
+            f"<li>skipped {esc(e)}: {esc(r)}</li>" for e, r in (self.report.meta.get("skipped") or {}).items()
         )
         table = html_table(models, MODEL_COLUMNS, empty="no candidate runs")
         self.models_table.value = (
-            f"{self._header()}{self._verdicts_html()}{table}<ul>{skipped}</ul><p>{_esc(self.report.totals())}</p>"
+            f"{self._header()}{self._verdicts_html()}{table}<ul>{skipped}</ul><p>{esc(self.report.totals())}</p>"
         )
 
     def _verdicts_html(self) -> str:
@@ -551,12 +475,12 @@ class BenchmarkPanel(w.VBox):
         items = []
         for r in self.report.models.filter(pl.col("verdict").is_not_null()).iter_rows(named=True):
             colour = VERDICT_COLOURS.get(r["verdict"], "#999")
-            badge = f'<b style="color:{colour}">■ {_esc(r["verdict"])}</b>'
-            items.append(f"<li>{badge} {_esc(r['entry'])}: {_esc(r['verdict_reason'] or '')}</li>")
+            badge = f'<b style="color:{colour}">■ {esc(r["verdict"])}</b>'
+            items.append(f"<li>{badge} {esc(r['entry'])}: {esc(r['verdict_reason'] or '')}</li>")
         if not items:
             return ""
         pick = self.report.recommend()
-        line = f"<p><b>recommendation</b>: {_esc(pick.sentence)}</p>" if pick is not None else ""
+        line = f"<p><b>recommendation</b>: {esc(pick.sentence)}</p>" if pick is not None else ""
         margin = float(self.report.meta.get("margin", 1.0))
         return f"<p>verdict against the reference, margin {margin:g} of 10:</p><ul>{''.join(items)}</ul>{line}"
 
@@ -568,7 +492,7 @@ class BenchmarkPanel(w.VBox):
                 box.children = (charts.offline_widget(getattr(charts, name)(self.report)),)
             except Exception as exc:
                 note = f"chart unavailable: {type(exc).__name__}: {exc}"
-                box.children = (w.HTML(f'{_CSS}<p class="gb-bad">{_esc(note)}</p>'),)
+                box.children = (w.HTML(f'{CSS}<p class="gb-bad">{esc(note)}</p>'),)
 
     def _fill_runs(self) -> None:
         assert self.report is not None
@@ -596,27 +520,26 @@ class BenchmarkPanel(w.VBox):
 
         def side(r: dict[str, Any] | None, title: str) -> str:
             if r is None:
-                return f"{_FLEX}<h4>{title}</h4><i>missing</i></div>"
-            calls = report.calls_for(r["run_id"], role=r["role"])
-            events = transcript_events(calls, None if r["output"] is None else json.loads(r["output"]), r["error"])
+                return f"{FLEX}<h4>{title}</h4><i>missing</i></div>"
+            events = report.transcript(r["run_id"])
             facts = (f"{r['entry']} ({r['model']}) · input {r['input_id']} · repeat {r['repeat']} · "
                      f"{'ok' if r['ok'] else 'FAILED'} · {r['calls']} calls · {r['tool_calls']} tool calls · "
-                     f"{_text(r['latency_s'])}s · cost {_text(r['cost'])} {r['currency']}")  # fmt: skip
-            return f"{_FLEX}<h4>{title}</h4><p>{_esc(facts)}</p>{events_html(events)}</div>"
+                     f"{text(r['latency_s'])}s · cost {text(r['cost'])} {r['currency']}")  # fmt: skip
+            return f"{FLEX}<h4>{title}</h4><p>{esc(facts)}</p>{events_html(events)}</div>"
 
-        t = {k: _esc(_text(row[k])) for k in ("score", "accuracy", "work", "judge_entry", "judge_path", "scorer")}
+        t = {k: esc(text(row[k])) for k in ("score", "accuracy", "work", "judge_entry", "judge_path", "scorer")}
         verdict = (f"<p><b>verdict</b>: score {t['score']}/10 (accuracy {t['accuracy']}/7, work {t['work']}/3) · "
                    f"judge {t['judge_entry']} via {t['judge_path']} · scorer {t['scorer']}</p>"
-                   f"{_pre(row['reason'] or '')}")  # fmt: skip
+                   f"{pre(row['reason'] or '')}")  # fmt: skip
         for key in ("judge_error", "scorer_error"):
-            verdict += f'<p class="gb-bad">{key}: {_esc(row[key])}</p>' if row[key] else ""
+            verdict += f'<p class="gb-bad">{key}: {esc(row[key])}</p>' if row[key] else ""
         sides = side(row, "candidate") + side(refs.row(0, named=True) if refs.height else None, "reference")
-        self.transcript.value = f"{_CSS}{verdict}<div style='display:flex;gap:16px'>{sides}</div>"
+        self.transcript.value = f"{CSS}{verdict}<div style='display:flex;gap:16px'>{sides}</div>"
 
     def _draw_diagnostics(self) -> None:
         assert self.report is not None
         found = html_table(self.report.diagnostics(), empty="nothing to flag")
-        self.diagnostics_table.value = self._header() + _scroll(found)
+        self.diagnostics_table.value = self._header() + scroll(found)
 
     # ---------------------------------------------------------------------------------------------------- export
 
