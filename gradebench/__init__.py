@@ -6,7 +6,7 @@ from . import scorers
 from .benchmark import Benchmark, RaceEvent, judge_noise_report, rejudge_report
 from .cache import CallCache
 from .catalog import Catalog, Entry, Grade
-from .errors import CallError, CatalogError, ConfigError, GradebenchError, JudgeError, ToolLoopError
+from .errors import CallError, CatalogError, ConfigError, GradebenchError, ToolLoopError
 from .job import Job
 from .report import BenchmarkReport
 from .runs import Run, Verdict
@@ -36,7 +36,6 @@ __all__ = [
     "Grade",
     "GradebenchError",
     "Job",
-    "JudgeError",
     "RaceEvent",
     "Reply",
     "Run",

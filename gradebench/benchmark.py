@@ -235,7 +235,8 @@ class Benchmark:
                 raise errors[failed[0].run_id]
             by_input = {r.input_id: r for r in references}
             plan = [(e, x, k) for x in self._inputs for e in self._candidates for k in range(self.runs)]
-            setup = self._judge_setup(self.rubric, self.judge_entry)
+            setup = JudgeSetup(entry=self.judge_entry, rubric=self.rubric, instructions=self.job.instructions,
+                               benchmark_id=self.benchmark_id, salt=self.salt, swap=self.judge_swap)  # fmt: skip
             bar = tqdm(total=len(plan), desc=f"{self.job.name} race", unit="run", disable=not self.progress)
             landed = judged = failures = 0
 
@@ -318,10 +319,6 @@ class Benchmark:
                        wall_s=time.perf_counter() - started)  # fmt: skip
         return Run(**base, ok=True, output=output, calls=list(seat.calls), wall_s=time.perf_counter() - started)
 
-    def _judge_setup(self, rubric: str, judge_entry: Entry) -> JudgeSetup:
-        return JudgeSetup(entry=judge_entry, rubric=rubric, instructions=self.job.instructions,
-                          benchmark_id=self.benchmark_id, salt=self.salt, swap=self.judge_swap)  # fmt: skip
-
     @staticmethod
     async def _collect(job: Awaitable[Run], done: list[Run]) -> Run:
         run = await job
@@ -396,6 +393,49 @@ class Benchmark:
         return report
 
 
+class _Stored:
+    """A report's runs taken up again for judging: references by input, candidates, inputs, the judge's setup."""
+
+    def __init__(self, report: BenchmarkReport, catalog: Catalog, *, rubric: str | None, judge: str | None):
+        self.meta = dict(report.meta)
+        self.catalog = catalog
+        self.rubric = self.meta.get("rubric", "") if rubric is None else rubric
+        entry = catalog[judge] if judge else catalog[self.meta.get("judge_entry") or catalog.ceiling_name]
+        entry.api_key()  # fail before any call when the judge cannot be called
+        runs = [_reused(r) for r in report.to_runs()]
+        self.references = {r.input_id: r for r in runs if r.role == "reference"}
+        self.candidates = [r for r in runs if r.role == "candidate"]
+        self.inputs: dict[str, Any] = self.meta.get("inputs", {})
+        self.setup = JudgeSetup(entry=entry, rubric=self.rubric, instructions=self.meta.get("instructions", ""),
+                                benchmark_id=self.meta.get("benchmark_id", ""), salt=self.meta.get("salt", ""),
+                                swap=bool(self.meta.get("judge_swap")))  # fmt: skip
+
+    async def each(
+        self,
+        runs: Sequence[Run],
+        work: Callable[[Session, Run, Run, Any], Awaitable[Any]],
+        *,
+        cache: CallCache | str | os.PathLike[str] | None,
+        concurrency: int | None,
+        progress: bool,
+        desc: str,
+    ) -> list[Any]:
+        """``work(session, run, its reference, its input)`` for every run, at once, with a progress bar."""
+        store = cache if isinstance(cache, CallCache) else CallCache(cache)
+        async with Session(self.catalog, store, concurrency or self.catalog.concurrency) as session:
+            bar = tqdm(total=len(runs), desc=desc, unit="run", disable=not progress)
+
+            async def one(run: Run) -> Any:
+                done = await work(session, run, self.references[run.input_id], self.inputs.get(run.input_id))
+                bar.update(1)
+                return done
+
+            try:
+                return await asyncio.gather(*(one(r) for r in runs))
+            finally:
+                bar.close()
+
+
 async def judge_noise_report(
     report: BenchmarkReport,
     catalog: Catalog,
@@ -409,10 +449,8 @@ async def judge_noise_report(
     """`Benchmark.judge_noise` for any report (e.g. one read back from parquet): that report with its noise floor."""
     if not isinstance(k, int) or k < 1:
         raise ValueError(f"k must be an integer >= 1, got {k!r}")
-    meta = dict(report.meta)
-    runs = [_reused(r) for r in report.to_runs()]
-    references = {r.input_id: r for r in runs if r.role == "reference"}
-    judged = [r for r in runs if r.role == "candidate" and r.verdict is not None and r.verdict.score is not None]
+    stored = _Stored(report, catalog, rubric=None, judge=None)
+    judged = [r for r in stored.candidates if r.verdict is not None and r.verdict.score is not None]
     if isinstance(sample, int):
         if sample < 1:
             raise ValueError(f"sample must be >= 1 runs, got {sample}")
@@ -425,27 +463,15 @@ async def judge_noise_report(
         chosen = [r for r in judged if r.run_id in wanted]
     else:
         chosen = judged
-    judge_entry = catalog[meta.get("judge_entry") or catalog.ceiling_name]
-    judge_entry.api_key()
-    setup = JudgeSetup(entry=judge_entry, rubric=meta.get("rubric", ""), instructions=meta.get("instructions", ""),
-                       benchmark_id=meta.get("benchmark_id", ""), salt=meta.get("salt", ""),
-                       swap=bool(meta.get("judge_swap")))  # fmt: skip
-    inputs = meta.get("inputs", {})
-    cache = cache if isinstance(cache, CallCache) else CallCache(cache)
-    async with Session(catalog, cache, concurrency or catalog.concurrency) as session:
-        bar = tqdm(total=len(chosen), desc="judge noise", unit="run", disable=not progress)
 
-        async def one(run: Run) -> dict[str, Any]:
-            scores = await noise_scores(session, run, references[run.input_id], inputs.get(run.input_id), setup, k)
-            bar.update(1)
-            assert run.verdict is not None
-            return {"run_id": run.run_id, "entry": run.entry, "input_id": run.input_id,
-                    "score": run.verdict.score, "replicas": scores}  # fmt: skip
+    async def replicas(session: Session, run: Run, reference: Run, value: Any) -> dict[str, Any]:
+        scores = await noise_scores(session, run, reference, value, stored.setup, k)
+        assert run.verdict is not None
+        return {"run_id": run.run_id, "entry": run.entry, "input_id": run.input_id, "score": run.verdict.score,
+                "replicas": scores}  # fmt: skip
 
-        try:
-            rows = await asyncio.gather(*(one(r) for r in chosen))
-        finally:
-            bar.close()
+    rows = await stored.each(chosen, replicas, cache=cache, concurrency=concurrency, progress=progress,
+                             desc="judge noise")  # fmt: skip
     return report.with_noise(rows, k=k)
 
 
@@ -460,34 +486,20 @@ async def rejudge_report(
     concurrency: int | None = None,
     progress: bool = True,
 ) -> BenchmarkReport:
-    """Judge the runs of a report again (e.g. one from `BenchmarkReport.read_parquet`); only the judge is called."""
-    meta = dict(report.meta)
-    rubric = meta.get("rubric", "") if rubric is None else rubric
-    judge_entry = catalog[judge] if judge else catalog[meta.get("judge_entry") or catalog.ceiling_name]
-    judge_entry.api_key()
-    runs = [_reused(r) for r in report.to_runs()]
-    references = {r.input_id: r for r in runs if r.role == "reference"}
-    inputs = meta.get("inputs", {})
-    cache = cache if isinstance(cache, CallCache) else CallCache(cache)
-    candidates = [r for r in runs if r.role == "candidate"]
-    setup = JudgeSetup(entry=judge_entry, rubric=rubric, instructions=meta.get("instructions", ""),
-                       benchmark_id=meta.get("benchmark_id", ""), salt=meta.get("salt", ""),
-                       swap=bool(meta.get("judge_swap")))  # fmt: skip
-    async with Session(catalog, cache, concurrency or catalog.concurrency) as session:
-        bar = tqdm(total=len(candidates), desc="rejudge", unit="run", disable=not progress)
+    """Judge the runs of a report again (e.g. one from `BenchmarkReport.read_parquet`); only the judge is called.
 
-        async def one(run: Run) -> Run:
-            # A scorer given now scores again; otherwise the scores stand (they do not depend on the judge).
-            assessed = await assess(session, run, references[run.input_id], inputs.get(run.input_id), setup, scorer)
-            bar.update(1)
-            return assessed
+    A ``scorer`` given now scores again; otherwise the scores stand (they do not depend on the judge).
+    """
+    stored = _Stored(report, catalog, rubric=rubric, judge=judge)
 
-        try:
-            rejudged = await asyncio.gather(*(one(r) for r in candidates))
-        finally:
-            bar.close()
-    meta.update(rubric=rubric, judge_entry=judge_entry.name, judge_params=dict(catalog.judge_params))
-    return BenchmarkReport.from_runs([*references.values(), *rejudged], meta)
+    async def again(session: Session, run: Run, reference: Run, value: Any) -> Run:
+        return await assess(session, run, reference, value, stored.setup, scorer)
+
+    rejudged = await stored.each(stored.candidates, again, cache=cache, concurrency=concurrency, progress=progress,
+                                 desc="rejudge")  # fmt: skip
+    meta = {**stored.meta, "rubric": stored.rubric, "judge_entry": stored.setup.entry.name,
+            "judge_params": dict(catalog.judge_params)}  # fmt: skip
+    return BenchmarkReport.from_runs([*stored.references.values(), *rejudged], meta)
 
 
 def _reused(run: Run) -> Run:

@@ -6,8 +6,7 @@ The tree::
     ├── CatalogError        a catalog file or entry is invalid (.path, .entry, .field)
     ├── ConfigError         a run config file is invalid (.path, .field)
     ├── CallError           a model call failed after its retries (.entry, .status, .attempts)
-    ├── ToolLoopError       a job's tool loop hit its step limit or timeout (.entry, .steps)
-    ├── JudgeError          the judge gave no valid verdict (.attempts)
+    └── ToolLoopError       a job's tool loop hit its step limit (.entry, .steps)
 
 Misuse of the API (a bad argument) raises ``ValueError`` or ``TypeError`` naming the value.
 """
@@ -20,7 +19,6 @@ __all__ = [
     "ConfigError",
     "GradebenchError",
     "GradebenchWarning",
-    "JudgeError",
     "ToolLoopError",
 ]
 
@@ -69,11 +67,3 @@ class ToolLoopError(GradebenchError):
         super().__init__(message)
         self.entry = entry
         self.steps = steps
-
-
-class JudgeError(GradebenchError):
-    """The judge gave no valid verdict within its attempts."""
-
-    def __init__(self, message: str, *, attempts: int):
-        super().__init__(message)
-        self.attempts = attempts

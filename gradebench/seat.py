@@ -10,7 +10,7 @@ import json
 import logging
 import re
 import time
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -378,6 +378,3 @@ def _log_call(call: Call) -> None:
         call.latency_s,
         " cache=hit" if call.cache_hit else "",
     )
-
-
-JobFn = Callable[[Any, Seat], Awaitable[Any]]
