@@ -40,7 +40,9 @@ class Entry:
     price_in: float = 0.0
     """Price per 1M input tokens."""
     price_out: float = 0.0
-    """Price per 1M output tokens."""
+    """Price per 1M output tokens (reasoning tokens are output tokens)."""
+    price_cached_in: float | None = None
+    """Price per 1M input tokens served from the provider's prompt cache; None: the same as ``price_in``."""
     currency: str = "USD"
     """Currency of the prices."""
     routing: Mapping[str, Any] = field(default_factory=dict)
@@ -51,8 +53,14 @@ class Entry:
     """Most requests in flight to this entry at once; None: only the global limit applies."""
     rpm: int | None = None
     """Most requests started per minute; None: no rate limit."""
+    rename_params: Mapping[str, str] = field(default_factory=dict)
+    """Parameters sent under another name, e.g. ``{"max_tokens": "max_completion_tokens"}``."""
+    drop_params: tuple[str, ...] = ()
+    """Parameters never sent to this entry, e.g. ``("temperature",)`` for a model that accepts only its default."""
     max_retries: int = 4
-    """Retries of 408/409/429/5xx and connection errors, with backoff (the openai SDK's)."""
+    """Retries of 408/409/5xx and connection errors, with backoff (the openai SDK's)."""
+    rate_limit_wait_s: float = 300.0
+    """How long one call may wait out 429 rate limits (honouring ``Retry-After``) before it fails."""
     timeout_s: float = 120.0
     """Timeout of one HTTP request."""
     simulated: bool = False
@@ -81,9 +89,14 @@ class Entry:
         """What makes two entries the same model for caching: endpoint, model id and routing pin."""
         return {"base_url": self.base_url.rstrip("/"), "model": self.model, "routing": dict(self.routing)}
 
-    def cost(self, input_tokens: int, output_tokens: int) -> float:
-        """Cost of a call with these token counts, in the entry's currency."""
-        return (input_tokens * self.price_in + output_tokens * self.price_out) / 1_000_000
+    def cost(self, input_tokens: int, output_tokens: int, cached_input_tokens: int = 0) -> float:
+        """Cost of a call with these token counts by the catalog's prices, in the entry's currency.
+
+        ``cached_input_tokens`` are part of ``input_tokens``, priced at ``price_cached_in``.
+        """
+        cached_price = self.price_in if self.price_cached_in is None else self.price_cached_in
+        fresh = input_tokens - cached_input_tokens
+        return (fresh * self.price_in + cached_input_tokens * cached_price + output_tokens * self.price_out) / 1_000_000
 
 
 class _EntryFile(pydantic.BaseModel):
@@ -96,12 +109,16 @@ class _EntryFile(pydantic.BaseModel):
     api_key_env: str | None = None
     price_in: float = pydantic.Field(ge=0)
     price_out: float = pydantic.Field(ge=0)
+    price_cached_in: float | None = pydantic.Field(default=None, ge=0)
     currency: str = "USD"
     routing: dict[str, Any] = {}
     params: dict[str, Any] = {}
+    rename_params: dict[str, str] = {}
+    drop_params: tuple[str, ...] = ()
     max_concurrency: int | None = pydantic.Field(default=None, ge=1)
     rpm: int | None = pydantic.Field(default=None, ge=1)
     max_retries: int = pydantic.Field(default=4, ge=0, le=20)
+    rate_limit_wait_s: float = pydantic.Field(default=300.0, ge=0)
     timeout_s: float = pydantic.Field(default=120.0, gt=0)
 
 

@@ -215,12 +215,19 @@ class Seat:
         return f"Seat({self.entry.name}, role={self._ctx.role}, calls={len(self.calls)})"
 
     def params_for(self, call_params: Mapping[str, Any]) -> dict[str, Any]:
-        """Entry defaults, then the job's, then the call's; the job's fixed params last. Unset stays absent."""
+        """Entry defaults, then the job's, then the call's; the job's fixed params last. Unset stays absent.
+
+        Then the entry's ``drop_params`` are left out and its ``rename_params`` applied: what this endpoint accepts.
+        """
         fixed = self._ctx.fixed_params
         for k, v in call_params.items():
             if k in fixed and fixed[k] != v:
                 raise ValueError(f"parameter {k!r} is fixed by the job at {fixed[k]!r}; the call asked for {v!r}")
-        return {**self.entry.params, **self._ctx.job_params, **call_params, **fixed}
+        merged = {**self.entry.params, **self._ctx.job_params, **call_params, **fixed}
+        entry = self.entry
+        if entry.drop_params or entry.rename_params:
+            merged = {entry.rename_params.get(k, k): v for k, v in merged.items() if k not in entry.drop_params}
+        return merged
 
     async def chat(
         self,

@@ -145,3 +145,29 @@ async def test_failed_call_names_entry_status_and_attempts() -> None:
     assert info.value.status == 503 and info.value.attempts == 3
     assert len(endpoint.requests) == 3
     assert seat.calls[-1].error == str(info.value)
+
+
+async def test_entry_renames_and_drops_parameters() -> None:
+    # A model family that rejects max_tokens (wants max_completion_tokens) and any temperature but its default.
+    endpoint = Scripted([completion("ok")])
+    catalog = scripted_catalog(endpoint, rename_params={"max_tokens": "max_completion_tokens"},
+                               drop_params=("temperature",), params={"temperature": 0.2})  # fmt: skip
+    seat = make_seat(catalog, "acme/pick")
+    await seat.chat([{"role": "user", "content": "hi"}], max_tokens=50, temperature=0)
+    body = endpoint.bodies[0]
+    assert body["max_completion_tokens"] == 50
+    assert "max_tokens" not in body and "temperature" not in body
+
+
+def test_catalog_file_takes_rename_and_drop() -> None:
+    raw = {"grades": ["standard"], "ceiling": "a/x",
+           "entries": [{"name": "a/x", "model": "x", "grade": "standard", "base_url": "http://x.invalid/v1",
+                        "price_in": 1.0, "price_out": 2.0, "price_cached_in": 0.1,
+                        "rename_params": {"max_tokens": "max_completion_tokens"}, "drop_params": ["temperature"],
+                        "rate_limit_wait_s": 60}]}  # fmt: skip
+    entry = gb.Catalog.from_dict(raw)["a/x"]
+    assert entry.rename_params == {"max_tokens": "max_completion_tokens"}
+    assert entry.drop_params == ("temperature",)
+    assert entry.rate_limit_wait_s == 60
+    # 1000 input tokens of which 800 cached, 100 output: 200 at 1.0, 800 at 0.1, 100 at 2.0 per 1M
+    assert entry.cost(1000, 100, cached_input_tokens=800) == pytest.approx((200 * 1.0 + 800 * 0.1 + 100 * 2.0) / 1e6)
