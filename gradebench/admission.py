@@ -11,8 +11,9 @@ from __future__ import annotations
 import asyncio
 import json
 import time
-from collections.abc import AsyncIterator, Iterable
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
 from contextlib import asynccontextmanager
+from typing import TypeVar
 
 import openai
 
@@ -22,6 +23,8 @@ from .errors import CallError
 __all__ = ["Admission", "RateBucket", "call_error"]
 
 RETRIED_STATUSES = frozenset({408, 409, 429})
+
+T = TypeVar("T")
 
 
 class RateBucket:
@@ -82,6 +85,12 @@ class Admission:
         finally:
             if own is not None:
                 own.release()
+
+
+    async def request(self, entry: Entry, send: Callable[[], Awaitable[T]]) -> T:
+        """Make one request to ``entry`` under its limits: ``send()`` runs while a slot is held."""
+        async with self.slot(entry):
+            return await send()
 
 
 def call_error(entry: Entry, exc: BaseException) -> CallError:

@@ -309,24 +309,26 @@ class Seat:
             LABEL_PREFIX + "attempt": str(attempt),
             LABEL_PREFIX + "sample": str(ctx.sample),
         }
-        async with ctx.admission.slot(entry):
-            started = time.perf_counter()
-            try:
-                # The SDK's own post: its retries, backoff and auth, without re-validating a body built here already.
-                raw = await ctx.client.post(
+        started = time.perf_counter()
+        try:
+            # The SDK's own post: its retries, backoff and auth, without re-validating a body built here already.
+            raw = await ctx.admission.request(
+                entry,
+                lambda: ctx.client.post(
                     "/chat/completions",
                     body=body,
                     cast_to=httpx2.Response,
                     options={"headers": headers, "security": {"bearer_auth": True}},
-                )
-                response = raw.json()
-            except (openai.OpenAIError, json.JSONDecodeError) as exc:
-                error = call_error(entry, exc)
-                failed = Call(**base, response=None, error=str(error), latency_s=time.perf_counter() - started)
-                self.calls.append(failed)  # a failed call is part of the run's record too
-                _log_call(failed)
-                raise error from None
-            latency = time.perf_counter() - started
+                ),
+            )
+            response = raw.json()
+        except (openai.OpenAIError, json.JSONDecodeError) as exc:
+            error = call_error(entry, exc)
+            failed = Call(**base, response=None, error=str(error), latency_s=time.perf_counter() - started)
+            self.calls.append(failed)  # a failed call is part of the run's record too
+            _log_call(failed)
+            raise error from None
+        latency = time.perf_counter() - started
         if not isinstance(response, dict) or not response.get("choices"):
             error = CallError(f"{entry.name}: the endpoint answered 200 without choices", entry=entry.name, status=200)
             self.calls.append(Call(**base, response=None, error=str(error), latency_s=latency))
