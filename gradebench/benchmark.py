@@ -21,6 +21,7 @@ from .cache import CallCache, canonical_json
 from .catalog import Catalog, Entry
 from .job import JobSpec
 from .judging import JudgeSetup, assess, noise_scores
+from .redact import scrub
 from .report import BenchmarkReport
 from .runs import Run
 from .session import Session
@@ -104,6 +105,7 @@ class Benchmark:
         self.rubric = self.job.rubric
         self.scorer = self.job.scorer
         self.judge_swap = False
+        self.judge_reasoning = False
         self._inputs: list[_Input] = []
         grades = [grade, *self.also]
         self._candidates: list[Entry] = [catalog[n] for g in grades for n in self.candidates(catalog, g)]
@@ -154,10 +156,12 @@ class Benchmark:
             raise ValueError("inputs must not be empty")
         inputs = []
         for i, value in enumerate(rows):
-            try:
-                canonical_json(value)
+            try:  # strict: an input that is not JSON would hash a memory address and miss the cache on every rerun
+                json.dumps(value, allow_nan=False)
             except (TypeError, ValueError) as exc:
-                raise ValueError(f"input {i} is not JSON-serialisable: {exc}") from None
+                ident = value.get("id") if isinstance(value, Mapping) else None
+                name = f"input {i}" + (f" (id {ident!r})" if ident is not None else "")
+                raise ValueError(f"{name} is not JSON: {exc}; give plain dicts, lists, strings and numbers") from None
             ident = value.get("id") if isinstance(value, Mapping) else None
             inputs.append(_Input(id=str(ident) if ident is not None else _short_hash(value), value=value))
         ids = [x.id for x in inputs]
@@ -167,12 +171,20 @@ class Benchmark:
         self._inputs = inputs
         return self
 
-    def set_candidates(self, names: Iterable[str]) -> Benchmark:
-        """Race these entries instead of every callable entry of the grade. Uncallable ones are skipped and reported."""
-        names = list(names)
-        if not names:
+    def set_candidates(self, candidates: Iterable[str | Entry]) -> Benchmark:
+        """Race these entries (names or `Entry` objects, e.g. ``catalog.candidates(grade)``) instead of every callable
+        entry of the grade. Uncallable ones are skipped and reported."""
+        items = list(candidates)
+        if not items:
             raise ValueError("candidates must not be empty")
-        entries = [self.catalog[n] for n in names]  # KeyError names the unknown entry
+        for item in items:
+            if not isinstance(item, str | Entry):
+                raise TypeError(f"a candidate is an entry name or an Entry, got {item!r}")
+        # KeyError names the unknown entry; an Entry must be this catalog's own
+        entries = [self.catalog[item if isinstance(item, str) else item.name] for item in items]
+        foreign = [e.name for e, item in zip(entries, items, strict=True) if isinstance(item, Entry) and item != e]
+        if foreign:
+            raise ValueError(f"candidates {foreign} differ from the catalog's entries of the same name")
         self._candidates = [e for e in entries if e.callable_reason() is None]
         self._skipped = {e.name: r for e in entries if (r := e.callable_reason()) is not None}
         for name, why in self._skipped.items():
@@ -188,6 +200,12 @@ class Benchmark:
         """The label-bias check: judge every run twice, the two transcripts in swapped order under neutral labels;
         the verdict is the mean, and ``swap_gap`` says how far the two orders disagreed."""
         self.judge_swap = bool(on)
+        return self
+
+    def set_judge_reasoning(self, on: bool = True) -> Benchmark:
+        """Show the judge the models' reasoning where the providers returned it (``reasoning_content``, ``reasoning``,
+        ``reasoning_details``). Off by default: the judge grades what the job did, not how the model thought."""
+        self.judge_reasoning = bool(on)
         return self
 
     def set_scorer(self, scorer: Callable[[Any, Any], float | None] | None) -> Benchmark:
@@ -236,7 +254,8 @@ class Benchmark:
             by_input = {r.input_id: r for r in references}
             plan = [(e, x, k) for x in self._inputs for e in self._candidates for k in range(self.runs)]
             setup = JudgeSetup(entry=self.judge_entry, rubric=self.rubric, instructions=self.job.instructions,
-                               benchmark_id=self.benchmark_id, salt=self.salt, swap=self.judge_swap)  # fmt: skip
+                               benchmark_id=self.benchmark_id, salt=self.salt, swap=self.judge_swap,
+                               reasoning=self.judge_reasoning)  # fmt: skip
             bar = tqdm(total=len(plan), desc=f"{self.job.name} race", unit="run", disable=not self.progress)
             landed = judged = failures = 0
 
@@ -315,7 +334,7 @@ class Benchmark:
             elif isinstance(exc, TypeError) and "JSON serializable" in str(exc):
                 exc = TypeError(f"{self.job.name}: the job's output is not JSON-serialisable: {exc}")
             errors[run_id] = exc
-            return Run(**base, ok=False, error=f"{type(exc).__name__}: {exc}", calls=list(seat.calls),
+            return Run(**base, ok=False, error=scrub(f"{type(exc).__name__}: {exc}"), calls=list(seat.calls),
                        wall_s=time.perf_counter() - started)  # fmt: skip
         return Run(**base, ok=True, output=output, calls=list(seat.calls), wall_s=time.perf_counter() - started)
 
@@ -343,6 +362,7 @@ class Benchmark:
             "judge_entry": self.judge_entry.name,
             "judge_params": dict(self.catalog.judge_params),
             "judge_swap": self.judge_swap,
+            "judge_reasoning": self.judge_reasoning,
             "rubric": self.rubric,
             "scorer": getattr(self.scorer, "name", getattr(self.scorer, "__name__", None)) if self.scorer else None,
             "salt": self.salt,
@@ -408,7 +428,8 @@ class _Stored:
         self.inputs: dict[str, Any] = self.meta.get("inputs", {})
         self.setup = JudgeSetup(entry=entry, rubric=self.rubric, instructions=self.meta.get("instructions", ""),
                                 benchmark_id=self.meta.get("benchmark_id", ""), salt=self.meta.get("salt", ""),
-                                swap=bool(self.meta.get("judge_swap")))  # fmt: skip
+                                swap=bool(self.meta.get("judge_swap")),
+                                reasoning=bool(self.meta.get("judge_reasoning")))  # fmt: skip
 
     async def each(
         self,
@@ -510,7 +531,10 @@ def _reused(run: Run) -> Run:
 def _run_sync(make: Callable[[], Any]) -> Any:
     try:
         asyncio.get_running_loop()
+        in_loop = True
     except RuntimeError:
+        in_loop = False
+    if not in_loop:  # outside the except block: a job's exception must not be chained to "no running event loop"
         return asyncio.run(make())
     # Inside a running loop (a notebook cell): run on a worker thread with a loop of its own.
     with concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="gradebench") as pool:

@@ -11,6 +11,7 @@ from typing import Any
 import pydantic
 
 from .errors import CatalogError
+from .redact import remember
 from .tomlfile import first_problem, read_toml
 
 __all__ = ["Catalog", "Entry", "Grade"]
@@ -77,6 +78,8 @@ class Entry:
         if not self.api_key_env:
             return "no-key"
         key = os.environ.get(self.api_key_env)
+        if key:
+            remember(key)  # from now on, scrubbed from anything gradebench stores, shows or sends
         if not key:
             raise CatalogError(
                 f"entry {self.name!r}: environment variable {self.api_key_env} is not set",

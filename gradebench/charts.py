@@ -294,13 +294,13 @@ def score_distribution(report: BenchmarkReport) -> _Chart:
     labels = {r["entry"]: _label(r, all_sim) for r in models.iter_rows(named=True)}
     rows = []
     for r in runs.iter_rows(named=True):
-        status = "judged" if r["score"] is not None else "failed" if not r["ok"] else "no verdict"
+        status = "failed" if not r["ok"] else "judged" if r["score"] is not None else "no verdict"
         why = r["error"] if not r["ok"] else r["judge_error"] if r["score"] is None else r["reason"]
         rows.append(
             {"entry": r["entry"], "label": labels[r["entry"]], "input_id": r["input_id"],
              "repeat": r["repeat"], "status": status, "score": r["score"], "accuracy": r["accuracy"],
              "work": r["work"], "why": why, "jitter": _jitter(r["run_id"], 0.6),
-             "x": (FAILED_X if r["score"] is None else r["score"]) + _jitter(r["run_id"] + "x", 0.12)}
+             "x": (r["score"] if status == "judged" else FAILED_X) + _jitter(r["run_id"] + "x", 0.12)}
         )  # fmt: skip
     x_enc = alt.X("x:Q", title="judge score (0–10)", scale=alt.Scale(domain=[FAILED_X - 0.6, 10.4], nice=False),
                   axis=alt.Axis(values=[FAILED_X, *range(11)],
@@ -329,7 +329,8 @@ def score_distribution(report: BenchmarkReport) -> _Chart:
     interval = alt.Chart(alt.Data(values=stats)).mark_rule(color="black", opacity=0.5)
     interval = interval.encode(x="score_lo:Q", x2="score_hi:Q", y=y_enc)
     divider = alt.Chart(alt.Data(values=[{"x": FAILED_X + 0.5}])).mark_rule(color="#bbb").encode(x="x:Q")
-    note = "dots: runs · black tick and line: mean and 95% interval · red cross: no score (run failed or no verdict)"
+    note = ("dots: runs · black tick and line: mean and 95% interval · red cross: the run failed (it counts as 0 in "
+            "the mean) or the judge gave no verdict")  # fmt: skip
     layers = [divider, interval, judged, unscored, mean]
     title = _title(report, what, note)
     return alt.LayerChart(layer=layers, data=alt.Data(values=rows), width=WIDTH, height=alt.Step(34), title=title)

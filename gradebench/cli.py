@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import functools
 import importlib
 import json
 import logging
@@ -213,22 +214,26 @@ def cmd_sim_serve(args: argparse.Namespace) -> int:
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="gradebench", description=__doc__)
-    parser.add_argument("-v", "--verbose", action="store_true", help="log every model call")
+    parser.add_argument("-v", "--verbose", action="store_true", help="log every model call (gradebench's own log)")
+    # -v also after the sub-command (gradebench demo -v); SUPPRESS keeps a -v given before it
+    verbose = argparse.ArgumentParser(add_help=False)
+    verbose.add_argument("-v", "--verbose", action="store_true", default=argparse.SUPPRESS, help=argparse.SUPPRESS)
     sub = parser.add_subparsers(dest="command", required=True)
+    add_parser = functools.partial(sub.add_parser, parents=[verbose])
 
-    demo = sub.add_parser("demo", help="race the order agent on the simulated 'standard' grade")
+    demo = add_parser("demo", help="race the order agent on the simulated 'standard' grade")
     demo.add_argument("--runs", type=int, default=3)
     demo.add_argument("--inputs", type=int, default=6, help="how many example inputs")
     demo.add_argument("--salt", default="", help="a new salt draws fresh samples")
     demo.add_argument("--out", default="out/demo")
     demo.set_defaults(fn=cmd_demo)
 
-    run = sub.add_parser("run", help="run the benchmark a TOML config describes")
+    run = add_parser("run", help="run the benchmark a TOML config describes")
     run.add_argument("config")
     run.add_argument("--out", help="output folder (default: the config's 'out')")
     run.set_defaults(fn=cmd_run)
 
-    rejudge = sub.add_parser("rejudge", help="judge the runs of an exported report again; no candidate is called")
+    rejudge = add_parser("rejudge", help="judge the runs of an exported report again; no candidate is called")
     rejudge.add_argument("dir")
     rejudge.add_argument("--catalog", default="sim", help="'sim' or a catalog TOML (its ceiling judges)")
     rejudge.add_argument("--rubric")
@@ -239,7 +244,7 @@ def build_parser() -> argparse.ArgumentParser:
     rejudge.add_argument("--out", help="where to write the new report (default: DIR)")
     rejudge.set_defaults(fn=cmd_rejudge)
 
-    serve = sub.add_parser("sim-serve", help="serve the simulated fleet over HTTP on 127.0.0.1")
+    serve = add_parser("sim-serve", help="serve the simulated fleet over HTTP on 127.0.0.1")
     serve.add_argument("--host", default="127.0.0.1")
     serve.add_argument("--port", type=int, default=8000)
     serve.add_argument(
@@ -252,7 +257,15 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING, format="%(name)s: %(message)s")
+    # gradebench's own log only: -v must not turn on every library's INFO lines
+    own = logging.getLogger("gradebench")
+    for old in [h for h in own.handlers if getattr(h, "gradebench_cli", False)]:
+        own.removeHandler(old)
+    handler = logging.StreamHandler()
+    handler.setFormatter(logging.Formatter("%(name)s: %(message)s"))
+    handler.gradebench_cli = True  # type: ignore[attr-defined]
+    own.addHandler(handler)
+    own.setLevel(logging.INFO if args.verbose else logging.WARNING)
     try:
         return args.fn(args)
     except (GradebenchError, ValueError, KeyError, FileNotFoundError) as exc:

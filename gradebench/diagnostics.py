@@ -3,13 +3,18 @@
 Kinds (one row each, ordered by kind then entry):
 
 - ``failed``: a run that failed, with its error; ``empty_output``: an ok run that returned nothing;
-- ``truncated``: the run's last model call stopped at the length limit;
+- ``truncated``: a model call of the run stopped at the length limit (any call, with the count);
+- ``refused``: a model refused in the run (the refusal is in the transcript the judge reads);
+- ``no_usage``: an entry's calls came back without token usage: their tokens and cost are unknown, not 0;
+- ``price_mismatch``: the provider's reported cost differs from the catalog's price table (a stale catalog price);
 - ``zero_score_nonempty``: the judge scored 0 a non-empty output (often an answer-extraction problem);
-- ``judge_error``: no valid verdict; ``judge_fallback``: verdicts read from prose (one row per entry, with the count);
+- ``judge_error``: no valid verdict; ``judge_fallback``: verdicts read from prose (one row per entry, with the count,
+  saying whether the endpoint rejected the JSON schema or ignored it);
 - ``verdict_inconsistent``: accuracy above 4 for a run that skipped or miscalled a tool the reference called;
 - ``reference_disputed``: on one input, most candidate runs disagree with the reference: check the reference run;
 - ``identical_outputs``: an entry whose repeats never differ on any input (fine for a deterministic job; collapsed
-  salting when ``shared_generation`` fires too); ``shared_generation``: two runs were served one generation.
+  salting when ``shared_generation`` fires too); ``shared_generation``: two runs were served one generation (the same
+  response id and the same content: some servers reuse one id for different answers, which is not a shared one).
 """
 
 from __future__ import annotations
@@ -32,6 +37,8 @@ DIAGNOSTICS_SCHEMA: dict[str, pl.DataType] = {
 DISPUTED_SHARE = 0.6
 """Share of an input's candidate runs scoring 4 accuracy or less that makes the reference run look like the odd one."""
 DISPUTED_MIN_RUNS = 3
+PRICE_TOLERANCE = 0.10
+"""Relative difference between the provider's cost and the price table's past which ``price_mismatch`` fires."""
 
 
 def _is_empty_output(text: str | None) -> bool:
@@ -57,8 +64,10 @@ def diagnose(runs: pl.DataFrame, calls: pl.DataFrame) -> pl.DataFrame:
             flag("failed", r, f"{where}: {r['error'] or 'no error text'}")
         elif _is_empty_output(r["output"]):
             flag("empty_output", r, f"{where}: the job returned {r['output'] or 'nothing'}")
-        if r["finish_reason"] == "length":
-            flag("truncated", r, f"{where}: the last model call stopped at the length limit")
+        if r["truncated"]:
+            flag("truncated", r, f"{where}: {r['truncated']} of {r['calls']} model calls stopped at the length limit")
+        if r["refused"]:
+            flag("refused", r, f"{where}: the model refused; the judge reads the refusal")
         if r["score"] == 0 and not _is_empty_output(r["output"]):
             flag("zero_score_nonempty", r, f"{where}: judge scored 0 a non-empty output: {r['reason'] or ''}")
         if r["judge_error"] is not None:
@@ -67,10 +76,20 @@ def diagnose(runs: pl.DataFrame, calls: pl.DataFrame) -> pl.DataFrame:
         if wrong_tools and r["accuracy"] is not None and r["accuracy"] > 4:
             flag("verdict_inconsistent", r, f"{where}: accuracy {r['accuracy']:g} > 4 despite {r['tool_diff']}")
     candidates = runs.filter(pl.col("role") == "candidate")
-    fallback = candidates.filter(pl.col("judge_path") == "fallback").group_by("entry", maintain_order=True).len()
+    fallback = candidates.filter(pl.col("judge_path") == "fallback").group_by("entry", maintain_order=True).agg(
+        pl.len(), (pl.col("judge_schema") == "rejected").sum().alias("rejected")
+    )
     for row in fallback.iter_rows(named=True):
-        detail = f"{row['len']} verdict{'s' * (row['len'] != 1)} read from prose: the judge ignored the JSON schema"
+        n, rejected = row["len"], row["rejected"]
+        if rejected == n:
+            how = "the judge's endpoint rejected the JSON schema (HTTP 400), so it was asked in prose"
+        elif not rejected:
+            how = "the judge ignored the JSON schema"
+        else:
+            how = f"the judge's endpoint rejected the JSON schema for {rejected} and ignored it for {n - rejected}"
+        detail = f"{n} verdict{'s' * (n != 1)} read from prose: {how}"
         found.append({"kind": "judge_fallback", "entry": row["entry"], "run_id": None, "detail": detail})
+    _usage(calls, found)
     _disputed(candidates, runs, found)
     _identical(candidates, found)
     _shared(runs, calls, found)
@@ -106,11 +125,50 @@ def _identical(candidates: pl.DataFrame, found: list[dict[str, Any]]) -> None:
             found.append({"kind": "identical_outputs", "entry": part["entry"][0], "run_id": None, "detail": detail})
 
 
+def _usage(calls: pl.DataFrame, found: list[dict[str, Any]]) -> None:
+    """Per entry: calls without usage (unknown tokens and cost), and provider costs the price table disagrees with."""
+    answered = calls.filter(pl.col("response").is_not_null())
+    missing = answered.filter(pl.col("input_tokens").is_null() | pl.col("output_tokens").is_null())
+    for row in missing.group_by("entry", maintain_order=True).len().iter_rows(named=True):
+        n = row["len"]
+        detail = (
+            f"{n} call{'s' * (n != 1)} came back without token usage: their tokens and cost are unknown "
+            "(null), not 0; cost figures for this entry are unknown"
+        )
+        found.append({"kind": "no_usage", "entry": row["entry"], "run_id": None, "detail": detail})
+    priced = answered.filter((pl.col("cost_source") == "provider") & pl.col("price_table_cost").is_not_null())
+    sums = priced.group_by("entry", maintain_order=True).agg(
+        pl.len(), pl.col("cost").sum().alias("provider"), pl.col("price_table_cost").sum().alias("table")
+    )
+    for row in sums.iter_rows(named=True):
+        provider, table = row["provider"], row["table"]
+        if abs(provider - table) > PRICE_TOLERANCE * max(provider, table, 1e-12):
+            off = f" ({(table / provider - 1) * 100:+.0f}%)" if provider else ""
+            detail = (
+                f"the provider reported {provider:.6g} for {row['len']} calls; the catalog's prices give "
+                f"{table:.6g}{off}: is the catalog's price stale?"
+            )
+            found.append({"kind": "price_mismatch", "entry": row["entry"], "run_id": None, "detail": detail})
+
+
+def _answer_key(response: str | None) -> str | None:
+    """What a generation said (content and tool calls), to tell one generation from another under a reused id."""
+    if response is None:
+        return None
+    try:
+        message = (json.loads(response).get("choices") or [{}])[0].get("message") or {}
+    except (ValueError, AttributeError, IndexError):
+        return response
+    return json.dumps([message.get("content"), message.get("tool_calls")], sort_keys=True, default=str)
+
+
 def _shared(runs: pl.DataFrame, calls: pl.DataFrame, found: list[dict[str, Any]]) -> None:
     """Two runs served the very same generation: the cache returned one answer for two samples."""
     keyed = calls.filter((pl.col("role") == "candidate") & pl.col("generation_id").is_not_null())
-    keyed = keyed.join(runs.select("run_id", "input_id"), on="run_id")
-    shared = keyed.group_by("entry", "input_id", "generation_id", maintain_order=True).agg(
+    keyed = keyed.join(runs.select("run_id", "input_id"), on="run_id").with_columns(
+        pl.col("response").map_elements(_answer_key, return_dtype=pl.String).alias("answer")
+    )
+    shared = keyed.group_by("entry", "input_id", "generation_id", "answer", maintain_order=True).agg(
         pl.col("run_id").unique(maintain_order=True)
     )
     for row in shared.filter(pl.col("run_id").list.len() > 1).iter_rows(named=True):

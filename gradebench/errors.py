@@ -13,6 +13,8 @@ Misuse of the API (a bad argument) raises ``ValueError`` or ``TypeError`` naming
 
 from __future__ import annotations
 
+from .redact import scrub
+
 __all__ = [
     "CallError",
     "CatalogError",
@@ -54,7 +56,7 @@ class CallError(GradebenchError):
     """A model call failed for good: after the retries, or with a status that is not retried."""
 
     def __init__(self, message: str, *, entry: str, status: int | None = None, attempts: int = 1):
-        super().__init__(message)
+        super().__init__(scrub(message))  # a provider may echo the key back in its message
         self.entry = entry
         self.status = status
         self.attempts = attempts

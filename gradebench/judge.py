@@ -18,8 +18,9 @@ from typing import Any
 import pydantic
 
 from .errors import CallError
+from .messages import content_text, reasoning_text
 from .runs import Verdict
-from .seat import Call, Seat
+from .seat import Call, Reply, Seat
 
 __all__ = [
     "FIXED_RUBRIC",
@@ -77,8 +78,12 @@ class _VerdictJSON(pydantic.BaseModel):
 # ------------------------------------------------------------------------------------------------------- transcripts
 
 
-def transcript_events(calls: Sequence[Call], output: Any, error: str | None) -> list[dict[str, Any]]:
-    """A run as the judge sees it: messages, tool calls with arguments and results, the answer. No ids, no names."""
+def transcript_events(
+    calls: Sequence[Call], output: Any, error: str | None, *, reasoning: bool = False
+) -> list[dict[str, Any]]:
+    """A run as the judge sees it: messages, tool calls with arguments and results, refusals, the answer. No ids, no
+    names. ``reasoning``: include the model's reasoning where the provider returned it (off by default: the judge
+    grades what the job did, not how the model thought)."""
     events: list[dict[str, Any]] = []
     shown: list[str] = []  # user/system messages already emitted, so a tool loop's resent history is shown once
     for call in calls:
@@ -86,15 +91,19 @@ def transcript_events(calls: Sequence[Call], output: Any, error: str | None) -> 
             role = message.get("role")
             if role not in ("system", "user"):
                 continue
-            text = _content_text(message.get("content"))
+            text = content_text(message.get("content"))
             mark = f"{role}\x00{text}"
             if mark in shown:
                 continue
             shown.append(mark)
             events.append({"kind": role, "content": text})
         reply = call.message
+        if reasoning and (thought := reasoning_text(reply)):
+            events.append({"kind": "reasoning", "content": thought})
         if reply.get("content"):
-            events.append({"kind": "assistant", "content": _content_text(reply["content"])})
+            events.append({"kind": "assistant", "content": content_text(reply["content"])})
+        if reply.get("refusal"):
+            events.append({"kind": "refusal", "content": str(reply["refusal"])})
         for result in call.tool_results:
             args = result.get("arguments")
             events.append({"kind": "tool_call", "name": result.get("name"), "arguments": args})
@@ -110,14 +119,6 @@ def transcript_events(calls: Sequence[Call], output: Any, error: str | None) -> 
     else:
         events.append({"kind": "answer", "output": output})
     return events
-
-
-def _content_text(content: Any) -> str:
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):  # content parts
-        return "\n".join(str(p.get("text", "")) if isinstance(p, Mapping) else str(p) for p in content)
-    return "" if content is None else json.dumps(content, ensure_ascii=False, default=str)
 
 
 def _scrubber(names: Iterable[str], text: str) -> re.Pattern[str] | None:
@@ -244,9 +245,16 @@ def _braced(text: str) -> list[str]:
     return spans
 
 
-async def judge(seat: Seat, messages: list[dict[str, str]], *, params: Mapping[str, Any]) -> Verdict:
-    """Ask the judge on ``seat`` for a verdict: strict schema first, prose fallback, bounded retries when invalid."""
-    use_schema = True
+async def judge(
+    seat: Seat, messages: list[dict[str, str]], *, params: Mapping[str, Any], schema_rejected: set[str] | None = None
+) -> Verdict:
+    """Ask the judge on ``seat`` for a verdict: strict schema first, prose fallback, bounded retries when invalid.
+
+    ``schema_rejected`` holds the entries that answered ``response_format`` with a 400 earlier in the race: they are
+    asked in prose at once instead of being sent the schema again on every verdict (the set is updated here).
+    """
+    rejected = schema_rejected if schema_rejected is not None else set()
+    use_schema = seat.entry.name not in rejected
     error = "no attempt made"
     for attempt in range(MAX_ATTEMPTS):
         extra: dict[str, Any] = {"response_format": RESPONSE_FORMAT} if use_schema else {}
@@ -255,21 +263,27 @@ async def judge(seat: Seat, messages: list[dict[str, str]], *, params: Mapping[s
         except CallError as exc:
             if use_schema and exc.status in (400, 422):  # the endpoint rejects response_format: ask in prose instead
                 use_schema = False
+                rejected.add(seat.entry.name)
                 error = str(exc)
                 continue
             error = str(exc)
             break
+        if not reply.text.strip():
+            error = f"attempt {attempt + 1}: {_no_content(reply)}"
+            continue
         try:
             parsed, pure = parse_verdict(reply.text)
         except ValueError as exc:
             error = f"attempt {attempt + 1}: {exc}"
             continue
+        honoured = use_schema and pure
         return Verdict(
             accuracy=parsed.accuracy,
             work=parsed.work,
             reason=parsed.reason,
             judge_entry=seat.entry.name,
-            path="schema" if (use_schema and pure) else "fallback",
+            path="schema" if honoured else "fallback",
+            schema="honoured" if honoured else ("rejected" if seat.entry.name in rejected else "ignored"),
             params=dict(params),
             attempts=len(seat.calls),
             calls=list(seat.calls),
@@ -283,3 +297,15 @@ async def judge(seat: Seat, messages: list[dict[str, str]], *, params: Mapping[s
         error=error,
         calls=list(seat.calls),
     )
+
+
+def _no_content(reply: Reply) -> str:
+    """Why a judge reply carries no text to read a verdict from."""
+    finish = reply.calls[-1].finish_reason if reply.calls else None
+    if reply.refusal:
+        return f"the judge refused: {reply.refusal}"
+    if finish == "length":
+        return "the reply has no content: it stopped at the length limit (finish_reason length)"
+    if reply.reasoning:
+        return "the reply has no content: the verdict is only in the judge's reasoning"
+    return f"the reply has no content (finish_reason {finish or 'missing'})"

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from .catalog import Catalog, Entry
@@ -38,14 +38,23 @@ class JudgeSetup:
     """The user salt."""
     swap: bool = False
     """Judge each run in both presentation orders (the label-bias check)."""
+    reasoning: bool = False
+    """Show the judge the models' reasoning where providers returned it (off: it grades what the job did)."""
+    schema_rejected: set[str] = field(default_factory=set)
+    """Judge entries that answered ``response_format`` with a 400 in this race: asked in prose from then on."""
 
 
 async def assess(
     session: Session, run: Run, reference: Run, value: Any, setup: JudgeSetup, scorer: Callable[[Any, Any], Any] | None
 ) -> Run:
-    """A landed run, assessed: its tool diff checked in code, the judge's verdict and the scorer's score."""
+    """A landed run, assessed: its tool diff checked in code, the judge's verdict and the scorer's score.
+
+    A failed run is not sent to the judge (it costs no judge call): it scores 0 in every figure (see `Run.score`).
+    """
     diff = compare(run.calls, run.output, reference.calls, reference.output)
     run = replace(run, tool_diff=diff)
+    if not run.ok:
+        return replace(run, verdict=None)
     verdict = await judge_run(session, run, reference, value, setup)
     score, score_error = run.scorer, run.scorer_error
     if scorer is not None and run.ok:
@@ -88,8 +97,8 @@ async def _one_order(
         instructions=setup.instructions,
         input=value,
         rubric=setup.rubric,
-        reference=transcript_events(reference.calls, reference.output, reference.error),
-        candidate=transcript_events(run.calls, run.output, run.error),
+        reference=transcript_events(reference.calls, reference.output, reference.error, reasoning=setup.reasoning),
+        candidate=transcript_events(run.calls, run.output, run.error, reasoning=setup.reasoning),
         redact=identifying_names([*run.calls, *reference.calls], _model_names(session.catalog)),
         facts=facts,
         labels=labels,
@@ -106,7 +115,7 @@ async def _one_order(
         max_steps=1,
         sample=sample,
     )
-    return await judge(seat, messages, params=params)
+    return await judge(seat, messages, params=params, schema_rejected=setup.schema_rejected)
 
 
 def _combine(first: Verdict, swapped: Verdict) -> Verdict:
@@ -126,10 +135,19 @@ def _combine(first: Verdict, swapped: Verdict) -> Verdict:
         work=(first.work + swapped.work) / 2,
         reason=first.reason if first.reason == swapped.reason else f"{first.reason} / swapped: {swapped.reason}",
         path="schema" if first.path == swapped.path == "schema" else "fallback",
+        schema=_schema_of(first.schema, swapped.schema),
         calls=calls,
         attempts=attempts,
         swap_gap=abs(first.score - swapped.score),
     )
+
+
+def _schema_of(first: str | None, swapped: str | None) -> str | None:
+    """What the endpoint did with the schema over both orders: the worse of the two."""
+    for state in ("rejected", "ignored", "honoured"):
+        if state in (first, swapped):
+            return state
+    return None
 
 
 async def noise_scores(

@@ -42,13 +42,19 @@ RUNS_SCHEMA: dict[str, pl.DataType] = {
     "tool_calls": pl.Int64(),
     "input_tokens": pl.Int64(),
     "output_tokens": pl.Int64(),
+    "cached_input_tokens": pl.Int64(),
+    "reasoning_tokens": pl.Int64(),
     "latency_s": pl.Float64(),
     "wall_s": pl.Float64(),
     "cost": pl.Float64(),
+    "cost_source": pl.String(),
+    "price_table_cost": pl.Float64(),
     "spent_now": pl.Float64(),
     "currency": pl.String(),
     "cached": pl.Boolean(),
     "finish_reason": pl.String(),
+    "truncated": pl.Int64(),
+    "refused": pl.Boolean(),
     "output": pl.String(),
     "score": pl.Float64(),
     "accuracy": pl.Float64(),
@@ -56,6 +62,7 @@ RUNS_SCHEMA: dict[str, pl.DataType] = {
     "reason": pl.String(),
     "judge_entry": pl.String(),
     "judge_path": pl.String(),
+    "judge_schema": pl.String(),
     "judge_error": pl.String(),
     "scorer": pl.Float64(),
     "scorer_error": pl.String(),
@@ -79,8 +86,12 @@ CALLS_SCHEMA: dict[str, pl.DataType] = {
     "tool_results": pl.String(),
     "input_tokens": pl.Int64(),
     "output_tokens": pl.Int64(),
+    "cached_input_tokens": pl.Int64(),
+    "reasoning_tokens": pl.Int64(),
     "latency_s": pl.Float64(),
     "cost": pl.Float64(),
+    "cost_source": pl.String(),
+    "price_table_cost": pl.Float64(),
     "cache_hit": pl.Boolean(),
     "generation_id": pl.String(),
     "finish_reason": pl.String(),
@@ -104,6 +115,8 @@ MODELS_SCHEMA: dict[str, pl.DataType] = {
     "calls_mean": pl.Float64(),
     "input_tokens_mean": pl.Float64(),
     "output_tokens_mean": pl.Float64(),
+    "cached_input_tokens_mean": pl.Float64(),
+    "reasoning_tokens_mean": pl.Float64(),
     "latency_s_mean": pl.Float64(),
     "wall_s_mean": pl.Float64(),
     "cost_per_run": pl.Float64(),
@@ -146,8 +159,9 @@ NOISE_SCHEMA: dict[str, pl.DataType] = {
 """One row per re-judged run (`Benchmark.judge_noise`): its verdict's score, the replica scores and their spread."""
 
 _FILES = ("runs.parquet", "models.parquet", "calls.parquet", "meta.json")
-BOOTSTRAP_RESAMPLES = 2000
-BOOTSTRAP_SEED = 0
+
+FAILED_REASON = "not judged: the run failed, and a failed run scores 0"
+"""The ``reason`` of a failed candidate run: it is never sent to the judge, and counts as 0 in every figure."""
 
 
 def _dumps(value: Any) -> str:
@@ -168,9 +182,24 @@ def _conform(df: pl.DataFrame, schema: Mapping[str, pl.DataType], what: str) -> 
     return df.select([pl.col(c).cast(t) for c, t in schema.items()] + [pl.col(c) for c in extra])
 
 
+def _total(values: Iterable[float | None]) -> float | None:
+    """The sum, or None when any value is unknown."""
+    total = 0.0
+    for v in values:
+        if v is None:
+            return None
+        total += v
+    return total
+
+
 def _mean(series: pl.Series) -> float | None:
     values = series.drop_nulls()
     return float(values.mean()) if len(values) else None  # type: ignore[arg-type]
+
+
+def _known_mean(series: pl.Series) -> float | None:
+    """The mean, or None when any value is unknown (a mean over the runs that reported would flatter the entry)."""
+    return None if series.null_count() else _mean(series)
 
 
 def _run_row(run: Run) -> dict[str, Any]:
@@ -195,13 +224,19 @@ def _run_row(run: Run) -> dict[str, Any]:
         "tool_calls": run.tool_calls,
         "input_tokens": run.input_tokens,
         "output_tokens": run.output_tokens,
+        "cached_input_tokens": run.cached_input_tokens,
+        "reasoning_tokens": run.reasoning_tokens,
         "latency_s": float(run.latency_s),
         "wall_s": float(run.wall_s),
-        "cost": float(run.cost),
-        "spent_now": float(run.spent_now),
+        "cost": run.cost,
+        "cost_source": run.cost_source,
+        "price_table_cost": run.price_table_cost,
+        "spent_now": run.spent_now,
         "currency": run.currency,
         "cached": run.cached,
         "finish_reason": run.finish_reason,
+        "truncated": run.truncated,
+        "refused": run.refused,
         "output": run.output_json,
         "scorer": None if run.scorer is None else float(run.scorer),
         "scorer_error": run.scorer_error,
@@ -214,11 +249,15 @@ def _run_row(run: Run) -> dict[str, Any]:
             reason=verdict.reason,
             judge_entry=verdict.judge_entry,
             judge_path=verdict.path,
+            judge_schema=verdict.schema,
             judge_error=verdict.error,
             judge_attempts=verdict.attempts,
-            judge_cost=float(sum(c.cost for c in verdict.calls)),
+            judge_cost=_total(c.cost for c in verdict.calls),
             swap_gap=verdict.swap_gap,
         )
+    elif run.role == "candidate" and not run.ok:
+        # One rule for failed runs, in every figure: not judged (no judge call), and scored 0.
+        row.update(score=0.0, accuracy=0.0, work=0.0, reason=FAILED_REASON, judge_attempts=0, judge_cost=0.0)
     if run.tool_diff is not None:
         diff = run.tool_diff
         row.update(tool_missing=diff.tool_missing, tool_extra=diff.tool_extra, tool_arg_mismatch=diff.tool_arg_mismatch,
@@ -237,8 +276,12 @@ def _call_row(call: Call, run_id: str, role: str) -> dict[str, Any]:
         "tool_results": _dumps(call.tool_results),
         "input_tokens": call.input_tokens,
         "output_tokens": call.output_tokens,
+        "cached_input_tokens": call.cached_input_tokens,
+        "reasoning_tokens": call.reasoning_tokens,
         "latency_s": float(call.latency_s),
-        "cost": float(call.cost),
+        "cost": call.cost,
+        "cost_source": call.cost_source,
+        "price_table_cost": call.price_table_cost,
         "cache_hit": call.cache_hit,
         "generation_id": call.generation_id,
         "finish_reason": call.finish_reason,
@@ -338,14 +381,16 @@ class BenchmarkReport:
                     "work_mean": _mean(part["work"]),
                     "scorer_mean": _mean(part["scorer"]),
                     "calls_mean": _mean(ok["calls"]),
-                    "input_tokens_mean": _mean(ok["input_tokens"]),
-                    "output_tokens_mean": _mean(ok["output_tokens"]),
+                    "input_tokens_mean": _known_mean(ok["input_tokens"]),
+                    "output_tokens_mean": _known_mean(ok["output_tokens"]),
+                    "cached_input_tokens_mean": _known_mean(ok["cached_input_tokens"]),
+                    "reasoning_tokens_mean": _known_mean(ok["reasoning_tokens"]),
                     "latency_s_mean": _mean(ok["latency_s"]),
                     "wall_s_mean": _mean(ok["wall_s"]),
-                    "cost_per_run": float(part["cost"].sum()) / part.height,
-                    "spent_now": float(part["spent_now"].sum()),
+                    "cost_per_run": None if (cost := _total(part["cost"])) is None else cost / part.height,
+                    "spent_now": _total(part["spent_now"]),
                     "currency": first["currency"],
-                    "judged": scores.len(),
+                    "judged": part.filter(pl.col("judge_entry").is_not_null() & pl.col("score").is_not_null()).height,
                     "is_reference": first["entry"] == reference_entry,
                 }
             )
@@ -355,7 +400,7 @@ class BenchmarkReport:
         """95% paired bootstrap interval (inputs resampled, repeats nested) of an entry's mean over its judged runs."""
         if mean is None:
             return None, None
-        # the runs the mean is over: every judged run (a failed run is judged too, and scores 0)
+        # the runs the mean is over: every scored run (a failed run is not judged, and scores 0)
         judged = self.runs.filter((pl.col("entry") == entry) & pl.col("score").is_not_null())
         if judged.height < 2:
             return None, None
@@ -416,8 +461,12 @@ class BenchmarkReport:
                 tool_results=json.loads(r["tool_results"]) if r["tool_results"] is not None else [],
                 input_tokens=r["input_tokens"],
                 output_tokens=r["output_tokens"],
+                cached_input_tokens=r["cached_input_tokens"],
+                reasoning_tokens=r["reasoning_tokens"],
                 latency_s=r["latency_s"],
                 cost=r["cost"],
+                cost_source=r["cost_source"],
+                price_table_cost=r["price_table_cost"],
                 cache_hit=r["cache_hit"],
                 generation_id=r["generation_id"],
                 finish_reason=r["finish_reason"],
@@ -472,6 +521,7 @@ class BenchmarkReport:
                     reason=r["reason"] or "",
                     judge_entry=r["judge_entry"] or "",
                     path=r["judge_path"],
+                    schema=r["judge_schema"],
                     params=params,
                     attempts=r["judge_attempts"] or 0,
                     error=r["judge_error"],

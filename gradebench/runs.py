@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -27,6 +28,9 @@ class Verdict:
     """The catalog entry that judged."""
     path: str | None = None
     """``schema`` when the strict JSON schema was honoured, ``fallback`` when the verdict was parsed from prose."""
+    schema: str | None = None
+    """What the judge's endpoint did with the JSON schema: ``honoured``, ``ignored`` (answered prose) or ``rejected``
+    (answered 400, so the verdict was asked in prose)."""
     params: dict[str, Any] = field(default_factory=dict)
     """Inference parameters the judge was called with."""
     attempts: int = 1
@@ -96,12 +100,21 @@ class Run:
         return sum(len(c.tool_results) for c in self.calls)
 
     @property
-    def input_tokens(self) -> int:
-        return sum(c.input_tokens for c in self.calls)
+    def input_tokens(self) -> int | None:
+        """Prompt tokens of every call; None when a call that answered reported no usage (unknown stays unknown)."""
+        return _total(c.input_tokens for c in self._answered)
 
     @property
-    def output_tokens(self) -> int:
-        return sum(c.output_tokens for c in self.calls)
+    def output_tokens(self) -> int | None:
+        return _total(c.output_tokens for c in self._answered)
+
+    @property
+    def cached_input_tokens(self) -> int | None:
+        return _total(c.cached_input_tokens for c in self._answered)
+
+    @property
+    def reasoning_tokens(self) -> int | None:
+        return _total(c.reasoning_tokens for c in self._answered)
 
     @property
     def latency_s(self) -> float:
@@ -109,14 +122,27 @@ class Run:
         return sum(c.latency_s for c in self.calls)
 
     @property
-    def cost(self) -> float:
-        """Cost of the run, cached or not."""
-        return sum(c.cost for c in self.calls)
+    def cost(self) -> float | None:
+        """Cost of the run, cached or not; None when a call's cost is unknown."""
+        return _total(c.cost for c in self._answered)
 
     @property
-    def spent_now(self) -> float:
-        """What the run cost this time (cache hits cost nothing)."""
-        return sum(c.spent_now for c in self.calls)
+    def price_table_cost(self) -> float | None:
+        """What the catalog's prices give for the run's tokens (beside provider-reported costs)."""
+        return _total(c.price_table_cost for c in self._answered)
+
+    @property
+    def cost_source(self) -> str | None:
+        """``provider``, ``price_table``, ``mixed`` (some of each), or None when a call's cost is unknown."""
+        sources = {c.cost_source for c in self._answered}
+        if None in sources or not sources:
+            return None
+        return sources.pop() if len(sources) == 1 else "mixed"
+
+    @property
+    def spent_now(self) -> float | None:
+        """What the run cost this time (cache hits cost nothing); None when a call's cost is unknown."""
+        return _total(c.spent_now for c in self._answered)
 
     @property
     def cached(self) -> bool:
@@ -129,5 +155,39 @@ class Run:
         return self.calls[-1].finish_reason if self.calls else None
 
     @property
+    def truncated(self) -> int:
+        """How many of the run's calls stopped at the length limit (``finish_reason`` ``length``)."""
+        return sum(c.finish_reason == "length" for c in self.calls)
+
+    @property
+    def refusal(self) -> str | None:
+        """The first refusal a model gave in this run, or None."""
+        for c in self.calls:
+            value = c.message.get("refusal")
+            if isinstance(value, str) and value:
+                return value
+        return None
+
+    @property
+    def refused(self) -> bool:
+        """True when a model refused in this run."""
+        return self.refusal is not None
+
+    @property
+    def _answered(self) -> list[Call]:
+        """Calls that got a response (a failed call has no usage to miss and costs nothing)."""
+        return [c for c in self.calls if c.response is not None]
+
+    @property
     def output_json(self) -> str | None:
         return None if self.output is None and not self.ok else json.dumps(self.output, ensure_ascii=False, default=str)
+
+
+def _total(values: Iterable[Any]) -> Any:
+    """The sum, or None when any value is None."""
+    total: Any = 0
+    for v in values:
+        if v is None:
+            return None
+        total += v
+    return total

@@ -8,6 +8,7 @@ from __future__ import annotations
 import inspect
 import json
 import logging
+import math
 import re
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -22,6 +23,8 @@ from .admission import Admission, call_error
 from .cache import CallCache
 from .catalog import Entry
 from .errors import CallError, ToolLoopError
+from .messages import content_text, reasoning_text
+from .redact import scrub, scrub_bytes, scrub_value
 
 __all__ = ["Call", "Reply", "Seat", "Tool", "tool"]
 
@@ -122,7 +125,10 @@ def tool(fn: Callable[..., Any]) -> Tool:
 
 @dataclass(frozen=True, kw_only=True)
 class Call:
-    """One model call and what came of it: request, response, the tools it asked for and what they returned."""
+    """One model call and what came of it: request, response, the tools it asked for and what they returned.
+
+    Token counts and cost are what the endpoint reported, or None when it reported nothing: unknown stays unknown.
+    """
 
     run_id: str
     """The opaque id of the run this call belongs to."""
@@ -138,14 +144,23 @@ class Call:
     """The JSON body received, or None when the call failed."""
     tool_results: list[dict[str, Any]] = field(default_factory=list)
     """Each tool call the response asked for: ``{id, name, arguments, result}`` or ``{..., error}``."""
-    input_tokens: int = 0
-    """Prompt tokens, as the endpoint reported them."""
-    output_tokens: int = 0
-    """Completion tokens, as the endpoint reported them."""
+    input_tokens: int | None = None
+    """Prompt tokens as the endpoint reported them (cached ones included); None when it reported no usage."""
+    output_tokens: int | None = None
+    """Completion tokens as the endpoint reported them (reasoning ones included); None when unreported."""
+    cached_input_tokens: int | None = None
+    """Prompt tokens served from the provider's prompt cache (0 when usage says nothing of caching)."""
+    reasoning_tokens: int | None = None
+    """Completion tokens spent reasoning (0 when usage says nothing of reasoning)."""
     latency_s: float = 0.0
     """Time the original request took, retries included (kept on a cache hit)."""
-    cost: float = 0.0
-    """Cost of the call in the entry's currency (kept on a cache hit)."""
+    cost: float | None = None
+    """Cost of the call in the entry's currency: the provider's own figure when it reported one, else the catalog's
+    price table; None when neither is known (kept on a cache hit)."""
+    cost_source: str | None = None
+    """``provider`` (the endpoint reported the cost), ``price_table`` (computed from the catalog), or None."""
+    price_table_cost: float | None = None
+    """What the catalog's prices give for the reported tokens, beside a provider's figure (a stale price shows)."""
     cache_hit: bool = False
     """True when the response came from the on-disk cache."""
     generation_id: str | None = None
@@ -156,8 +171,8 @@ class Call:
     """Why the call failed, or None."""
 
     @property
-    def spent_now(self) -> float:
-        """What this call cost this time: nothing on a cache hit."""
+    def spent_now(self) -> float | None:
+        """What this call cost this time: nothing on a cache hit; None when its cost is unknown."""
         return 0.0 if self.cache_hit else self.cost
 
     @property
@@ -167,17 +182,33 @@ class Call:
             return {}
         return self.response["choices"][0].get("message") or {}
 
+    @property
+    def has_usage(self) -> bool:
+        """Whether the endpoint reported the call's prompt and completion tokens."""
+        return self.input_tokens is not None and self.output_tokens is not None
+
 
 @dataclass(frozen=True, kw_only=True)
 class Reply:
     """What ``seat.chat`` returns: the final answer and the calls that led to it."""
 
     text: str
-    """The final assistant message's text."""
+    """The final assistant message's text (content parts joined; empty when there is none, e.g. a refusal)."""
     message: dict[str, Any]
     """The final assistant message as received."""
     calls: list[Call]
     """The calls this chat made, tool loop included."""
+
+    @property
+    def refusal(self) -> str | None:
+        """The model's refusal, when it declined to answer (OpenAI's ``refusal`` field)."""
+        value = self.message.get("refusal")
+        return value if isinstance(value, str) and value else None
+
+    @property
+    def reasoning(self) -> str | None:
+        """The model's reasoning in the final message, when the provider returned it."""
+        return reasoning_text(self.message)
 
 
 # ----------------------------------------------------------------------------------------------------------------- seat
@@ -251,15 +282,16 @@ class Seat:
             call = await self._call(conversation, body_params, attempt)
             made.append(call)
             message = call.message
-            requested = message.get("tool_calls") or []
-            if not requested:
+            if not message.get("tool_calls"):
                 self.calls.append(call)
-                return Reply(text=message.get("content") or "", message=message, calls=made)
-            conversation.append(_assistant_turn(message))
+                return Reply(text=content_text(message.get("content")), message=message, calls=made)
+            turn = _assistant_turn(message, call.seq)
+            conversation.append(turn)
+            requested = turn["tool_calls"]
             results = [await self._run_tool(by_name, tc) for tc in requested]
             for tc, result in zip(requested, results, strict=True):
                 content = result.get("result") if "error" not in result else {"error": result["error"]}
-                conversation.append({"role": "tool", "tool_call_id": tc.get("id"), "content": _to_json(content)})
+                conversation.append({"role": "tool", "tool_call_id": tc["id"], "content": _to_json(content)})
             call = _with_tool_results(call, results)
             made[-1] = call
             self.calls.append(call)
@@ -282,11 +314,12 @@ class Seat:
         if name not in by_name:
             return {**record, "error": f"no tool named {name!r}; tools: {sorted(by_name)}"}
         try:
-            return {**record, "result": await by_name[name].invoke(arguments if isinstance(arguments, dict) else {})}
+            result = await by_name[name].invoke(arguments if isinstance(arguments, dict) else {})
         except pydantic.ValidationError as exc:
             return {**record, "error": f"invalid arguments: {exc.errors(include_url=False)}"}
         except Exception as exc:  # a tool that raises is the model's problem to handle, and a fact for the judge
-            return {**record, "error": f"{type(exc).__name__}: {exc}"}
+            return {**record, "error": scrub(f"{type(exc).__name__}: {exc}")}
+        return {**record, "result": scrub_value(result)}
 
     async def _call(self, conversation: list[dict[str, Any]], params: dict[str, Any], attempt: int) -> Call:
         ctx, entry = self._ctx, self.entry
@@ -298,7 +331,9 @@ class Seat:
         base = {"run_id": ctx.run_id, "seq": seq, "role": ctx.role, "entry": entry.name, "request": body}
         cached = ctx.cache.get(key)
         if cached is not None:
-            call = _call_from_response(entry, base, cached["response"], cached["latency_s"], cache_hit=True)
+            call = _call_from_response(
+                entry, base, cached["response"], cached["latency_s"], cached.get("header_cost"), cache_hit=True
+            )
             _log_call(call)
             return call
         headers = {
@@ -321,7 +356,7 @@ class Seat:
                     options={"headers": headers, "security": {"bearer_auth": True}},
                 ),
             )
-            response = raw.json()
+            response = json.loads(scrub_bytes(raw.content))
         except (openai.OpenAIError, json.JSONDecodeError) as exc:
             error = call_error(entry, exc)
             failed = Call(**base, response=None, error=str(error), latency_s=time.perf_counter() - started)
@@ -333,24 +368,74 @@ class Seat:
             error = CallError(f"{entry.name}: the endpoint answered 200 without choices", entry=entry.name, status=200)
             self.calls.append(Call(**base, response=None, error=str(error), latency_s=latency))
             raise error
-        ctx.cache.set(key, {"response": response, "latency_s": latency})
-        call = _call_from_response(entry, base, response, latency, cache_hit=False)
+        header_cost = _number(raw.headers.get(LITELLM_COST_HEADER))
+        ctx.cache.set(key, {"response": response, "latency_s": latency, "header_cost": header_cost})
+        call = _call_from_response(entry, base, response, latency, header_cost, cache_hit=False)
         _log_call(call)
         return call
 
 
+LITELLM_COST_HEADER = "x-litellm-response-cost"
+"""A LiteLLM proxy reports the call's cost (USD) in this response header."""
+
+
+def _count(value: Any) -> int | None:
+    return int(value) if isinstance(value, int | float) and not isinstance(value, bool) and value >= 0 else None
+
+
+def _detail(usage: Mapping[str, Any], group: str, name: str) -> int | None:
+    details = usage.get(group)
+    return _count(details.get(name)) if isinstance(details, dict) else None
+
+
+def _number(value: Any) -> float | None:
+    """A finite non-negative number from a JSON value or a header string, else None."""
+    if isinstance(value, str):
+        try:
+            value = float(value)
+        except ValueError:
+            return None
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value) or value < 0:
+        return None
+    return float(value)
+
+
 def _call_from_response(
-    entry: Entry, base: dict[str, Any], response: dict[str, Any], latency: float, *, cache_hit: bool
+    entry: Entry,
+    base: dict[str, Any],
+    response: dict[str, Any],
+    latency: float,
+    header_cost: float | None,
+    *,
+    cache_hit: bool,
 ) -> Call:
-    usage = response.get("usage") or {}
-    tin, tout = int(usage.get("prompt_tokens") or 0), int(usage.get("completion_tokens") or 0)
+    usage = response.get("usage")
+    usage = usage if isinstance(usage, dict) else {}
+    tin, tout = _count(usage.get("prompt_tokens")), _count(usage.get("completion_tokens"))
+    cached = _detail(usage, "prompt_tokens_details", "cached_tokens")
+    reasoning = _detail(usage, "completion_tokens_details", "reasoning_tokens")
+    if tin is not None:
+        cached = min(cached or 0, tin)
+    if tout is not None:
+        reasoning = min(reasoning or 0, tout)
+    table = entry.cost(tin, tout, cached or 0) if tin is not None and tout is not None else None
+    # Providers report cost in USD (OpenRouter's usage.cost, LiteLLM's header); another currency keeps the table's.
+    reported = _number(usage.get("cost")) if "cost" in usage else header_cost
+    cost: float | None = table
+    source: str | None = "price_table" if table is not None else None
+    if reported is not None and entry.currency.upper() == "USD":
+        cost, source = reported, "provider"
     return Call(
         **base,
         response=response,
         input_tokens=tin,
         output_tokens=tout,
+        cached_input_tokens=cached,
+        reasoning_tokens=reasoning,
         latency_s=latency,
-        cost=entry.cost(tin, tout),
+        cost=cost,
+        cost_source=source,
+        price_table_cost=table,
         cache_hit=cache_hit,
         generation_id=response.get("id"),
         finish_reason=(response.get("choices") or [{}])[0].get("finish_reason"),
@@ -361,11 +446,19 @@ def _with_tool_results(call: Call, results: list[dict[str, Any]]) -> Call:
     return Call(**{**{f: getattr(call, f) for f in call.__dataclass_fields__}, "tool_results": results})
 
 
-def _assistant_turn(message: Mapping[str, Any]) -> dict[str, Any]:
-    """The assistant message as it goes back into the conversation: role, content and tool calls only."""
-    turn: dict[str, Any] = {"role": "assistant", "content": message.get("content")}
+def _assistant_turn(message: Mapping[str, Any], seq: int) -> dict[str, Any]:
+    """The assistant message as it goes back into the conversation: every field the provider returned.
+
+    Reasoning fields (``reasoning_content``, ``reasoning``, ``reasoning_details``) must come back unchanged: a thinking
+    model rejects a tool turn without them. Null fields are left out; a tool call without an id gets a stable one
+    (``call_<seq>_<index>``), used by its tool message too.
+    """
+    turn: dict[str, Any] = {k: v for k, v in message.items() if v is not None}
+    turn["role"] = "assistant"
+    turn.setdefault("content", None)
     turn["tool_calls"] = [
-        {"id": tc.get("id"), "type": "function", "function": tc.get("function")} for tc in message["tool_calls"]
+        {**tc, "id": tc.get("id") or f"call_{seq}_{i}", "type": tc.get("type") or "function"}
+        for i, tc in enumerate(message["tool_calls"])
     ]
     return turn
 
@@ -376,14 +469,14 @@ def _to_json(value: Any) -> str:
 
 def _log_call(call: Call) -> None:
     log.info(
-        "call entry=%s role=%s run=%s seq=%d %s tokens=%d/%d latency=%.3fs%s",
+        "call entry=%s role=%s run=%s seq=%d %s tokens=%s/%s latency=%.3fs%s",
         call.entry,
         call.role,
         call.run_id,
         call.seq,
         "error" if call.error else (call.finish_reason or "ok"),
-        call.input_tokens,
-        call.output_tokens,
+        "?" if call.input_tokens is None else call.input_tokens,
+        "?" if call.output_tokens is None else call.output_tokens,
         call.latency_s,
         " cache=hit" if call.cache_hit else "",
     )

@@ -375,17 +375,26 @@ def recommend(
         raise ValueError(f"models_with_verdicts lacks columns {missing}")
     ref_rows = models_with_verdicts.filter(pl.col("entry") == reference_entry)
     ref_cost = ref_rows["cost_per_run"][0] if ref_rows.height else None
-    good = models_with_verdicts.filter(
-        (pl.col("verdict") == AS_GOOD) & (pl.col("entry") != reference_entry) & pl.col("cost_per_run").is_not_null()
-    )
+    as_good = models_with_verdicts.filter((pl.col("verdict") == AS_GOOD) & (pl.col("entry") != reference_entry))
+    unknown = as_good.filter(pl.col("cost_per_run").is_null())["entry"].to_list()
+    unknown_note = f"; as good, cost unknown: {', '.join(unknown)}" if unknown else ""
+    fallback = partial(Recommendation, entry=reference_entry, reference=reference_entry, lower=None, n_pairs=None)
+    if ref_rows.height and ref_cost is None:
+        # Unknown is not cheap: nothing is ranked against a reference whose cost is unknown.
+        names = as_good["entry"].to_list()
+        sentence = (
+            f"cost unknown for {reference_entry} (its endpoint reported no usage): no entry is ranked cheaper than it "
+            f"on {job} (margin {_num(margin)})" + (f"; as good: {', '.join(names)}" if names else "")
+        )
+        return fallback(sentence=sentence, cost_ratio=None)
+    good = as_good.filter(pl.col("cost_per_run").is_not_null())
     if ref_cost is not None:
         good = good.filter(pl.col("cost_per_run") < ref_cost)
     if not good.height:
         if not ref_rows.height:
             return None
-        sentence = f"no cheaper entry is as good as {reference_entry} on {job} (margin {_num(margin)})"
-        return Recommendation(entry=reference_entry, reference=reference_entry, sentence=sentence,
-                              cost_ratio=1.0 if ref_cost else None, lower=None, n_pairs=None)  # fmt: skip
+        sentence = f"no cheaper entry is as good as {reference_entry} on {job} (margin {_num(margin)}){unknown_note}"
+        return fallback(sentence=sentence, cost_ratio=1.0 if ref_cost else None)
     best = good.sort("cost_per_run", maintain_order=True).row(0, named=True)
     ratio = best["cost_per_run"] / ref_cost if ref_cost else None
     if ratio is None:
@@ -397,6 +406,7 @@ def recommend(
     bound = "" if lower is None else f", lower bound {_num(lower)}"
     sentence = (
         f"{best['entry']} is as good as {reference_entry} on {job} (margin {_num(margin)}, {runs_text}{bound}) {cost}"
+        f"{unknown_note}"
     )
     return Recommendation(entry=best["entry"], reference=reference_entry, sentence=sentence, cost_ratio=ratio,
                           lower=lower, n_pairs=n_pairs)  # fmt: skip

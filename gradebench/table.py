@@ -35,18 +35,25 @@ def header(report: BenchmarkReport) -> str:
 
 
 def totals(report: BenchmarkReport) -> str:
-    """One line: what the runs cost, what the judge cost, and what was spent now (cache hits cost nothing now)."""
+    """One line: what the runs cost, what the judge cost, and what was spent now (cache hits cost nothing now).
+
+    A sum over calls whose cost is unknown (no usage reported) says so instead of passing for the whole.
+    """
     currencies = report.runs["currency"].drop_nulls().unique(maintain_order=True).to_list()
     cur = currencies[0] if len(currencies) == 1 else "(mixed currencies)" if currencies else ""
     judge = report.calls.filter(pl.col("role") == "judge")
-    runs_cost = float(report.runs["cost"].sum())
-    judge_cost = float(judge["cost"].sum())
-    spent = float(report.runs["spent_now"].sum()) + float(judge.filter(~pl.col("cache_hit"))["cost"].sum())
+    fresh_judge = judge.filter(~pl.col("cache_hit"))
 
-    def money(v: float) -> str:
-        return f"{v:.6f} {cur}".rstrip()
+    def money(column: pl.Series, *more: pl.Series) -> str:
+        unknown = column.null_count() + sum(m.null_count() for m in more)
+        total = float(column.sum()) + sum(float(m.sum()) for m in more)
+        text = f"{total:.6f} {cur}".rstrip()
+        return f"{text} + unknown ({unknown} without usage)" if unknown else text
 
-    return f"cost of the runs {money(runs_cost)} (+ judge {money(judge_cost)}) · spent now {money(spent)}"
+    return (
+        f"cost of the runs {money(report.runs['cost'])} (+ judge {money(judge['cost'])})"
+        f" · spent now {money(report.runs['spent_now'], fresh_judge['cost'])}"
+    )
 
 
 def render(report: BenchmarkReport) -> str:
@@ -69,11 +76,12 @@ def render(report: BenchmarkReport) -> str:
         ci = f"[{num(r['score_lo'])}–{num(r['score_hi'])}]" if r["score_lo"] is not None else ""
         score = f"{num(r['score_mean'])} {ci}".strip()
         tokens = f"{num(r['input_tokens_mean'], '.0f')}/{num(r['output_tokens_mean'], '.0f')}"
+        cost = "unknown" if r["cost_per_run"] is None else f"{r['cost_per_run']:.6f}"
         lines.append(
             f"{name:<{width}} {r['runs']:>5} {num(r['ok_rate'] * 100, '.0f', '%'):>5} {score:>20}"
             f" {num(r['accuracy_mean']):>5} {num(r['work_mean']):>5} {num(r['scorer_mean']):>6}"
             f" {num(r['calls_mean'], '.1f'):>6} {tokens:>15} {num(r['latency_s_mean'], '.2f', 's'):>8}"
-            f" {num(r['wall_s_mean'], '.2f', 's'):>8} {r['cost_per_run']:>14.6f} {r['currency'] or '':<3}"
+            f" {num(r['wall_s_mean'], '.2f', 's'):>8} {cost:>14} {r['currency'] or '':<3}"
         )
     if not report.models.height:
         lines.append("  (no candidate runs)")
@@ -96,9 +104,12 @@ def verdict_lines(report: BenchmarkReport, width: int) -> list[str]:
     for r in tested.iter_rows(named=True):
         name = "  " + r["entry"]
         delta = f"Δ {_signed(r['mean_diff'])} [lower {_signed(r['lower'])}]"
-        ratios = f"cost {_times(r['cost_ratio'])} latency {_times(r['latency_ratio'])}"
+        cost = "unknown" if r["cost_per_run"] is None else _times(r["cost_ratio"])
+        ratios = f"cost {cost} latency {_times(r['latency_ratio'])}"
         extra = []
-        if r["verdict"] == "inconclusive" and r["more_runs"]:
+        if r["verdict"] == "inconclusive" and not r["n_pairs"]:
+            extra.append(r["verdict_reason"] or "nothing could be paired")
+        elif r["verdict"] == "inconclusive" and r["more_runs"]:
             extra.append(f"~{r['more_runs']} more paired runs would likely settle it")
         elif r["verdict"] == "inconclusive" and r["mean_diff"] is not None and r["mean_diff"] <= -margin:
             extra.append("leans worse: more runs would likely show it")

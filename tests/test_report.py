@@ -164,16 +164,13 @@ def test_schemas(report):
     assert report.calls.schema == pl.Schema(CALLS_SCHEMA)
     assert report.models.schema == pl.Schema(MODELS_SCHEMA)
     assert report.diagnostics().schema == pl.Schema(DIAGNOSTICS_SCHEMA)
-    assert (
-        report.runs.columns[:33]
-        == (
-            "benchmark_id job input_id run_id role entry model grade simulated repeat ok error calls tool_calls "
-            "input_tokens output_tokens latency_s wall_s cost spent_now currency cached finish_reason output score "
-            "accuracy work reason judge_entry judge_path judge_error scorer scorer_error"
-        ).split()
-    )
-    assert report.runs.columns[33:] == ["judge_attempts", "judge_cost", "swap_gap", "tool_missing", "tool_extra",
-                                        "tool_arg_mismatch", "tool_diff"]  # fmt: skip
+    assert report.runs.columns == (
+        "benchmark_id job input_id run_id role entry model grade simulated repeat ok error calls tool_calls "
+        "input_tokens output_tokens cached_input_tokens reasoning_tokens latency_s wall_s cost cost_source "
+        "price_table_cost spent_now currency cached finish_reason truncated refused output score accuracy work reason "
+        "judge_entry judge_path judge_schema judge_error scorer scorer_error judge_attempts judge_cost swap_gap "
+        "tool_missing tool_extra tool_arg_mismatch tool_diff"
+    ).split()
 
 
 def test_empty_report_has_every_column():
@@ -219,7 +216,9 @@ def test_run_cells(report):
 
     failed = row(report, "c-acme/fast-i1-2")
     assert failed["ok"] is False and "500" in failed["error"] and failed["output"] is None and failed["calls"] == 1
-    assert failed["score"] is None and failed["judge_attempts"] is None
+    # a failed run is not judged (no judge call, no judge cost) and scores 0 in every figure
+    assert failed["score"] == failed["accuracy"] == failed["work"] == 0.0 and failed["judge_entry"] is None
+    assert failed["judge_attempts"] == 0 and failed["judge_cost"] == 0.0 and "not judged" in failed["reason"]
 
     jerr = row(report, "c-acme/fast-i0-1")
     assert jerr["score"] is None and jerr["judge_error"].startswith("no valid verdict")
@@ -280,7 +279,8 @@ def test_models_means(report):
     assert steady["currency"] == "USD"
 
     assert fast["runs"] == 6 and fast["ok_rate"] == pytest.approx(5 / 6)
-    assert fast["judged"] == 4 and fast["score_mean"] == pytest.approx((5 + 0 + 0 + 8) / 4)
+    # judged: the runs the judge scored; the failed run counts as 0, the judge error is left out
+    assert fast["judged"] == 4 and fast["score_mean"] == pytest.approx((5 + 0 + 0 + 8 + 0) / 5)
     assert fast["scorer_mean"] is None
     assert fast["calls_mean"] == pytest.approx(2.0)  # over ok runs
     assert fast["cost_per_run"] == pytest.approx(10 * 0.002 / 6)  # the failed run still counts in runs
