@@ -86,7 +86,6 @@ class Admission:
             if own is not None:
                 own.release()
 
-
     async def request(self, entry: Entry, send: Callable[[], Awaitable[T]]) -> T:
         """Make one request to ``entry`` under its limits: ``send()`` runs while a slot is held."""
         async with self.slot(entry):

@@ -76,8 +76,10 @@ def diagnose(runs: pl.DataFrame, calls: pl.DataFrame) -> pl.DataFrame:
         if wrong_tools and r["accuracy"] is not None and r["accuracy"] > 4:
             flag("verdict_inconsistent", r, f"{where}: accuracy {r['accuracy']:g} > 4 despite {r['tool_diff']}")
     candidates = runs.filter(pl.col("role") == "candidate")
-    fallback = candidates.filter(pl.col("judge_path") == "fallback").group_by("entry", maintain_order=True).agg(
-        pl.len(), (pl.col("judge_schema") == "rejected").sum().alias("rejected")
+    fallback = (
+        candidates.filter(pl.col("judge_path") == "fallback")
+        .group_by("entry", maintain_order=True)
+        .agg(pl.len(), (pl.col("judge_schema") == "rejected").sum().alias("rejected"))
     )
     for row in fallback.iter_rows(named=True):
         n, rejected = row["len"], row["rejected"]
