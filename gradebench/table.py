@@ -44,16 +44,15 @@ def totals(report: BenchmarkReport) -> str:
     judge = report.calls.filter(pl.col("role") == "judge")
     fresh_judge = judge.filter(~pl.col("cache_hit"))
 
-    def money(column: pl.Series, *more: pl.Series) -> str:
-        unknown = column.null_count() + sum(m.null_count() for m in more)
-        total = float(column.sum()) + sum(float(m.sum()) for m in more)
+    def money(*parts: tuple[pl.Series, str]) -> str:
+        total = sum(float(column.sum()) for column, _ in parts)
+        unknown = [f"{n} {what}{'s' * (n != 1)}" for column, what in parts if (n := column.null_count())]
         text = f"{total:.6f} {cur}".rstrip()
-        return f"{text} + unknown ({unknown} without usage)" if unknown else text
+        return f"{text} + unknown for {' and '.join(unknown)} without usage" if unknown else text
 
-    return (
-        f"cost of the runs {money(report.runs['cost'])} (+ judge {money(judge['cost'])})"
-        f" · spent now {money(report.runs['spent_now'], fresh_judge['cost'])}"
-    )
+    runs, calls = (report.runs["cost"], "run"), (judge["cost"], "judge call")
+    spent = (report.runs["spent_now"], "run"), (fresh_judge["cost"], "judge call")
+    return f"cost of the runs {money(runs)} (+ judge {money(calls)}) · spent now {money(*spent)}"
 
 
 def render(report: BenchmarkReport) -> str:

@@ -98,7 +98,14 @@ def make_seat(catalog: gb.Catalog, entry: str, *, run_id: str = "run-1", salt: d
     e = catalog[entry]
     client = openai.AsyncOpenAI(base_url=e.base_url, api_key="test-key", max_retries=e.max_retries,
                                 http_client=httpx2.AsyncClient(transport=catalog.transport))  # fmt: skip
-    ctx = SeatContext(client=client, cache=cache or gb.CallCache(), admission=Admission(catalog.entries, concurrency=8),
-                      run_id=run_id, role="candidate", benchmark_id="bench-1",
-                      salt=salt or {"user": "", "input": "i", "role": "candidate", "repeat": 0}, **context)  # fmt: skip
+    ctx = SeatContext(
+        client=client,
+        cache=cache if cache is not None else gb.CallCache(),
+        admission=Admission(catalog.entries, concurrency=8),
+        run_id=run_id,
+        role="candidate",
+        benchmark_id="bench-1",
+        salt=salt or {"user": "", "input": "i", "role": "candidate", "repeat": 0},
+        **context,
+    )
     return gb.Seat(e, ctx)

@@ -248,3 +248,82 @@ async def test_listeners_hear_every_run_land_and_get_judged(caplog: pytest.LogCa
     caplog.clear()
     await bench.run()
     assert len(heard) == 18 and "a race listener raised" not in caplog.text
+
+
+# ------------------------------------------------------------------------------------------------- real-endpoint rules
+
+
+async def test_a_failed_run_is_not_judged_and_scores_zero_everywhere() -> None:
+    endpoint = answers(
+        {"pick-1": {"a": 1}, "other-1": lambda body: httpx2.Response(500, json={"error": {"message": "kaput"}})}
+    )
+    bench = bench_for(endpoint)
+    await bench.run()
+    judged = [r for r in endpoint.requests if r.headers["x-gradebench-role"] == "judge"]
+    assert len(judged) == 4  # acme/pick's 4 runs only: no judge call (and no judge cost) for a failed run
+    report = bench.report()
+    failed = report.runs.filter(entry="acme/other")
+    assert failed["score"].to_list() == [0.0] * 4 and failed["judge_cost"].to_list() == [0.0] * 4
+    other = report.models.filter(entry="acme/other").row(0, named=True)
+    assert other["score_mean"] == 0.0 and other["judged"] == 0  # the mean, the interval and the verdict agree
+
+
+async def test_a_key_echoed_by_a_provider_reaches_no_row_log_file_or_judge(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture, tmp_path
+) -> None:
+    key = "sk-canary-echo-9876543210"
+    monkeypatch.setenv("ACME_KEY", key)
+
+    def answer(body, request):
+        if request.headers["x-gradebench-role"] == "judge":
+            return completion(VERDICT)
+        if body["model"] == "other-1":
+            return httpx2.Response(401, json={"error": {"message": f"Incorrect API key provided: {key}"}})
+        return completion(json.dumps({"a": f"echo {key}"}))
+
+    endpoint = Scripted(answer)
+    bench = bench_for(endpoint, api_key_env="ACME_KEY")
+    with caplog.at_level("INFO", logger="gradebench"):
+        await bench.run()
+    report = bench.report()
+    report.to_parquet(tmp_path / "out")
+    texts = [report.runs.write_csv(), report.calls.write_csv(), caplog.text]
+    texts += [p.read_bytes().decode("latin-1") for p in (tmp_path / "out").iterdir()]
+    texts += [json.dumps(b) for b, r in zip(endpoint.bodies, endpoint.requests, strict=True)
+              if r.headers["x-gradebench-role"] == "judge"]  # fmt: skip
+    assert all(key not in text for text in texts)
+    assert "[redacted]" in report.runs.filter(entry="acme/other")["error"][0]
+
+
+async def test_candidates_may_be_entries_or_names() -> None:
+    bench = bench_for(answers({"pick-1": {"a": 1}, "other-1": {"a": 2}}))
+    bench.set_candidates(bench.catalog.candidates("standard"))
+    assert bench.entries == ["acme/pick", "acme/other"]
+    bench.set_candidates([bench.catalog["acme/other"], "acme/pick"])
+    assert bench.entries == ["acme/other", "acme/pick"]
+    with pytest.raises(TypeError, match="entry name or an Entry"):
+        bench.set_candidates([3])
+
+
+def test_inputs_that_are_not_json_are_refused_by_name() -> None:
+    bench = bench_for(answers({}))
+
+    class Order:
+        pass
+
+    with pytest.raises(ValueError, match=r"input 1 \(id 'b'\) is not JSON"):
+        bench.set_inputs([{"id": "a", "q": "x"}, {"id": "b", "q": Order()}])
+    with pytest.raises(ValueError, match="input 0 is not JSON"):
+        bench.set_inputs([{"q": float("nan")}])
+
+
+def test_run_sync_raises_the_job_exception_without_a_loop_error_chained() -> None:
+    async def broken(input: dict, seat: gb.Seat) -> dict:
+        """Fail."""
+        raise KeyError("missing field")
+
+    bench = gb.Benchmark(broken, runs=1, catalog=scripted_catalog(answers({})), grade="standard", progress=False)
+    bench.set_input({"q": "x"})
+    with pytest.raises(KeyError) as caught:
+        bench.run_sync()
+    assert caught.value.__context__ is None  # no "no running event loop … During handling" before it

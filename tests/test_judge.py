@@ -145,3 +145,59 @@ def test_swapped_order_and_neutral_labels() -> None:
     assert f'<transcript label="{cand}" role="candidate">' in user
     assert "<checked_in_code>\nChecked in code: same calls.\n</checked_in_code>" in user
     assert user.rstrip().endswith(f"Score transcript {cand} (the candidate) against transcript {ref} (the reference).")
+
+
+async def test_a_rejected_schema_is_remembered_for_the_race() -> None:
+    import httpx2
+
+    def answer(body, request):
+        if "response_format" in body:
+            return httpx2.Response(400, json={"error": {"message": "response_format is not supported"}})
+        return completion('{"accuracy": 6, "work": 2, "reason": "fine"}')
+
+    endpoint = Scripted(answer)
+    rejected: set[str] = set()
+    catalog = scripted_catalog(endpoint)
+    for run_id in ("r1", "r2", "r3"):
+        verdict = await judge(make_seat(catalog, "acme/judge", run_id=run_id), [{"role": "user", "content": "j"}],
+                              params={}, schema_rejected=rejected)  # fmt: skip
+        assert (verdict.score, verdict.path, verdict.schema) == (8, "fallback", "rejected")
+    assert rejected == {"acme/judge"}
+    assert sum("response_format" in b for b in endpoint.bodies) == 1  # asked with the schema once, not per verdict
+
+    ignored = Scripted(lambda body, req: completion('Sure: {"accuracy": 6, "work": 2, "reason": "fine"}'))
+    verdict = await judge(make_seat(scripted_catalog(ignored), "acme/judge"), [{"role": "user", "content": "j"}],
+                          params={})  # fmt: skip
+    assert (verdict.path, verdict.schema) == ("fallback", "ignored")
+
+
+@pytest.mark.parametrize(
+    ("shape", "cause"),
+    [
+        ({"finish_reason": "length"}, "stopped at the length limit"),
+        ({"reasoning_content": '{"accuracy": 7, "work": 3, "reason": "x"}'}, "only in the judge's reasoning"),
+        ({"refusal": "I won't grade this."}, "the judge refused"),
+    ],
+)
+async def test_a_judge_reply_without_content_says_why(shape: dict, cause: str) -> None:
+    body = completion(None)
+    if "finish_reason" in shape:
+        body["choices"][0]["finish_reason"] = shape["finish_reason"]
+    else:
+        body["choices"][0]["message"].update(shape)
+    endpoint = Scripted(lambda b, r: body)
+    verdict = await judge(make_seat(scripted_catalog(endpoint), "acme/judge"), [{"role": "user", "content": "j"}],
+                          params={})  # fmt: skip
+    assert verdict.score is None and cause in (verdict.error or "")
+    assert "no JSON object found" not in (verdict.error or "")
+
+
+def test_refusal_is_in_the_transcript_and_reasoning_only_when_asked() -> None:
+    response = completion(None)
+    response["choices"][0]["message"].update(refusal="I can't help with refunds.", reasoning_content="Policy says no.")
+    refused = call(request={"model": "pick-1", "messages": [{"role": "user", "content": "refund?"}]}, response=response)
+    events = transcript_events([refused], "", None)
+    assert {"kind": "refusal", "content": "I can't help with refunds."} in events
+    assert not any(e["kind"] == "reasoning" for e in events)
+    shown = transcript_events([refused], "", None, reasoning=True)
+    assert {"kind": "reasoning", "content": "Policy says no."} in shown

@@ -169,8 +169,8 @@ def test_schemas(report):
         == (
             "benchmark_id job input_id run_id role entry model grade simulated repeat ok error calls tool_calls "
             "input_tokens output_tokens cached_input_tokens reasoning_tokens latency_s wall_s cost cost_source "
-            "price_table_cost spent_now currency cached finish_reason truncated refused output score accuracy work reason "
-            "judge_entry judge_path judge_schema judge_error scorer scorer_error judge_attempts judge_cost swap_gap "
+            "price_table_cost spent_now currency cached finish_reason truncated refused output score accuracy work "
+            "reason judge_entry judge_path judge_schema judge_error scorer scorer_error judge_attempts judge_cost swap_gap "
             "tool_missing tool_extra tool_arg_mismatch tool_diff"
         ).split()
     )
@@ -427,3 +427,57 @@ def test_an_input_most_candidates_dispute_flags_the_reference():
     disputed = d.filter(pl.col("kind") == "reference_disputed")
     assert disputed.height == 1 and disputed["run_id"][0] == "r-sim/steady-i0-0"
     assert "input i0: 4 of 4 candidate runs" in disputed["detail"][0]
+
+
+def without_usage(run: Run) -> Run:
+    calls = [Call(**{**c.__dict__, "input_tokens": None, "output_tokens": None, "cost": None}) for c in run.calls]
+    return Run(**{**run.__dict__, "calls": calls})
+
+
+def test_unknown_usage_stays_unknown_in_every_figure():
+    runs = [make_run(REF, "i0", 0, role="reference"), make_run(REF, "i0", 0), without_usage(make_run(FAST, "i0", 0))]
+    report = BenchmarkReport.from_runs(runs, META)
+    fast = report.runs.filter(pl.col("entry") == FAST).row(0, named=True)
+    assert (fast["input_tokens"], fast["output_tokens"], fast["cost"], fast["spent_now"]) == (None, None, None, None)
+    model = report.models.filter(pl.col("entry") == FAST).row(0, named=True)
+    assert model["cost_per_run"] is None and model["cost_ratio"] is None and model["input_tokens_mean"] is None
+    no_usage = report.diagnostics().filter(pl.col("kind") == "no_usage")
+    assert no_usage["entry"].to_list() == [FAST] and "unknown" in no_usage["detail"][0]
+    text = report.table()
+    assert "unknown" in next(line for line in text.splitlines() if line.startswith("  " + FAST))
+    assert "unknown for 1 run without usage" in next(line for line in text.splitlines() if line.startswith("cost of"))
+
+
+def test_a_stale_catalog_price_shows_beside_the_providers_cost():
+    run = make_run(FAST, "i0", 0)
+    calls = [
+        Call(**{**c.__dict__, "cost": 0.004, "cost_source": "provider", "price_table_cost": 0.002}) for c in run.calls
+    ]
+    report = BenchmarkReport.from_runs(
+        [make_run(REF, "i0", 0, role="reference"), Run(**{**run.__dict__, "calls": calls})], META
+    )
+    row = report.runs.filter(pl.col("entry") == FAST).row(0, named=True)
+    assert (row["cost"], row["price_table_cost"], row["cost_source"]) == (0.008, 0.004, "provider")
+    mismatch = report.diagnostics().filter(pl.col("kind") == "price_mismatch")
+    assert mismatch["entry"].to_list() == [FAST] and "stale" in mismatch["detail"][0]
+
+
+def test_a_reused_response_id_with_other_content_is_not_a_shared_generation():
+    def answered(run: Run, text: str) -> Run:
+        calls = [Call(**{**c.__dict__, "generation_id": "chatcmpl-mock", "response": {
+            "id": "chatcmpl-mock", "choices": [{"message": {"content": text}, "finish_reason": "stop"}]}})
+            for c in run.calls]  # fmt: skip
+        return Run(**{**run.__dict__, "calls": calls})
+
+    runs = [make_run(REF, "i0", 0, role="reference"), answered(make_run(FAST, "i0", 0), "yes"),
+            answered(make_run(FAST, "i0", 1), "no")]  # fmt: skip
+    assert "shared_generation" not in BenchmarkReport.from_runs(runs, META).diagnostics()["kind"].to_list()
+    runs[-1] = answered(make_run(FAST, "i0", 1), "yes")
+    assert "shared_generation" in BenchmarkReport.from_runs(runs, META).diagnostics()["kind"].to_list()
+
+
+def test_verdict_line_says_why_when_nothing_could_be_paired():
+    runs = [make_run(REF, "i0", 0, role="reference"), make_run(FAST, "i0", 0), make_run(FAST, "i0", 1)]
+    lines = BenchmarkReport.from_runs(runs, META).table().splitlines()
+    line = next(line for line in lines if line.startswith("  " + FAST) and "inconclusive" in line)
+    assert "has no usable candidate runs" in line and "sits on the margin" not in line

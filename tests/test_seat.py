@@ -171,3 +171,100 @@ def test_catalog_file_takes_rename_and_drop() -> None:
     assert entry.rate_limit_wait_s == 60
     # 1000 input tokens of which 800 cached, 100 output: 200 at 1.0, 800 at 0.1, 100 at 2.0 per 1M
     assert entry.cost(1000, 100, cached_input_tokens=800) == pytest.approx((200 * 1.0 + 800 * 0.1 + 100 * 2.0) / 1e6)
+
+
+# ------------------------------------------------------------------------------------------- what providers report
+
+
+async def test_no_usage_leaves_tokens_and_cost_unknown() -> None:
+    body = completion("ok")
+    del body["usage"]
+    seat = make_seat(scripted_catalog(Scripted([body])), "acme/pick")
+    call = (await seat.chat([{"role": "user", "content": "hi"}])).calls[0]
+    assert (call.input_tokens, call.output_tokens, call.cost, call.cost_source) == (None, None, None, None)
+    assert call.price_table_cost is None and not call.has_usage
+
+
+async def test_partial_usage_keeps_what_was_reported_and_no_cost() -> None:
+    body = completion("ok")
+    body["usage"] = {"prompt_tokens": 12}
+    call = (await make_seat(scripted_catalog(Scripted([body])), "acme/pick").chat([])).calls[0]
+    assert (call.input_tokens, call.output_tokens, call.cost) == (12, None, None)
+
+
+async def test_cached_and_reasoning_tokens_are_read_and_priced() -> None:
+    body = completion("ok", tokens=(2000, 500))
+    body["usage"]["prompt_tokens_details"] = {"cached_tokens": 1536}
+    body["usage"]["completion_tokens_details"] = {"reasoning_tokens": 320}
+    catalog = scripted_catalog(Scripted([body]), price_cached_in=0.1)
+    call = (await make_seat(catalog, "acme/pick").chat([])).calls[0]
+    assert (call.input_tokens, call.cached_input_tokens, call.output_tokens, call.reasoning_tokens) == (
+        2000,
+        1536,
+        500,
+        320,
+    )
+    # 464 fresh input at 1.0, 1536 cached at 0.1, 500 output (reasoning included) at 2.0, per 1M
+    assert call.cost == pytest.approx((464 * 1.0 + 1536 * 0.1 + 500 * 2.0) / 1e6)
+    assert call.cost_source == "price_table" and call.price_table_cost == call.cost
+
+
+async def test_provider_reported_cost_wins_and_the_table_figure_stays_beside_it(tmp_path) -> None:
+    body = completion("ok", tokens=(1000, 100))
+    body["usage"]["cost"] = 0.0042  # OpenRouter: usage.cost in USD credits
+    seat = make_seat(scripted_catalog(Scripted([body])), "acme/pick", cache=gb.CallCache(tmp_path / "openrouter"))
+    call = (await seat.chat([])).calls[0]
+    assert call.cost == 0.0042 and call.cost_source == "provider"
+    assert call.price_table_cost == pytest.approx((1000 * 1.0 + 100 * 2.0) / 1e6)
+
+    header = httpx2.Response(200, json=completion("ok", tokens=(1000, 100)), headers={"x-litellm-response-cost": "0.5"})
+    cache = gb.CallCache(tmp_path / "litellm")
+    seat = make_seat(scripted_catalog(Scripted([header])), "acme/pick", cache=cache)
+    call = (await seat.chat([])).calls[0]
+    assert call.cost == 0.5 and call.cost_source == "provider"
+    again = (await make_seat(scripted_catalog(Scripted([])), "acme/pick", cache=cache).chat([])).calls[0]
+    assert again.cache_hit and again.cost == 0.5 and again.cost_source == "provider"  # the header's cost is kept
+
+
+async def test_content_parts_are_joined_into_text() -> None:
+    body = completion(None)
+    body["choices"][0]["message"]["content"] = [{"type": "text", "text": "Hello, "}, {"type": "text", "text": "world"}]
+    reply = await make_seat(scripted_catalog(Scripted([body])), "acme/pick").chat([])
+    assert reply.text == "Hello, world"
+
+
+async def test_refusal_is_on_the_reply() -> None:
+    body = completion(None)
+    body["choices"][0]["message"]["refusal"] = "I can't help with that."
+    reply = await make_seat(scripted_catalog(Scripted([body])), "acme/pick").chat([])
+    assert reply.text == "" and reply.refusal == "I can't help with that."
+
+
+async def test_assistant_turn_is_replayed_with_every_field_and_stable_tool_ids() -> None:
+    first = completion(tool_calls=[{"name": "lookup", "arguments": {"order_id": "A-1"}}])
+    message = first["choices"][0]["message"]
+    del message["tool_calls"][0]["id"]  # vLLM / Ollama: tool calls without ids
+    message["reasoning_content"] = "The user wants an order looked up."
+    message["reasoning_details"] = [{"type": "reasoning.text", "text": "look it up", "signature": "sig"}]
+    endpoint = Scripted([first, completion("done")])
+    reply = await make_seat(scripted_catalog(endpoint), "acme/pick").chat([{"role": "user", "content": "A-1?"}],
+                                                                          tools=[lookup])  # fmt: skip
+    assert reply.text == "done"
+    turn, tool_message = endpoint.bodies[1]["messages"][1:3]
+    assert turn["reasoning_content"] == "The user wants an order looked up."
+    assert turn["reasoning_details"] == [{"type": "reasoning.text", "text": "look it up", "signature": "sig"}]
+    assert turn["tool_calls"][0]["id"] == tool_message["tool_call_id"] == "call_0_0"
+    assert reply.calls[0].tool_results[0]["id"] == "call_0_0"
+
+
+async def test_a_key_echoed_back_is_scrubbed_from_errors(monkeypatch: pytest.MonkeyPatch) -> None:
+    key = "sk-canary-0123456789abcdef"
+    monkeypatch.setenv("ACME_KEY", key)
+    echo = httpx2.Response(401, json={"error": {"message": f"Incorrect API key provided: {key}"}})
+    catalog = scripted_catalog(Scripted([echo]), api_key_env="ACME_KEY")
+    catalog["acme/pick"].api_key()  # gradebench holds the key from here on
+    seat = make_seat(catalog, "acme/pick")
+    with pytest.raises(gb.CallError) as caught:
+        await seat.chat([])
+    assert key not in str(caught.value) and "[redacted]" in str(caught.value)
+    assert key not in (seat.calls[0].error or "")

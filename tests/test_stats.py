@@ -357,3 +357,19 @@ def test_too_few_inputs_keep_the_verdict_open():
     assert result.verdict == INCONCLUSIVE and result.upper < -1.0  # type: ignore[operator]  # the bounds say worse
     assert result.more_runs == (8 - 5) * 2 and "on 5 inputs only" in result.reason
     assert non_inferiority(runs_frame({REF: ref, "a": worse}), "a", REF, min_inputs=5).verdict == WORSE
+
+
+def test_unknown_cost_is_never_ranked_cheaper():
+    # an entry whose endpoint reported no usage has an unknown cost: never the cheap pick, said plainly
+    frame = with_verdicts([(REF, 0.01, None, None, None), ("sim/free?", None, AS_GOOD, -0.2, 60)])
+    rec = recommend(frame, job="j", reference_entry=REF, margin=1.0, currency="USD")
+    assert rec is not None and rec.entry == REF
+    assert (
+        rec.sentence == "no cheaper entry is as good as sim/steady on j (margin 1.0); as good, cost unknown: sim/free?"
+    )
+    # the reference's own cost unknown: nothing is ranked against it
+    frame = with_verdicts([(REF, None, None, None, None), ("sim/swift", 0.002, AS_GOOD, -0.2, 60)])
+    rec = recommend(frame, job="j", reference_entry=REF, margin=1.0, currency="USD")
+    assert rec is not None and rec.entry == REF and rec.cost_ratio is None
+    assert rec.sentence.startswith("cost unknown for sim/steady") and "as good: sim/swift" in rec.sentence
+    assert ratios(models_frame([(REF, None, 1.0, 8.0), ("a", 0.002, 1.0, 8.0)]), REF)["cost_ratio"].null_count() == 2
