@@ -4,8 +4,8 @@ The handler is served in-process through ``httpx2.MockTransport`` (the real open
 socket (``gradebench.sim.server``). A request is answered by the sim judge, by the first policy that recognises it
 (perturbed by the model's profile), or generically. Everything random is drawn from generators seeded with the fleet
 seed, the canonical request body and the ``x-gradebench-*`` label headers, so the same request gives the same answer.
-Usage reports prompt prefixes served from cache as OpenAI does (``gradebench.sim.prompt_cache``); these depend on the
-order requests arrive in.
+Usage reports what a provider's would: prompt prefixes served from cache (``gradebench.sim.prompt_cache``; these depend
+on the order requests arrive in) and, for a thinking profile, reasoning tokens (``gradebench.sim.reasoning``).
 """
 
 from __future__ import annotations
@@ -23,6 +23,7 @@ import httpx2
 
 from . import judge as sim_judge
 from . import policy as policy_mod
+from . import reasoning
 from .perturb import (
     adjust_verbosity,
     canonical,
@@ -194,6 +195,10 @@ class SimFleet:
         messages = body.get("messages")
         if not isinstance(messages, list) or not messages or not all(isinstance(m, dict) for m in messages):
             return _error(400, "'messages' must be a non-empty list of message objects", "invalid_request_error")
+        if profile.reasoning:
+            problem = reasoning.problem(profile.reasoning, messages, seed=self.seed, model=profile.model)
+            if problem is not None:
+                return _error(400, problem, "invalid_request_error", code="invalid_request_error")
 
         labels = [request.headers.get(h, "") for h in _LABELS]
         key = [self.seed, canonical(body), *labels]
@@ -232,7 +237,12 @@ class SimFleet:
         )
 
         message, finish = self._answer(profile, body, key, run_labels=(labels[0], labels[2]))
-        message, finish, completion = self._truncate(body, message, finish)
+        thought = reasoning.thinking(messages, message, rng_for(*key, "thinking")) if profile.reasoning else ""
+        message, finish, completion, thought = self._truncate(body, message, finish, thought)
+        thinking_tokens = _tokens(len(thought)) if thought else 0
+        if profile.reasoning:
+            message = reasoning.attach(profile.reasoning, message, thought, seed=self.seed, model=profile.model)
+        completion += thinking_tokens
         await self._sleep(
             profile.latency_ms
             + rng_for(*key, "latency").uniform(-profile.jitter_ms, profile.jitter_ms)
@@ -251,7 +261,7 @@ class SimFleet:
                 "total_tokens": prompt_tokens + completion,
                 "prompt_tokens_details": {"cached_tokens": cached, "audio_tokens": 0},
                 "completion_tokens_details": {
-                    "reasoning_tokens": 0,
+                    "reasoning_tokens": thinking_tokens,
                     "audio_tokens": 0,
                     "accepted_prediction_tokens": 0,
                     "rejected_prediction_tokens": 0,
@@ -265,15 +275,25 @@ class SimFleet:
             await asyncio.sleep(ms * self.latency_scale / 1000)
 
     @staticmethod
-    def _truncate(body: dict[str, Any], message: dict[str, Any], finish: str) -> tuple[dict[str, Any], str, int]:
-        """Cut the message to ``max_completion_tokens``/``max_tokens``; returns message, finish reason, tokens."""
+    def _truncate(
+        body: dict[str, Any], message: dict[str, Any], finish: str, thought: str = ""
+    ) -> tuple[dict[str, Any], str, int, str]:
+        """Cut the answer to ``max_completion_tokens``/``max_tokens``, of which the thinking comes first.
+
+        Returns message, finish reason, the message's tokens (without the thinking) and the thinking as sent.
+        """
         limit = body.get("max_completion_tokens") or body.get("max_tokens")
         content = message.get("content") or ""
         calls = message.get("tool_calls") or []
         chars = len(content) + sum(len(c["function"]["name"]) + len(c["function"]["arguments"]) for c in calls)
         tokens = _tokens(chars)
-        if not isinstance(limit, int) or limit <= 0 or tokens <= limit:
-            return message, finish, tokens
+        thinking = _tokens(len(thought)) if thought else 0
+        if not isinstance(limit, int) or limit <= 0 or thinking + tokens <= limit:
+            return message, finish, tokens, thought
+        if thinking >= limit:  # the budget ran out while thinking: no answer at all, as a reasoning model sends it
+            empty = {k: v for k, v in message.items() if k != "tool_calls"}
+            return {**empty, "content": ""}, "length", 0, thought[: limit * 4]
+        limit -= thinking
         budget = limit * 4
         message = dict(message)
         if content:
@@ -289,7 +309,7 @@ class SimFleet:
                 if budget <= 0:
                     break
             message["tool_calls"] = cut
-        return message, "length", limit
+        return message, "length", limit, thought
 
     # ----------------------------------------------------------------------------------------------- answering
 

@@ -17,7 +17,8 @@ sim/squint  standard  0.25 / 0.025 / 1.00  450±100 +6    0.93  0.03  0.30  0.01
 sim/chatty  standard  1.20 / 0.12 / 6.00   1500±400 +15  0.95  0.02  0.02  0.01  3.0   dear, verbose, slow, no better
 sim/flaky   standard  0.20 / 0.02 / 0.80   500±200 +6    0.94  0.03  0.03  0.35  1.0   503s; the entry retries twice
 sim/oracle  large     5.00 / 0.50 / 20.0   2000±500 +20  0.99  0.00  0.00  0.00  1.2   ceiling and judge (noise 0.1)
-sim/sage    large     2.50 / 0.25 / 10.0   2500±700 +25  0.97  0.01  0.01  0.01  1.3   pick; accurate, slow
+sim/sage    large     2.50 / 0.25 / 10.0   2500±700 +25  0.97  0.01  0.01  0.01  1.3   pick; accurate, slow; thinks
+                                                                                       (DeepSeek reasoning_content)
 sim/prose   large     1.00 / 0.10 / 4.00   1200±300 +12  0.93  0.03  0.04  0.01  1.8   answers json_schema in prose
 ==========  ========  ===================  ============  ====  ====  ====  ====  ====  =================================
 
@@ -27,14 +28,20 @@ Catalog ``rpm`` of ``sim/mini`` (120) equals its server limit, but the client's 
 server's allows 4: a cold start meets real 429s, and the openai SDK's retries (``retry-after-ms``) are exercised.
 
 Every model caches prompt prefixes as OpenAI does (``gradebench.sim.prompt_cache``): a prefix of at least 1024 tokens
-seen recently is reported in ``usage.prompt_tokens_details.cached_tokens``.
+seen recently is reported in ``usage.prompt_tokens_details.cached_tokens``. ``sim/sage`` thinks before answering, as
+DeepSeek's thinking mode does (``gradebench.sim.reasoning``): its messages carry ``reasoning_content``, its usage
+counts ``reasoning_tokens`` (inside ``completion_tokens``), and a conversation that passes one of its tool-call turns
+back without that turn's ``reasoning_content`` is answered 400.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-__all__ = ["CEILING", "GRADES", "PICKS", "PROFILES", "Profile"]
+__all__ = ["CEILING", "GRADES", "PICKS", "PROFILES", "REASONING_FLAVOURS", "Profile"]
+
+REASONING_FLAVOURS = ("deepseek", "openrouter")
+"""The reasoning flavours a profile may name (see ``gradebench.sim.reasoning``)."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -50,7 +57,7 @@ class Profile:
     price_in: float
     """USD per 1M input tokens."""
     price_out: float
-    """USD per 1M output tokens."""
+    """USD per 1M output tokens (reasoning tokens included)."""
     accuracy: float
     """Probability a final answer is left as the policy gave it (else one field or word is changed)."""
     skip_rate: float
@@ -85,8 +92,15 @@ class Profile:
     """The ``max_retries`` the catalog entry declares (the openai SDK's retries)."""
     price_cached_in: float | None = None
     """USD per 1M input tokens served from the prompt cache; None: the same as ``price_in``."""
+    reasoning: str | None = None
+    """Thinks before answering, in a provider's shape: ``"deepseek"`` (``reasoning_content``, required back on tool-call
+    turns) or ``"openrouter"`` (``reasoning`` and ``reasoning_details``, required back unchanged); None: no thinking."""
     quirks: str = ""
     """One line for tables and docs."""
+
+    def __post_init__(self) -> None:
+        if self.reasoning is not None and self.reasoning not in REASONING_FLAVOURS:
+            raise ValueError(f"reasoning must be one of {list(REASONING_FLAVOURS)} or None, got {self.reasoning!r}")
 
 
 PROFILES: tuple[Profile, ...] = (
@@ -283,7 +297,8 @@ PROFILES: tuple[Profile, ...] = (
         failure_rate=0.01,
         judge_noise=0.05,
         max_concurrency=8,
-        quirks="accurate, slow",
+        reasoning="deepseek",
+        quirks="accurate, slow; thinks first (reasoning_content, which a tool-call turn must pass back)",
     ),  # fmt: skip
     Profile(
         name="sim/prose",

@@ -66,8 +66,9 @@ def _frame(role: Any) -> str:
 def prompt_text(body: dict[str, Any]) -> str:
     """The prompt as the sim's model reads it, whose length is what the sim bills as prompt tokens.
 
-    Tools, then the response format, then every message in order: four characters of role framing, the content text
-    and the tool calls as canonical JSON.
+    Tools, then the response format, then every message in order: four characters of role framing, the content text,
+    the tool calls as canonical JSON, and on an assistant turn that calls tools the reasoning it passed back
+    (``reasoning_content``, or ``reasoning_details`` as canonical JSON): what a thinking model reads again.
     Tools and the response schema come first because that is where OpenAI renders them (into the system prefix): a
     tool loop's turns then share them as part of their common prefix, and a change of tools misses the cache.
     """
@@ -77,6 +78,10 @@ def prompt_text(body: dict[str, Any]) -> str:
         parts.append(content_text(m.get("content")))
         if m.get("tool_calls"):
             parts.append(canonical(m["tool_calls"]))
+            if isinstance(m.get("reasoning_content"), str):
+                parts.append(m["reasoning_content"])
+            if m.get("reasoning_details"):
+                parts.append(canonical(m["reasoning_details"]))
     return "".join(parts)
 
 
