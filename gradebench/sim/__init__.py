@@ -56,6 +56,7 @@ def sim_catalog(*, latency_scale: float | None = None, seed: int = 0, base_url: 
             api_key_env=None,
             price_in=p.price_in,
             price_out=p.price_out,
+            price_cached_in=p.price_cached_in,
             currency="USD",
             max_concurrency=p.max_concurrency,
             # client-side pacing speeds up with the simulated clock, as the server's limit does

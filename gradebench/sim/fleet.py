@@ -4,6 +4,8 @@ The handler is served in-process through ``httpx2.MockTransport`` (the real open
 socket (``gradebench.sim.server``). A request is answered by the sim judge, by the first policy that recognises it
 (perturbed by the model's profile), or generically. Everything random is drawn from generators seeded with the fleet
 seed, the canonical request body and the ``x-gradebench-*`` label headers, so the same request gives the same answer.
+Usage reports what a provider's would: prompt prefixes served from cache (``gradebench.sim.prompt_cache``; these depend
+on the order requests arrive in) and, for a thinking profile, reasoning tokens (``gradebench.sim.reasoning``).
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ import httpx2
 
 from . import judge as sim_judge
 from . import policy as policy_mod
+from . import reasoning
 from .perturb import (
     adjust_verbosity,
     canonical,
@@ -34,6 +37,9 @@ from .perturb import (
 )
 from .policy import Policy
 from .profiles import PROFILES, Profile
+from .prompt_cache import PromptCache, prompt_text
+from .prompt_cache import content_text as _text
+from .prompt_cache import tokens as _tokens
 
 __all__ = ["SimFleet", "SimRequest"]
 
@@ -84,19 +90,6 @@ def _error(status: int, message: str, kind: str, *, code: str | None = None, hea
     return httpx2.Response(status, json=body, headers=headers)
 
 
-def _text(content: Any) -> str:
-    """The text of a message content (a string, or a list of text parts)."""
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        return "".join(p.get("text", "") for p in content if isinstance(p, dict))
-    return ""
-
-
-def _tokens(chars: int) -> int:
-    return max(1, math.ceil(chars / 4))
-
-
 class SimFleet:
     """The simulated models, answering OpenAI chat-completion requests deterministically by profile."""
 
@@ -109,6 +102,12 @@ class SimFleet:
         self._by_name = {p.name: p for p in self.profiles.values()}
         self._slots: list[SimRequest | None] = []
         self._buckets: dict[str, _Bucket] = {}
+        self.prompt_cache = PromptCache(clock=self.clock)
+        """The prompt prefixes each model has seen (``prompt_cache.clear()`` for a cold cache)."""
+
+    def clock(self) -> float:
+        """Simulated seconds: real time divided by the latency scale; frozen (always 0) at scale 0."""
+        return time.monotonic() / self.latency_scale if self.latency_scale > 0 else 0.0
 
     @property
     def requests(self) -> list[SimRequest]:
@@ -116,7 +115,7 @@ class SimFleet:
         return [r for r in self._slots if r is not None]
 
     def reset(self) -> None:
-        """Forget the recorded requests (the rate limiter keeps its state: it models the server's clock)."""
+        """Forget the recorded requests (the rate limiter and the prompt cache keep theirs: they are server state)."""
         self._slots.clear()
 
     def transport(self) -> httpx2.MockTransport:
@@ -196,6 +195,10 @@ class SimFleet:
         messages = body.get("messages")
         if not isinstance(messages, list) or not messages or not all(isinstance(m, dict) for m in messages):
             return _error(400, "'messages' must be a non-empty list of message objects", "invalid_request_error")
+        if profile.reasoning:
+            problem = reasoning.problem(profile.reasoning, messages, seed=self.seed, model=profile.model)
+            if problem is not None:
+                return _error(400, problem, "invalid_request_error", code="invalid_request_error")
 
         labels = [request.headers.get(h, "") for h in _LABELS]
         key = [self.seed, canonical(body), *labels]
@@ -221,15 +224,30 @@ class SimFleet:
                 msg = f"simulated rate limit of {profile.server_rpm} requests per minute reached for {profile.model}"
                 return _error(429, msg, "rate_limit_error", code="rate_limit_exceeded", headers=headers)
 
+        # The prompt's prefixes are looked up and recorded on arrival, before the simulated latency: of two requests
+        # in flight with one prefix, the second hits only if the first arrived before it (as on a real server).
+        prompt = prompt_text(body)
+        prompt_tokens = _tokens(len(prompt))
+        cache_key = body.get("prompt_cache_key")
+        cached = self.prompt_cache.serve(
+            profile.model,
+            prompt,
+            key=cache_key if isinstance(cache_key, str) else None,
+            retention=body.get("prompt_cache_retention"),
+        )
+
         message, finish = self._answer(profile, body, key, run_labels=(labels[0], labels[2]))
-        message, finish, completion = self._truncate(body, message, finish)
-        prompt = self._prompt_chars(body)
+        thought = reasoning.thinking(messages, message, rng_for(*key, "thinking")) if profile.reasoning else ""
+        message, finish, completion, thought = self._truncate(body, message, finish, thought)
+        thinking_tokens = _tokens(len(thought)) if thought else 0
+        if profile.reasoning:
+            message = reasoning.attach(profile.reasoning, message, thought, seed=self.seed, model=profile.model)
+        completion += thinking_tokens
         await self._sleep(
             profile.latency_ms
             + rng_for(*key, "latency").uniform(-profile.jitter_ms, profile.jitter_ms)
             + profile.ms_per_token * completion
         )
-        prompt_tokens = _tokens(prompt)
         payload = {
             "id": "chatcmpl-" + stable_hex(*key, "id", n=29),
             "object": "chat.completion",
@@ -241,6 +259,13 @@ class SimFleet:
                 "prompt_tokens": prompt_tokens,
                 "completion_tokens": completion,
                 "total_tokens": prompt_tokens + completion,
+                "prompt_tokens_details": {"cached_tokens": cached, "audio_tokens": 0},
+                "completion_tokens_details": {
+                    "reasoning_tokens": thinking_tokens,
+                    "audio_tokens": 0,
+                    "accepted_prediction_tokens": 0,
+                    "rejected_prediction_tokens": 0,
+                },
             },
         }
         return httpx2.Response(200, json=payload, headers={"x-gradebench-simulated": "true"})
@@ -250,27 +275,25 @@ class SimFleet:
             await asyncio.sleep(ms * self.latency_scale / 1000)
 
     @staticmethod
-    def _prompt_chars(body: dict[str, Any]) -> int:
-        chars = 0
-        for m in body["messages"]:
-            chars += len(_text(m.get("content"))) + 4  # a few tokens of role framing per message
-            if m.get("tool_calls"):
-                chars += len(canonical(m["tool_calls"]))
-        for extra in ("tools", "response_format"):
-            if body.get(extra):
-                chars += len(canonical(body[extra]))
-        return chars
+    def _truncate(
+        body: dict[str, Any], message: dict[str, Any], finish: str, thought: str = ""
+    ) -> tuple[dict[str, Any], str, int, str]:
+        """Cut the answer to ``max_completion_tokens``/``max_tokens``, of which the thinking comes first.
 
-    @staticmethod
-    def _truncate(body: dict[str, Any], message: dict[str, Any], finish: str) -> tuple[dict[str, Any], str, int]:
-        """Cut the message to ``max_completion_tokens``/``max_tokens``; returns message, finish reason, tokens."""
+        Returns message, finish reason, the message's tokens (without the thinking) and the thinking as sent.
+        """
         limit = body.get("max_completion_tokens") or body.get("max_tokens")
         content = message.get("content") or ""
         calls = message.get("tool_calls") or []
         chars = len(content) + sum(len(c["function"]["name"]) + len(c["function"]["arguments"]) for c in calls)
         tokens = _tokens(chars)
-        if not isinstance(limit, int) or limit <= 0 or tokens <= limit:
-            return message, finish, tokens
+        thinking = _tokens(len(thought)) if thought else 0
+        if not isinstance(limit, int) or limit <= 0 or thinking + tokens <= limit:
+            return message, finish, tokens, thought
+        if thinking >= limit:  # the budget ran out while thinking: no answer at all, as a reasoning model sends it
+            empty = {k: v for k, v in message.items() if k != "tool_calls"}
+            return {**empty, "content": ""}, "length", 0, thought[: limit * 4]
+        limit -= thinking
         budget = limit * 4
         message = dict(message)
         if content:
@@ -286,7 +309,7 @@ class SimFleet:
                 if budget <= 0:
                     break
             message["tool_calls"] = cut
-        return message, "length", limit
+        return message, "length", limit, thought
 
     # ----------------------------------------------------------------------------------------------- answering
 

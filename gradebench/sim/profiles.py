@@ -1,36 +1,47 @@
 """The simulated fleet's entries and the behaviour profile of each.
 
-Prices are USD per 1M tokens; latency is ``mean ± jitter`` ms plus ms per output token; rates are probabilities:
-"acc" per final answer (else one field or word is wrong), "skip" per tool call, "misr" per run (one tool result read
-wrongly), "fail" per HTTP attempt (503); "verb" is the verbosity factor of explanations.
+Prices are USD per 1M tokens (input, cached input, output; cached input is 10% of input, as OpenAI's current families
+price it); latency is ``mean ± jitter`` ms plus ms per output token; rates are probabilities: "acc" per final answer
+(else one field or word is wrong), "skip" per tool call, "misr" per run (one tool result read wrongly), "fail" per
+HTTP attempt (503); "verb" is the verbosity factor of explanations.
 
-==========  ========  ===========  ============  ====  ====  ====  ====  ====  =====================================
-entry       grade     $ in / out   latency ms    acc   skip  misr  fail  verb  quirks
-==========  ========  ===========  ============  ====  ====  ====  ====  ====  =====================================
-sim/pico    small     0.02 / 0.08  150±50 +2     0.60  0.30  0.10  0.01  0.4   very cheap, guesses, terse
-sim/mini    small     0.08 / 0.30  300±80 +4     0.88  0.05  0.05  0.01  0.9   pick; server limit 120 rpm, burst 4
-sim/nano    small     0.04 / 0.15  200±60 +3     0.82  0.06  0.25  0.01  0.7   cheap, misreads tool results
-sim/steady  standard  0.40 / 1.60  600±150 +8    0.95  0.02  0.02  0.01  1.0   pick; steady, accurate, disciplined
-sim/swift   standard  0.10 / 0.40  200±50 +3     0.94  0.25  0.03  0.01  0.5   4x cheaper, fast; skips a tool call
-sim/squint  standard  0.25 / 1.00  450±100 +6    0.93  0.03  0.30  0.01  1.0   misreads a tool result
-sim/chatty  standard  1.20 / 6.00  1500±400 +15  0.95  0.02  0.02  0.01  3.0   dear, verbose, slow, no better
-sim/flaky   standard  0.20 / 0.80  500±200 +6    0.94  0.03  0.03  0.35  1.0   503s; the entry retries only twice
-sim/oracle  large     5.00 / 20.0  2000±500 +20  0.99  0.00  0.00  0.00  1.2   ceiling and judge (judge noise 0.1)
-sim/sage    large     2.50 / 10.0  2500±700 +25  0.97  0.01  0.01  0.01  1.3   pick; accurate, slow
-sim/prose   large     1.00 / 4.00  1200±300 +12  0.93  0.03  0.04  0.01  1.8   ignores json_schema: prose + fenced json
-==========  ========  ===========  ============  ====  ====  ====  ====  ====  =====================================
+==========  ========  ===================  ============  ====  ====  ====  ====  ====  =================================
+entry       grade     $ in / cached / out  latency ms    acc   skip  misr  fail  verb  quirks
+==========  ========  ===================  ============  ====  ====  ====  ====  ====  =================================
+sim/pico    small     0.02 / 0.002 / 0.08  150±50 +2     0.60  0.30  0.10  0.01  0.4   very cheap, guesses, terse
+sim/mini    small     0.08 / 0.008 / 0.30  300±80 +4     0.88  0.05  0.05  0.01  0.9   pick; server 120 rpm, burst 4
+sim/nano    small     0.04 / 0.004 / 0.15  200±60 +3     0.82  0.06  0.25  0.01  0.7   cheap, misreads tool results
+sim/steady  standard  0.40 / 0.04 / 1.60   600±150 +8    0.95  0.02  0.02  0.01  1.0   pick; accurate, disciplined
+sim/swift   standard  0.10 / 0.01 / 0.40   200±50 +3     0.94  0.25  0.03  0.01  0.5   4x cheaper, fast; skips tools
+sim/squint  standard  0.25 / 0.025 / 1.00  450±100 +6    0.93  0.03  0.30  0.01  1.0   misreads a tool result
+sim/chatty  standard  1.20 / 0.12 / 6.00   1500±400 +15  0.95  0.02  0.02  0.01  3.0   dear, verbose, slow, no better
+sim/flaky   standard  0.20 / 0.02 / 0.80   500±200 +6    0.94  0.03  0.03  0.35  1.0   503s; the entry retries twice
+sim/oracle  large     5.00 / 0.50 / 20.0   2000±500 +20  0.99  0.00  0.00  0.00  1.2   ceiling and judge (noise 0.1)
+sim/sage    large     2.50 / 0.25 / 10.0   2500±700 +25  0.97  0.01  0.01  0.01  1.3   pick; accurate, slow; thinks
+                                                                                       (DeepSeek reasoning_content)
+sim/prose   large     1.00 / 0.10 / 4.00   1200±300 +12  0.93  0.03  0.04  0.01  1.8   answers json_schema in prose
+==========  ========  ===================  ============  ====  ====  ====  ====  ====  =================================
 
 Verbosity scales explanation-like fields (``reason``, ``explanation``, ``rationale``, ``notes``) and plain text: 1 keeps
 the ideal answer, below 1 cuts it (less shown work), above 1 pads it (more output tokens, more latency, more cost).
 Catalog ``rpm`` of ``sim/mini`` (120) equals its server limit, but the client's bucket allows a burst of 6 where the
 server's allows 4: a cold start meets real 429s, and the openai SDK's retries (``retry-after-ms``) are exercised.
+
+Every model caches prompt prefixes as OpenAI does (``gradebench.sim.prompt_cache``): a prefix of at least 1024 tokens
+seen recently is reported in ``usage.prompt_tokens_details.cached_tokens``. ``sim/sage`` thinks before answering, as
+DeepSeek's thinking mode does (``gradebench.sim.reasoning``): its messages carry ``reasoning_content``, its usage
+counts ``reasoning_tokens`` (inside ``completion_tokens``), and a conversation that passes one of its tool-call turns
+back without that turn's ``reasoning_content`` is answered 400.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-__all__ = ["CEILING", "GRADES", "PICKS", "PROFILES", "Profile"]
+__all__ = ["CEILING", "GRADES", "PICKS", "PROFILES", "REASONING_FLAVOURS", "Profile"]
+
+REASONING_FLAVOURS = ("deepseek", "openrouter")
+"""The reasoning flavours a profile may name (see ``gradebench.sim.reasoning``)."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -46,7 +57,7 @@ class Profile:
     price_in: float
     """USD per 1M input tokens."""
     price_out: float
-    """USD per 1M output tokens."""
+    """USD per 1M output tokens (reasoning tokens included)."""
     accuracy: float
     """Probability a final answer is left as the policy gave it (else one field or word is changed)."""
     skip_rate: float
@@ -79,8 +90,17 @@ class Profile:
     """The ``max_concurrency`` the catalog entry declares."""
     max_retries: int = 4
     """The ``max_retries`` the catalog entry declares (the openai SDK's retries)."""
+    price_cached_in: float | None = None
+    """USD per 1M input tokens served from the prompt cache; None: the same as ``price_in``."""
+    reasoning: str | None = None
+    """Thinks before answering, in a provider's shape: ``"deepseek"`` (``reasoning_content``, required back on tool-call
+    turns) or ``"openrouter"`` (``reasoning`` and ``reasoning_details``, required back unchanged); None: no thinking."""
     quirks: str = ""
     """One line for tables and docs."""
+
+    def __post_init__(self) -> None:
+        if self.reasoning is not None and self.reasoning not in REASONING_FLAVOURS:
+            raise ValueError(f"reasoning must be one of {list(REASONING_FLAVOURS)} or None, got {self.reasoning!r}")
 
 
 PROFILES: tuple[Profile, ...] = (
@@ -91,6 +111,7 @@ PROFILES: tuple[Profile, ...] = (
         grade="small",
         price_in=0.02,
         price_out=0.08,
+        price_cached_in=0.002,
         accuracy=0.60,
         skip_rate=0.30,
         misread_rate=0.10,
@@ -109,6 +130,7 @@ PROFILES: tuple[Profile, ...] = (
         grade="small",
         price_in=0.08,
         price_out=0.30,
+        price_cached_in=0.008,
         accuracy=0.88,
         skip_rate=0.05,
         misread_rate=0.05,
@@ -130,6 +152,7 @@ PROFILES: tuple[Profile, ...] = (
         grade="small",
         price_in=0.04,
         price_out=0.15,
+        price_cached_in=0.004,
         accuracy=0.82,
         skip_rate=0.06,
         misread_rate=0.25,
@@ -150,6 +173,7 @@ PROFILES: tuple[Profile, ...] = (
         grade="standard",
         price_in=0.40,
         price_out=1.60,
+        price_cached_in=0.04,
         accuracy=0.95,
         skip_rate=0.02,
         misread_rate=0.02,
@@ -167,6 +191,7 @@ PROFILES: tuple[Profile, ...] = (
         grade="standard",
         price_in=0.10,
         price_out=0.40,
+        price_cached_in=0.01,
         accuracy=0.94,
         skip_rate=0.25,
         misread_rate=0.03,
@@ -185,6 +210,7 @@ PROFILES: tuple[Profile, ...] = (
         grade="standard",
         price_in=0.25,
         price_out=1.00,
+        price_cached_in=0.025,
         accuracy=0.93,
         skip_rate=0.03,
         misread_rate=0.30,
@@ -202,6 +228,7 @@ PROFILES: tuple[Profile, ...] = (
         grade="standard",
         price_in=1.20,
         price_out=6.00,
+        price_cached_in=0.12,
         accuracy=0.95,
         skip_rate=0.02,
         misread_rate=0.02,
@@ -220,6 +247,7 @@ PROFILES: tuple[Profile, ...] = (
         grade="standard",
         price_in=0.20,
         price_out=0.80,
+        price_cached_in=0.02,
         accuracy=0.94,
         skip_rate=0.03,
         misread_rate=0.03,
@@ -239,6 +267,7 @@ PROFILES: tuple[Profile, ...] = (
         grade="large",
         price_in=5.00,
         price_out=20.00,
+        price_cached_in=0.50,
         accuracy=0.99,
         skip_rate=0.0,
         misread_rate=0.0,
@@ -257,6 +286,7 @@ PROFILES: tuple[Profile, ...] = (
         grade="large",
         price_in=2.50,
         price_out=10.00,
+        price_cached_in=0.25,
         accuracy=0.97,
         skip_rate=0.01,
         misread_rate=0.01,
@@ -267,7 +297,8 @@ PROFILES: tuple[Profile, ...] = (
         failure_rate=0.01,
         judge_noise=0.05,
         max_concurrency=8,
-        quirks="accurate, slow",
+        reasoning="deepseek",
+        quirks="accurate, slow; thinks first (reasoning_content, which a tool-call turn must pass back)",
     ),  # fmt: skip
     Profile(
         name="sim/prose",
@@ -275,6 +306,7 @@ PROFILES: tuple[Profile, ...] = (
         grade="large",
         price_in=1.00,
         price_out=4.00,
+        price_cached_in=0.10,
         accuracy=0.93,
         skip_rate=0.03,
         misread_rate=0.04,
