@@ -154,3 +154,16 @@ async def test_openrouter_reasoning_details_must_come_back_unchanged(router):
     # A tool loop closed by a later user message may drop its details (as Anthropic's thinking behind OpenRouter).
     closed = [*ask_city(), bare, result, passed_back(ok.choices[0].message), {"role": "user", "content": "Bergen?"}]
     assert (await client.chat.completions.create(model=SAGE, messages=closed)).choices[0].message.content
+
+
+async def test_a_tool_job_races_a_thinking_reference_because_the_seat_replays_its_reasoning(tmp_path):
+    import gradebench as gb
+    from gradebench.jobs import OrderAgent, load_inputs
+
+    bench = gb.Benchmark(OrderAgent, runs=1, catalog=gb.Catalog.sim(latency_scale=0), grade="large",
+                         cache=tmp_path, progress=False)  # fmt: skip
+    bench.set_candidates(["sim/sage"]).set_inputs(load_inputs("orders")[:2])
+    await bench.run()  # sim/sage answers 400 to a tool turn replayed without its reasoning_content
+    runs = bench.report().runs
+    assert runs["ok"].all() and (runs["reasoning_tokens"] > 0).all()
+    assert runs.filter(role="candidate")["score"].drop_nulls().len() == 2
