@@ -42,7 +42,18 @@ def test_example_catalog_loads() -> None:
     assert catalog.pick("standard").name == "openai/gpt-mid"
     assert catalog.ceiling().name == "openai/gpt-large"
     assert catalog["openrouter/qwen-mid"].routing == {"provider": {"only": ["groq"], "allow_fallbacks": False}}
-    assert catalog.judge_params == {}  # an empty table sends the judge no params (the gpt-5 family needs that)
+    assert catalog.judge_params == {"temperature": 0}
+    # the gpt-5 family rejects max_tokens and a temperature but its default: its entries rename and drop them
+    mid = catalog["openai/gpt-mid"]
+    assert mid.rename_params == {"max_tokens": "max_completion_tokens"} and mid.drop_params == ("temperature",)
+    assert catalog.ceiling().drop_params == ("temperature",)  # so the judge's temperature 0 is not sent either
+
+
+def test_judge_params_from_the_catalog(tmp_path: Path) -> None:
+    assert gb.Catalog.load(write(tmp_path, "judge_params = {}\n" + GOOD)).judge_params == {}  # sends none
+    assert gb.Catalog.load(write(tmp_path, "judge_params = { temperature = 1 }\n" + GOOD)).judge_params == {
+        "temperature": 1
+    }
 
 
 def test_load_and_pick(tmp_path: Path) -> None:
