@@ -4,8 +4,11 @@
 
 Runs the race once at latency 0 to measure the overhead per model call (everything but the wait: the openai SDK,
 the in-process transport, the simulated endpoint's own work, the cache, admission, the judge prompt, the report),
-then at the given latency, then again fully cached. Ends with one JSON line:
-n, latency_ms, concurrency, wall_s, limit_s (the ideal 2·N·L/C), ratio, overhead_ms_per_call, cached_rerun_s.
+then at the given latency, then again fully cached. In the same process it measures the openai SDK's own floor: a
+plain ``AsyncOpenAI`` making the same number of calls to the same simulated endpoint through the same transport at the
+same concurrency. Machines differ several times in speed, so ``overhead_ratio`` (gradebench's cost per call over the
+SDK's) is the figure to compare. Ends with one JSON line: n, latency_ms, concurrency, wall_s, limit_s (the ideal
+2·N·L/C), ratio, overhead_ms_per_call, sdk_floor_ms_per_call, overhead_ratio, cached_rerun_s.
 """
 
 from __future__ import annotations
@@ -54,6 +57,30 @@ def fixed_latency_catalog(latency_ms: float) -> gb.Catalog:
                       transport=fleet.transport(), fleet=fleet, source="benchmark")  # fmt: skip
 
 
+async def sdk_floor(calls: int, concurrency: int) -> float:
+    """Seconds for a plain AsyncOpenAI to make ``calls`` chat calls to the same endpoint, ``concurrency`` at a time."""
+    import httpx2
+    import openai
+
+    catalog = fixed_latency_catalog(0.0)
+    runner = catalog["bench/runner"]
+    http = httpx2.AsyncClient(transport=catalog.transport)
+    client = openai.AsyncOpenAI(base_url=runner.base_url, api_key="floor", max_retries=0, http_client=http)
+    gate = asyncio.Semaphore(concurrency)
+
+    async def one(i: int) -> None:
+        async with gate:
+            await client.chat.completions.create(
+                model=runner.model, messages=[{"role": "user", "content": f"Question {i}: one line, please."}]
+            )
+
+    started = time.perf_counter()
+    await asyncio.gather(*(one(i) for i in range(calls)))
+    elapsed = time.perf_counter() - started
+    await client.close()
+    return elapsed
+
+
 def race(n: int, latency_ms: float, concurrency: int, cache: Path, salt: str) -> tuple[float, gb.Benchmark]:
     catalog = fixed_latency_catalog(latency_ms)
     bench = gb.Benchmark(one_call, runs=n, catalog=catalog, grade="standard", salt=salt, cache=cache,
@@ -79,6 +106,7 @@ def main() -> None:
         zero_wall, _ = race(args.n, 0.0, args.concurrency, Path(tmp) / "zero", "zero")
         calls = 2 * args.n + 1  # each run and its verdict, plus the reference
         overhead_ms = zero_wall / calls * 1000
+        floor_ms = asyncio.run(sdk_floor(calls, args.concurrency)) / calls * 1000
         wall, bench = race(args.n, args.latency_ms, args.concurrency, Path(tmp) / "timed", "timed")
         cached, again = race(args.n, args.latency_ms, args.concurrency, Path(tmp) / "timed", "timed")
         if not again.report().runs["cached"].all():
@@ -87,7 +115,8 @@ def main() -> None:
     print(json.dumps({
         "n": args.n, "latency_ms": args.latency_ms, "concurrency": args.concurrency, "wall_s": round(wall, 3),
         "limit_s": round(limit, 3), "ratio": round(wall / limit, 3) if limit else None,
-        "overhead_ms_per_call": round(overhead_ms, 3), "cached_rerun_s": round(cached, 3),
+        "overhead_ms_per_call": round(overhead_ms, 3), "sdk_floor_ms_per_call": round(floor_ms, 3),
+        "overhead_ratio": round(overhead_ms / floor_ms, 2), "cached_rerun_s": round(cached, 3),
     }))  # fmt: skip
 
 
