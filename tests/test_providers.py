@@ -1,0 +1,301 @@
+"""Conformance: gradebench against the documented response shapes of real OpenAI-compatible providers.
+
+Every case serves a provider flavour from `tests.providers` on 127.0.0.1 (real HTTP, the real ``openai`` client, no
+``transport``), drives gradebench as a user would (a catalog of entries whose ``base_url`` is the loopback server, a
+small job, ``Benchmark.run``, ``report()``) and asserts what a user relies on: the right number, or unknown plus a
+diagnostic — never a wrong number. The ``test_fixture_*`` cases check the shapes themselves through a plain
+``openai.AsyncOpenAI`` client.
+
+Shapes and their sources (the comment beside each builder in tests/providers.py cites its page):
+
+- OpenAI chat completions (https://platform.openai.com/docs/api-reference/chat/object): ``usage.prompt_tokens_details
+  .cached_tokens`` (part of prompt_tokens, https://platform.openai.com/docs/guides/prompt-caching),
+  ``usage.completion_tokens_details.reasoning_tokens`` (part of completion_tokens), ``refusal`` with ``content:
+  null`` (https://platform.openai.com/docs/guides/structured-outputs#refusals), the 400s of a family that rejects
+  ``max_tokens`` and a non-default ``temperature`` in OpenAI's error body (messages as quoted in
+  https://github.com/griptape-ai/ComfyUI-Griptape/issues/312 and https://github.com/gabrii/Cursor-Azure-GPT-5/issues/33),
+  a 429 with ``retry-after-ms`` (https://platform.openai.com/docs/guides/rate-limits).
+- Content as a list of chunks, thinking then text (Mistral: https://docs.mistral.ai/capabilities/reasoning/).
+- OpenRouter: ``usage.cost`` (https://openrouter.ai/docs/use-cases/usage-accounting), ``reasoning`` +
+  ``reasoning_details`` to pass back unchanged (https://openrouter.ai/docs/use-cases/reasoning-tokens), errors
+  mid-generation as HTTP 200 with ``{"error": {"code", "message"}}`` (https://openrouter.ai/docs/api-reference/errors),
+  the serving ``provider`` in the response (https://openrouter.ai/docs/api-reference/overview) for a pin in the
+  request (https://openrouter.ai/docs/features/provider-routing).
+- DeepSeek thinking mode: ``reasoning_content``, and a 400 when a later request's assistant tool-call turn lacks it
+  (https://api-docs.deepseek.com/guides/thinking_mode#tool-calls; the message as users report it,
+  https://github.com/anomalyco/opencode/issues/24083); JSON mode is ``json_object`` only, ``json_schema`` is a 400
+  (https://api-docs.deepseek.com/guides/json_mode; message from https://github.com/UKGovernmentBEIS/inspect_ai/issues/4916).
+- vLLM / Ollama: no ``usage`` (optional in OpenAI's spec: https://github.com/Azure/azure-rest-api-specs/pull/33315),
+  a prompt-only usage (a guess: Ollama's cached-prompt bugs https://github.com/ollama/ollama/issues/3427 and #5370
+  drop or zero a count, no page shows this exact body), tool calls without ``id`` (issue threads:
+  https://github.com/ggml-org/llama.cpp/issues/11992, https://github.com/ollama/ollama/issues/6462).
+- LiteLLM proxy: ``x-litellm-response-cost`` (https://docs.litellm.ai/docs/proxy/response_headers), mock responses
+  with null usage counts (https://docs.litellm.ai/docs/completion/mock_requests) that reuse one id (FACTS.md; no page
+  shows the id), a 401 that echoes the key it received (https://github.com/BerriAI/litellm/pull/39787).
+- Judges: one that rejects ``response_format`` with DeepSeek's 400, one that ignores it, one whose verdict comes back
+  with ``content: null`` (``finish_reason: "length"``, or only in ``reasoning_content``:
+  https://docs.vllm.ai/en/v0.8.3/features/reasoning_outputs.html).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+import httpx2
+import openai
+import polars as pl
+import pytest
+
+import gradebench as gb
+
+from .providers import (
+    DEEPSEEK_TOOL_TURN_MESSAGE,
+    DeepSeekEndpoint,
+    JudgeEndpoint,
+    LiteLLMEndpoint,
+    OllamaEndpoint,
+    OpenAIEndpoint,
+    OpenRouterEndpoint,
+    VLLMEndpoint,
+    content_parts,
+    serve,
+)
+
+JUDGE = "judge/oracle"
+QUESTION = {"id": "q1", "question": "Order A-1001 arrived three days ago. Can I get a refund?"}
+ANSWER = "Order A-1001 was delivered 3 days ago, within the 30-day window: it can be refunded."
+REFUSAL = "I'm sorry, I cannot assist with that request."
+
+
+# ------------------------------------------------------------------------------------------------------ helpers
+
+
+def entry(name: str, model: str, base_url: str, *, grade: str = "standard", **fields: Any) -> gb.Entry:
+    """An entry on the loopback server; no retries unless the case asks (the SDK's backoff is slow)."""
+    return gb.Entry(name=name, model=model, grade=grade, base_url=base_url,
+                    **{"price_in": 1.0, "price_out": 2.0, "max_retries": 0, **fields})  # fmt: skip
+
+
+def catalog(base_url: str, *entries: gb.Entry, reference: str) -> gb.Catalog:
+    """The entries, plus the judge (model ``judge-1``) as the ceiling."""
+    judge = entry(JUDGE, "judge-1", base_url, grade="large", price_in=5.0, price_out=20.0)
+    return gb.Catalog([*entries, judge], grades=["standard", "large"], picks={"standard": reference}, ceiling=JUDGE)
+
+
+async def race(job: Any, cat: gb.Catalog, tmp_path: Path, *, candidates: Sequence[str], runs: int = 1,
+               inputs: Sequence[dict[str, Any]] = (QUESTION,), **kw: Any) -> gb.BenchmarkReport:  # fmt: skip
+    bench = gb.Benchmark(job, runs=runs, catalog=cat, grade="standard", cache=tmp_path / "cache", progress=False, **kw)
+    bench.set_inputs(list(inputs))
+    bench.set_candidates(candidates)
+    await bench.run()
+    return bench.report()
+
+
+def rows(report: gb.BenchmarkReport, entry_name: str, role: str = "candidate") -> list[dict[str, Any]]:
+    return report.runs.filter((pl.col("entry") == entry_name) & (pl.col("role") == role)).to_dicts()
+
+
+def model_row(report: gb.BenchmarkReport, entry_name: str) -> dict[str, Any]:
+    return report.models.filter(pl.col("entry") == entry_name).row(0, named=True)
+
+
+def diagnostics(report: gb.BenchmarkReport, kind: str, entry_name: str | None = None) -> list[dict[str, Any]]:
+    found = report.diagnostics().filter(pl.col("kind") == kind)
+    if entry_name is not None:
+        found = found.filter(pl.col("entry") == entry_name)
+    return found.to_dicts()
+
+
+def answers(text: Any = ANSWER, **fields: Any) -> Callable[[dict[str, Any], httpx2.Request], Any]:
+    """An OpenAI-shaped answer to every request."""
+    return lambda body, request: OpenAIEndpoint.completion(text, **fields)
+
+
+def tool_then_answer(first: dict[str, Any], final: dict[str, Any]) -> Callable[[dict[str, Any], httpx2.Request], Any]:
+    """The first answer until the conversation holds a tool result, then the final one."""
+    return lambda body, request: final if body["messages"][-1]["role"] == "tool" else first
+
+
+def reference_endpoint() -> OpenAIEndpoint:
+    return OpenAIEndpoint(answers())
+
+
+@gb.tool
+def lookup_order(order_id: str) -> dict:
+    """Look an order up by its id.
+
+    Args:
+        order_id: The order id, e.g. "A-1001".
+    """
+    return {"order_id": order_id, "status": "delivered", "days_since_delivery": 3}
+
+
+def answering(replies: list[gb.Reply] | None = None) -> Any:
+    """A one-question job; the replies it got are appended to ``replies``."""
+
+    async def answer(input: dict[str, Any], seat: gb.Seat) -> Any:
+        """Answer the customer's question in one sentence."""
+        reply = await seat.chat([{"role": "user", "content": input["question"]}])
+        if replies is not None:
+            replies.append(reply)
+        return reply.text
+
+    return answer
+
+
+def order_desk(replies: list[gb.Reply] | None = None, tools: Sequence[Any] = (lookup_order,)) -> Any:
+    """A tool-using job: look the order up, then answer."""
+
+    async def order_desk(input: dict[str, Any], seat: gb.Seat) -> Any:
+        """Look the order up with the tool, then say whether it can be refunded."""
+        reply = await seat.chat([{"role": "user", "content": input["question"]}], tools=list(tools))
+        if replies is not None:
+            replies.append(reply)
+        return reply.text
+
+    return order_desk
+
+
+def client(base_url: str, key: str = "sk-test") -> openai.AsyncOpenAI:
+    """A plain openai client, no retries (a case that wants one asks with ``with_options``)."""
+    return openai.AsyncOpenAI(base_url=base_url, api_key=key, max_retries=0)
+
+
+USER = [{"role": "user", "content": "hi"}]
+
+
+# -------------------------------------------------------------------------- the fixtures round-trip their shapes
+
+
+async def test_fixture_openai_shapes_round_trip() -> None:
+    usage = answers(prompt_tokens=2006, completion_tokens=300, cached_tokens=1920, reasoning_tokens=200)
+    endpoints = {
+        "gpt-usage": OpenAIEndpoint(usage),
+        "gpt-refuses": OpenAIEndpoint(answers(None, refusal=REFUSAL)),
+        "gpt-5": OpenAIEndpoint(answers(), reasoning_family=True),
+        "gpt-busy": OpenAIEndpoint([OpenAIEndpoint.rate_limited(), OpenAIEndpoint.completion("after the wait")]),
+        "mistral": OpenAIEndpoint(answers(content_parts("The answer is 42.", thinking="6 × 7"))),
+    }
+    async with serve(endpoints) as base_url, client(base_url) as c:
+        done = await c.chat.completions.create(model="gpt-usage", messages=USER)
+        assert done.usage is not None and done.usage.prompt_tokens == 2006 and done.usage.completion_tokens == 300
+        assert done.usage.prompt_tokens_details.cached_tokens == 1920
+        assert done.usage.completion_tokens_details.reasoning_tokens == 200
+        refused = (await c.chat.completions.create(model="gpt-refuses", messages=USER)).choices[0].message
+        assert refused.content is None and refused.refusal == REFUSAL
+        with pytest.raises(openai.BadRequestError) as bad:
+            await c.chat.completions.create(model="gpt-5", messages=USER, max_tokens=10)
+        assert bad.value.code == "unsupported_parameter" and "max_completion_tokens" in bad.value.message
+        with pytest.raises(openai.BadRequestError) as bad:
+            await c.chat.completions.create(model="gpt-5", messages=USER, temperature=0)
+        assert bad.value.code == "unsupported_value" and bad.value.body["param"] == "temperature"
+        fine = await c.chat.completions.create(model="gpt-5", messages=USER, max_completion_tokens=10, temperature=1)
+        assert fine.choices[0].message.content == ANSWER
+        waited = await c.with_options(max_retries=1).chat.completions.create(model="gpt-busy", messages=USER)
+        assert waited.choices[0].message.content == "after the wait"
+        parts = await c.chat.completions.with_raw_response.create(model="mistral", messages=USER)
+        assert parts.http_response.json()["choices"][0]["message"]["content"][-1] == {
+            "type": "text",
+            "text": "The answer is 42.",
+        }
+    assert [b["model"] for b in endpoints["gpt-busy"].bodies] == ["gpt-busy", "gpt-busy"]
+
+
+async def test_fixture_openrouter_shapes_round_trip() -> None:
+    details = OpenRouterEndpoint.reasoning_details("Look the order up first.")
+    endpoints = {
+        "qwen": OpenRouterEndpoint(lambda body, request: OpenRouterEndpoint.completion(
+            ANSWER, prompt_tokens=1000, completion_tokens=500, cost=0.00135, reasoning="Look the order up first.",
+            reasoning_details=details)),
+        "broken": OpenRouterEndpoint([OpenRouterEndpoint.error_200(502, "Upstream provider returned an invalid "
+                                                                        "response"),
+                                      OpenRouterEndpoint.error_200(429, "Rate limit exceeded upstream")]),
+    }  # fmt: skip
+    pin = {"provider": {"only": ["deepinfra"], "allow_fallbacks": False}}
+    async with serve(endpoints) as base_url, client(base_url) as c:
+        done = await c.chat.completions.create(model="qwen", messages=USER, extra_body=pin)
+        assert done.usage is not None and (done.usage.prompt_tokens, done.usage.completion_tokens) == (1000, 500)
+        assert done.usage.model_dump()["cost"] == 0.00135
+        assert done.model_dump()["provider"] == "DeepInfra"
+        message = done.choices[0].message.model_dump()
+        assert message["reasoning"] == "Look the order up first." and message["reasoning_details"] == details
+        for code in (502, 429):
+            raw = await c.chat.completions.with_raw_response.create(model="broken", messages=USER)
+            assert raw.http_response.status_code == 200
+            assert raw.http_response.json()["error"]["code"] == code
+    assert endpoints["qwen"].bodies[0]["provider"] == pin["provider"]
+
+
+async def test_fixture_deepseek_rejects_a_tool_turn_without_its_reasoning() -> None:
+    call = OpenAIEndpoint.tool_call("lookup_order", {"order_id": "A-1001"})
+    first = DeepSeekEndpoint.completion(None, reasoning_content="Look it up.", tool_calls=[call])
+    deepseek = DeepSeekEndpoint([first, DeepSeekEndpoint.completion(ANSWER)])
+    async with serve({"deepseek-v4-pro": deepseek}) as base_url, client(base_url) as c:
+        done = await c.chat.completions.create(model="deepseek-v4-pro", messages=USER)
+        message = done.choices[0].message
+        assert message.model_dump()["reasoning_content"] == "Look it up." and message.tool_calls is not None
+        assert done.usage is not None and done.usage.completion_tokens_details.reasoning_tokens == 38
+        tool = {"role": "tool", "tool_call_id": call["id"], "content": "{}"}
+        stripped = {"role": "assistant", "content": None, "tool_calls": [call]}
+        with pytest.raises(openai.BadRequestError) as bad:
+            await c.chat.completions.create(model="deepseek-v4-pro", messages=[*USER, stripped, tool])
+        assert bad.value.message.endswith(DEEPSEEK_TOOL_TURN_MESSAGE)
+        with pytest.raises(openai.BadRequestError) as bad:
+            schema = {"type": "json_schema", "json_schema": {"name": "x"}}
+            await c.chat.completions.create(model="deepseek-v4-pro", messages=USER, response_format=schema)
+        assert "response_format type is unavailable" in bad.value.message
+        kept = {**stripped, "reasoning_content": "Look it up."}
+        final = await c.chat.completions.create(model="deepseek-v4-pro", messages=[*USER, kept, tool])
+        assert final.choices[0].message.content == ANSWER
+    assert deepseek.rejected == [DEEPSEEK_TOOL_TURN_MESSAGE, "This response_format type is unavailable now"]
+
+
+async def test_fixture_local_servers_and_litellm_round_trip() -> None:
+    bare = VLLMEndpoint.tool_call_without_id("lookup_order", {"order_id": "A-1001"})
+    endpoints = {
+        "vllm": VLLMEndpoint([VLLMEndpoint.completion(ANSWER), VLLMEndpoint.completion(None, tool_calls=[bare])]),
+        "ollama": OllamaEndpoint(lambda b, r: OllamaEndpoint.completion(ANSWER, usage={"prompt_tokens": 31})),
+        "proxy": LiteLLMEndpoint(lambda b, r: LiteLLMEndpoint.mock(b["messages"][-1]["content"]), cost=0.00042,
+                                 expected_key="sk-right"),
+    }  # fmt: skip
+    async with serve(endpoints) as base_url:
+        async with client(base_url) as c:
+            assert (await c.chat.completions.create(model="vllm", messages=USER)).usage is None
+            raw = await c.chat.completions.with_raw_response.create(model="vllm", messages=USER)
+            assert "id" not in raw.http_response.json()["choices"][0]["message"]["tool_calls"][0]
+            raw = await c.chat.completions.with_raw_response.create(model="ollama", messages=USER)
+            assert raw.http_response.json()["usage"] == {"prompt_tokens": 31}
+            with pytest.raises(openai.AuthenticationError) as denied:
+                await c.chat.completions.create(model="proxy", messages=USER)
+            assert "Received API Key = sk-test," in denied.value.message
+        async with client(base_url, key="sk-right") as c:
+            one = await c.chat.completions.with_raw_response.create(model="proxy", messages=USER)
+            two = await c.chat.completions.create(model="proxy", messages=[{"role": "user", "content": "other"}])
+            assert one.headers["x-litellm-response-cost"] == "0.00042"
+            assert one.parse().id == two.id == "chatcmpl-mock" and one.parse().choices[0].message.content != \
+                two.choices[0].message.content  # fmt: skip
+
+
+async def test_fixture_judge_modes_round_trip() -> None:
+    schema = {"type": "json_schema", "json_schema": {"name": "verdict", "schema": {"type": "object"}}}
+    endpoints = {mode: JudgeEndpoint(mode) for mode in JudgeEndpoint.MODES}
+    async with serve({"judge-1": endpoints["schema"]}) as base_url, client(base_url) as c:
+        done = await c.chat.completions.create(model="judge-1", messages=USER, response_format=schema)
+        assert json.loads(done.choices[0].message.content or "") == {"accuracy": 7, "work": 3,
+                                                                     "reason": "Same outcome as the reference, by "
+                                                                               "the same steps."}  # fmt: skip
+    async with serve({"judge-1": endpoints["rejects_schema"]}) as base_url, client(base_url) as c:
+        with pytest.raises(openai.BadRequestError):
+            await c.chat.completions.create(model="judge-1", messages=USER, response_format=schema)
+        prose = await c.chat.completions.create(model="judge-1", messages=USER)
+        assert "```json" in (prose.choices[0].message.content or "")
+    async with serve({"judge-1": endpoints["length"]}) as base_url, client(base_url) as c:
+        cut = (await c.chat.completions.create(model="judge-1", messages=USER, response_format=schema)).choices[0]
+        assert cut.message.content is None and cut.finish_reason == "length"
+    async with serve({"judge-1": endpoints["reasoning_only"]}) as base_url, client(base_url) as c:
+        only = (await c.chat.completions.create(model="judge-1", messages=USER)).choices[0].message
+        assert only.content is None and '"accuracy": 7' in only.model_dump()["reasoning_content"]
+    assert endpoints["rejects_schema"].schema_asks() == 1
