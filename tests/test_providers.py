@@ -299,3 +299,109 @@ async def test_fixture_judge_modes_round_trip() -> None:
         only = (await c.chat.completions.create(model="judge-1", messages=USER)).choices[0].message
         assert only.content is None and '"accuracy": 7' in only.model_dump()["reasoning_content"]
     assert endpoints["rejects_schema"].schema_asks() == 1
+
+
+# ------------------------------------------------------------------------------------------------------- OpenAI
+
+
+async def test_openai_cached_and_reasoning_tokens_are_counted_and_priced(tmp_path: Path) -> None:
+    shape = dict(prompt_tokens=2006, completion_tokens=300, cached_tokens=1920, reasoning_tokens=200)
+    endpoints = {"gpt-mid": OpenAIEndpoint(answers(**shape)), "judge-1": JudgeEndpoint("schema")}
+    async with serve(endpoints) as base_url:
+        mid = entry("openai/mid", "gpt-mid", base_url, price_in=1.25, price_cached_in=0.125, price_out=10.0)
+        report = await race(answering(), catalog(base_url, mid, reference="openai/mid"), tmp_path,
+                            candidates=["openai/mid"])  # fmt: skip
+    # 86 fresh input tokens at 1.25, 1920 cached at 0.125, 300 output (the 200 reasoning tokens are among them) at 10
+    expected = (86 * 1.25 + 1920 * 0.125 + 300 * 10.0) / 1e6
+    assert mid.cost(2006, 300, 1920) == pytest.approx(expected)
+    [run] = rows(report, "openai/mid")
+    assert (run["input_tokens"], run["output_tokens"]) == (2006, 300)
+    assert (run["cached_input_tokens"], run["reasoning_tokens"]) == (1920, 200)
+    assert run["cost"] == pytest.approx(expected) and run["price_table_cost"] == pytest.approx(expected)
+    assert run["cost_source"] == "price_table" and run["judge_schema"] == "honoured"
+    call = report.calls.filter((pl.col("run_id") == run["run_id"]) & (pl.col("role") == "candidate")).row(0, named=True)
+    assert (call["cached_input_tokens"], call["reasoning_tokens"], call["cost_source"]) == (1920, 200, "price_table")
+    assert call["cost"] == pytest.approx(expected) and call["price_table_cost"] == pytest.approx(expected)
+    model = model_row(report, "openai/mid")
+    assert (model["cached_input_tokens_mean"], model["reasoning_tokens_mean"]) == (1920.0, 200.0)
+    assert model["cost_per_run"] == pytest.approx(expected)
+
+
+async def test_openai_refusal_is_a_refused_run_that_the_judge_reads(tmp_path: Path) -> None:
+    replies: list[gb.Reply] = []
+    judge = JudgeEndpoint("schema")
+    endpoints = {"gpt-ref": reference_endpoint(), "gpt-strict": OpenAIEndpoint(answers(None, refusal=REFUSAL)),
+                 "judge-1": judge}  # fmt: skip
+    async with serve(endpoints) as base_url:
+        strict = entry("openai/strict", "gpt-strict", base_url)
+        cat = catalog(base_url, entry("openai/ref", "gpt-ref", base_url), strict, reference="openai/ref")
+        report = await race(answering(replies), cat, tmp_path, candidates=["openai/strict"])
+    refused = [r for r in replies if r.message.get("refusal")]
+    assert len(refused) == 1 and refused[0].refusal == REFUSAL and refused[0].text == ""
+    [run] = rows(report, "openai/strict")
+    assert run["refused"] is True
+    assert [d["run_id"] for d in diagnostics(report, "refused", "openai/strict")] == [run["run_id"]]
+    events = report.transcript(run["run_id"])
+    assert any(e["kind"] == "refusal" and REFUSAL in json.dumps(e) for e in events)
+    assert any(REFUSAL in m["content"] for prompt in report.judge_prompts(run["run_id"]) for m in prompt)
+
+
+async def test_content_as_a_list_of_parts_gives_reply_text_as_a_string(tmp_path: Path) -> None:
+    replies: list[gb.Reply] = []
+    mistral = OpenAIEndpoint(answers(content_parts("The answer is 42.", thinking="6 × 7 = 42")))
+    endpoints = {"gpt-ref": reference_endpoint(), "magistral": mistral, "judge-1": JudgeEndpoint("schema")}
+    async with serve(endpoints) as base_url:
+        cat = catalog(base_url, entry("openai/ref", "gpt-ref", base_url), entry("mistral/think", "magistral", base_url),
+                      reference="openai/ref")  # fmt: skip
+        report = await race(answering(replies), cat, tmp_path, candidates=["mistral/think"])
+    texts = [r.text for r in replies]
+    assert all(isinstance(t, str) for t in texts), texts
+    assert "The answer is 42." in texts and not any("6 × 7" in t for t in texts)  # the thinking is not the answer
+    [run] = rows(report, "mistral/think")
+    assert json.loads(run["output"]) == "The answer is 42."
+
+
+class CappedAnswer(gb.Job):
+    """Answer the customer's question in one sentence."""
+
+    name = "capped-answer"
+    params = {"max_tokens": 400, "temperature": 0}
+
+    async def run(self, input: dict[str, Any], seat: gb.Seat) -> str:
+        return (await seat.chat([{"role": "user", "content": input["question"]}])).text
+
+
+async def test_openai_family_that_rejects_max_tokens_and_temperature(tmp_path: Path) -> None:
+    gpt5 = OpenAIEndpoint(answers(), reasoning_family=True)
+    async with serve({"gpt-5": gpt5, "judge-1": JudgeEndpoint("schema")}) as base_url:
+        fitted = entry("openai/gpt5", "gpt-5", base_url, rename_params={"max_tokens": "max_completion_tokens"},
+                       drop_params=("temperature",))  # fmt: skip
+        raw = entry("openai/gpt5-raw", "gpt-5", base_url, routing={"user": "raw"})
+        report = await race(CappedAnswer, catalog(base_url, fitted, raw, reference="openai/gpt5"), tmp_path,
+                            candidates=["openai/gpt5", "openai/gpt5-raw"])  # fmt: skip
+    [ok] = rows(report, "openai/gpt5")
+    assert ok["ok"] and json.loads(ok["output"]) == ANSWER
+    sent = [b for b in gpt5.bodies if "user" not in b]
+    assert sent and all(b["max_completion_tokens"] == 400 and "max_tokens" not in b and "temperature" not in b
+                        for b in sent)  # fmt: skip
+    [failed] = rows(report, "openai/gpt5-raw")  # the provider's own words say what to change
+    assert not failed["ok"] and "HTTP 400" in failed["error"]
+    assert "Unsupported parameter: 'max_tokens'" in failed["error"] and "max_completion_tokens" in failed["error"]
+
+
+async def test_http_429_is_waited_out_within_rate_limit_wait_s(tmp_path: Path) -> None:
+    busy = OpenAIEndpoint([*(OpenAIEndpoint.rate_limited() for _ in range(3)), OpenAIEndpoint.completion(ANSWER)])
+    jammed = OpenAIEndpoint(lambda body, request: OpenAIEndpoint.rate_limited())
+    endpoints = {"gpt-ref": reference_endpoint(), "gpt-busy": busy, "gpt-jammed": jammed,
+                 "judge-1": JudgeEndpoint("schema")}  # fmt: skip
+    async with serve(endpoints) as base_url:
+        cat = catalog(base_url, entry("openai/ref", "gpt-ref", base_url),
+                      entry("openai/busy", "gpt-busy", base_url, rate_limit_wait_s=5.0),
+                      entry("openai/jammed", "gpt-jammed", base_url, rate_limit_wait_s=0.05),
+                      reference="openai/ref")  # fmt: skip
+        report = await race(answering(), cat, tmp_path, candidates=["openai/busy", "openai/jammed"])
+    [waited] = rows(report, "openai/busy")  # max_retries=0: three 429s are waited out all the same
+    assert waited["ok"], waited["error"]
+    assert len(busy.bodies) == 4 and json.loads(waited["output"]) == ANSWER
+    [gave_up] = rows(report, "openai/jammed")  # past its wait budget: fails with the provider's message
+    assert not gave_up["ok"] and "429" in gave_up["error"] and "Rate limit reached" in gave_up["error"]
