@@ -405,3 +405,129 @@ async def test_http_429_is_waited_out_within_rate_limit_wait_s(tmp_path: Path) -
     assert len(busy.bodies) == 4 and json.loads(waited["output"]) == ANSWER
     [gave_up] = rows(report, "openai/jammed")  # past its wait budget: fails with the provider's message
     assert not gave_up["ok"] and "429" in gave_up["error"] and "Rate limit reached" in gave_up["error"]
+
+
+# --------------------------------------------------------------------------------------------------- OpenRouter
+
+
+async def test_openrouter_cost_is_the_providers_figure_beside_the_price_table(tmp_path: Path) -> None:
+    def billed(body: dict[str, Any], request: httpx2.Request) -> Any:
+        return OpenRouterEndpoint.completion(ANSWER, model=body["model"], prompt_tokens=1000, completion_tokens=500,
+                                             cost=0.00135)  # fmt: skip
+
+    endpoints = {"qwen-a": OpenRouterEndpoint(billed), "qwen-b": OpenRouterEndpoint(billed),
+                 "judge-1": JudgeEndpoint("schema")}  # fmt: skip
+    async with serve(endpoints) as base_url:
+        current = entry("openrouter/current", "qwen-a", base_url, price_in=0.6, price_out=1.5)  # 0.00135 a call
+        stale = entry("openrouter/stale", "qwen-b", base_url, price_in=0.2, price_out=1.5)  # 0.00095 a call
+        report = await race(answering(), catalog(base_url, current, stale, reference="openrouter/current"), tmp_path,
+                            candidates=["openrouter/current", "openrouter/stale"])  # fmt: skip
+    [run] = rows(report, "openrouter/stale")
+    assert run["cost"] == pytest.approx(0.00135) and run["cost_source"] == "provider"
+    assert run["price_table_cost"] == pytest.approx(0.00095)
+    assert model_row(report, "openrouter/stale")["cost_per_run"] == pytest.approx(0.00135)
+    assert model_row(report, "openrouter/stale")["cost_ratio"] == pytest.approx(1.0)  # both billed the same
+    assert len(diagnostics(report, "price_mismatch", "openrouter/stale")) >= 1
+    assert diagnostics(report, "price_mismatch", "openrouter/current") == []
+
+
+async def test_openrouter_reasoning_details_go_back_unchanged(tmp_path: Path) -> None:
+    replies: list[gb.Reply] = []
+    details = OpenRouterEndpoint.reasoning_details("The customer wants a refund: look the order up first.")
+    call = OpenAIEndpoint.tool_call("lookup_order", {"order_id": "A-1001"}, id="toolu_01A09q90qw90lq917835lq9")
+    first = OpenRouterEndpoint.completion(None, tool_calls=[call], reasoning="Look the order up first.",
+                                          reasoning_details=details)  # fmt: skip
+    final = OpenRouterEndpoint.completion(
+        ANSWER,
+        reasoning="Delivered 3 days ago: refundable.",
+        reasoning_details=OpenRouterEndpoint.reasoning_details("Refundable."),
+    )
+    claude = OpenRouterEndpoint(tool_then_answer(first, final))
+    endpoints = {"gpt-ref": reference_endpoint(), "claude": claude, "judge-1": JudgeEndpoint("schema")}
+    async with serve(endpoints) as base_url:
+        claude_entry = entry("openrouter/claude", "claude", base_url)
+        cat = catalog(base_url, entry("openai/ref", "gpt-ref", base_url), claude_entry, reference="openai/ref")
+        report = await race(order_desk(replies), cat, tmp_path, candidates=["openrouter/claude"])
+    [run] = rows(report, "openrouter/claude")
+    assert run["ok"], run["error"]
+    assert len(claude.bodies) == 2
+    turn = claude.bodies[1]["messages"][1]
+    assert turn["role"] == "assistant" and turn["tool_calls"][0]["id"] == call["id"]
+    assert turn["reasoning_details"] == details  # unchanged: every block, signature and encrypted data included
+    assert turn["reasoning"] == "Look the order up first."
+    assert [r.reasoning for r in replies if r.text == ANSWER and r.calls[0].entry == "openrouter/claude"] == [
+        "Delivered 3 days ago: refundable."
+    ]
+
+
+async def test_openrouter_errors_in_a_200_body_are_retried(tmp_path: Path) -> None:
+    flaky = OpenRouterEndpoint([
+        OpenRouterEndpoint.error_200(502, "Upstream provider DeepInfra returned an invalid response"),
+        OpenRouterEndpoint.error_200(429, "Rate limit exceeded: DeepInfra is temporarily rate-limited upstream"),
+        OpenRouterEndpoint.completion(ANSWER, prompt_tokens=1000, completion_tokens=500, cost=0.00135),
+    ])  # fmt: skip
+    endpoints = {"gpt-ref": reference_endpoint(), "qwen": flaky, "judge-1": JudgeEndpoint("schema")}
+    async with serve(endpoints) as base_url:
+        cat = catalog(base_url, entry("openai/ref", "gpt-ref", base_url),
+                      entry("openrouter/qwen", "qwen", base_url, max_retries=2), reference="openai/ref")  # fmt: skip
+        report = await race(answering(), cat, tmp_path, candidates=["openrouter/qwen"])
+    [run] = rows(report, "openrouter/qwen")
+    assert run["ok"], run["error"]
+    assert len(flaky.bodies) == 3
+    assert (run["input_tokens"], run["output_tokens"], run["cost"]) == (1000, 500, pytest.approx(0.00135))
+
+
+async def test_a_run_failed_by_a_200_error_keeps_the_message_is_not_judged_and_scores_0(tmp_path: Path) -> None:
+    message = "Upstream provider DeepInfra returned an invalid response: model overloaded"
+    down = OpenRouterEndpoint(lambda body, request: OpenRouterEndpoint.error_200(502, message))
+    judge = JudgeEndpoint("schema")
+    async with serve({"gpt-ref": reference_endpoint(), "qwen": down, "judge-1": judge}) as base_url:
+        cat = catalog(base_url, entry("openai/ref", "gpt-ref", base_url),
+                      entry("openrouter/qwen", "qwen", base_url, max_retries=1), reference="openai/ref")  # fmt: skip
+        report = await race(answering(), cat, tmp_path, candidates=["openrouter/qwen"])
+    [run] = rows(report, "openrouter/qwen")
+    assert not run["ok"] and message in run["error"]
+    assert run["run_id"] not in judge.runs()  # no judge call for a failed run
+    assert run["score"] == 0.0
+    assert model_row(report, "openrouter/qwen")["score_mean"] == 0.0
+
+
+async def test_openrouter_provider_pin_is_sent_and_the_served_provider_is_hidden_from_the_judge(tmp_path: Path) -> None:
+    qwen = OpenRouterEndpoint(lambda body, request: OpenRouterEndpoint.completion(ANSWER))
+    judge = JudgeEndpoint("schema")
+    pin = {"provider": {"only": ["deepinfra"], "allow_fallbacks": False}}
+    async with serve({"gpt-ref": reference_endpoint(), "qwen": qwen, "judge-1": judge}) as base_url:
+        cat = catalog(base_url, entry("openai/ref", "gpt-ref", base_url),
+                      entry("openrouter/qwen", "qwen", base_url, routing=pin), reference="openai/ref")  # fmt: skip
+        report = await race(answering(), cat, tmp_path, candidates=["openrouter/qwen"])
+    [run] = rows(report, "openrouter/qwen")
+    assert run["ok"] and [b["provider"] for b in qwen.bodies] == [pin["provider"]]
+    call = report.calls_for(run["run_id"], role="candidate")[0]
+    assert call.response is not None and call.response["provider"] == "DeepInfra"  # kept in the record
+    assert judge.bodies and not any("DeepInfra" in json.dumps(b) for b in judge.bodies)  # the judge stays blind
+
+
+# ----------------------------------------------------------------------------------------------------- DeepSeek
+
+
+async def test_deepseek_reasoning_content_goes_back_on_tool_call_turns(tmp_path: Path) -> None:
+    replies: list[gb.Reply] = []
+    call = OpenAIEndpoint.tool_call("lookup_order", {"order_id": "A-1001"}, id="call_00_kZ3vWnBjtNTf1RqUxjs2")
+    first = DeepSeekEndpoint.completion(None, reasoning_content="A refund request: look the order up first.",
+                                        tool_calls=[call], completion_tokens=40, reasoning_tokens=30)  # fmt: skip
+    final = DeepSeekEndpoint.completion(ANSWER, reasoning_content="Delivered 3 days ago, inside 30 days.",
+                                        completion_tokens=60, reasoning_tokens=25)  # fmt: skip
+    deepseek = DeepSeekEndpoint(tool_then_answer(first, final))
+    endpoints = {"gpt-ref": reference_endpoint(), "deepseek-v4-pro": deepseek, "judge-1": JudgeEndpoint("schema")}
+    async with serve(endpoints) as base_url:
+        cat = catalog(base_url, entry("openai/ref", "gpt-ref", base_url),
+                      entry("deepseek/pro", "deepseek-v4-pro", base_url), reference="openai/ref")  # fmt: skip
+        report = await race(order_desk(replies), cat, tmp_path, candidates=["deepseek/pro"])
+    [run] = rows(report, "deepseek/pro")
+    assert deepseek.rejected == [] and run["ok"], run["error"]
+    turn = deepseek.bodies[1]["messages"][1]
+    assert turn["role"] == "assistant" and turn["reasoning_content"] == "A refund request: look the order up first."
+    assert (run["output_tokens"], run["reasoning_tokens"]) == (100, 55)
+    assert [r.reasoning for r in replies if r.calls[0].entry == "deepseek/pro"] == [
+        "Delivered 3 days ago, inside 30 days."
+    ]
