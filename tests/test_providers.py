@@ -54,6 +54,7 @@ import gradebench as gb
 from .providers import (
     DEEPSEEK_TOOL_TURN_MESSAGE,
     DeepSeekEndpoint,
+    Endpoint,
     JudgeEndpoint,
     LiteLLMEndpoint,
     OllamaEndpoint,
@@ -531,3 +532,129 @@ async def test_deepseek_reasoning_content_goes_back_on_tool_call_turns(tmp_path:
     assert [r.reasoning for r in replies if r.calls[0].entry == "deepseek/pro"] == [
         "Delivered 3 days ago, inside 30 days."
     ]
+
+
+# ----------------------------------------------------------------------------------------------- vLLM and Ollama
+
+
+NO_USAGE = {
+    "vllm": VLLMEndpoint.completion(ANSWER, usage=None),
+    "litellm-mock": LiteLLMEndpoint.mock(ANSWER, prompt_tokens=None, completion_tokens=None),
+}
+
+
+@pytest.mark.parametrize("shape", sorted(NO_USAGE))
+async def test_no_usage_means_unknown_tokens_and_cost_with_a_diagnostic(tmp_path: Path, shape: str) -> None:
+    local = Endpoint(lambda body, request: NO_USAGE[shape])
+    endpoints = {"gpt-ref": reference_endpoint(), "local": local, "judge-1": JudgeEndpoint("schema")}
+    async with serve(endpoints) as base_url:
+        hosted = entry("local/qwen", "local", base_url, price_in=0.2, price_out=0.6)  # priced: unknown is not free
+        cat = catalog(base_url, entry("openai/ref", "gpt-ref", base_url), hosted, reference="openai/ref")
+        report = await race(answering(), cat, tmp_path, candidates=["openai/ref", "local/qwen"])
+    [run] = rows(report, "local/qwen")
+    assert run["ok"]
+    assert (run["input_tokens"], run["output_tokens"], run["cost"], run["cost_source"]) == (None, None, None, None)
+    calls = report.calls.filter((pl.col("entry") == "local/qwen") & (pl.col("role") == "candidate"))
+    assert calls["input_tokens"].to_list() == [None] and calls["cost"].to_list() == [None]
+    model = model_row(report, "local/qwen")
+    assert (model["cost_per_run"], model["cost_ratio"], model["input_tokens_mean"]) == (None, None, None)
+    assert model_row(report, "openai/ref")["cost_per_run"] is not None
+    assert len(diagnostics(report, "no_usage", "local/qwen")) == 1
+
+
+async def test_recommend_never_ranks_an_entry_cheaper_on_unknown_cost(tmp_path: Path) -> None:
+    vllm = VLLMEndpoint(lambda body, request: VLLMEndpoint.completion(ANSWER, usage=None))
+    endpoints = {"gpt-ref": reference_endpoint(), "qwen": vllm, "judge-1": JudgeEndpoint("schema")}
+    inputs = [{"id": f"q{i}", "question": f"Order A-10{i:02d} arrived three days ago. Refund?"} for i in range(8)]
+    async with serve(endpoints) as base_url:
+        cat = catalog(
+            base_url,
+            entry("openai/ref", "gpt-ref", base_url),
+            entry("vllm/qwen", "qwen", base_url, price_in=0.2, price_out=0.6),
+            reference="openai/ref",
+        )
+        report = await race(answering(), cat, tmp_path, candidates=["openai/ref", "vllm/qwen"], inputs=inputs)
+    model = model_row(report, "vllm/qwen")
+    assert model["verdict"] == "as good" and model["cost_per_run"] is None
+    recommendation = report.recommend()
+    assert recommendation is not None
+    assert "cost unknown" in recommendation.sentence, recommendation.sentence
+    assert not (recommendation.entry == "vllm/qwen" and recommendation.cost_ratio is not None)
+
+
+async def test_prompt_only_usage_leaves_output_tokens_and_cost_unknown(tmp_path: Path) -> None:
+    partial = {"prompt_tokens": 31}  # a guessed shape (see the module docstring); nothing to derive the output from
+    ollama = OllamaEndpoint(lambda body, request: OllamaEndpoint.completion(ANSWER, usage=partial))
+    endpoints = {"gpt-ref": reference_endpoint(), "llama": ollama, "judge-1": JudgeEndpoint("schema")}
+    async with serve(endpoints) as base_url:
+        cat = catalog(
+            base_url,
+            entry("openai/ref", "gpt-ref", base_url),
+            entry("ollama/llama", "llama", base_url, price_in=0.1, price_out=0.1),
+            reference="openai/ref",
+        )
+        report = await race(answering(), cat, tmp_path, candidates=["ollama/llama"])
+    [run] = rows(report, "ollama/llama")
+    assert run["input_tokens"] == 31
+    assert (run["output_tokens"], run["cost"]) == (None, None)  # never 31 tokens' worth passed off as the cost
+
+
+async def test_tool_calls_without_an_id_get_a_stable_id(tmp_path: Path) -> None:
+    calls = [VLLMEndpoint.tool_call_without_id("lookup_order", {"order_id": o}) for o in ("A-1001", "A-1002")]
+    first = VLLMEndpoint.completion(None, tool_calls=calls, usage={"prompt_tokens": 120, "completion_tokens": 30,
+                                                                   "total_tokens": 150})  # fmt: skip
+    final = VLLMEndpoint.completion(ANSWER, usage={"prompt_tokens": 200, "completion_tokens": 20, "total_tokens": 220})
+    vllm = VLLMEndpoint(tool_then_answer(first, final))
+    endpoints = {"gpt-ref": reference_endpoint(), "qwen": vllm, "judge-1": JudgeEndpoint("schema")}
+    async with serve(endpoints) as base_url:
+        cat = catalog(base_url, entry("openai/ref", "gpt-ref", base_url), entry("vllm/qwen", "qwen", base_url),
+                      reference="openai/ref")  # fmt: skip
+        report = await race(order_desk(), cat, tmp_path, candidates=["vllm/qwen"])
+        [run] = rows(report, "vllm/qwen")
+        assert run["ok"], run["error"]
+        messages = vllm.bodies[1]["messages"]
+        ids = [tc["id"] for tc in messages[1]["tool_calls"]]
+        assert all(isinstance(i, str) and i for i in ids) and len(set(ids)) == 2
+        assert [m["tool_call_id"] for m in messages[2:]] == ids  # the same id in the turn and in its tool message
+        sent = len(vllm.bodies)
+        await race(order_desk(), cat, tmp_path, candidates=["vllm/qwen"])  # the same race again
+    assert len(vllm.bodies) == sent  # stable ids: the same requests, all served from the cache
+
+
+# ------------------------------------------------------------------------------------------------------ LiteLLM
+
+
+async def test_litellm_cost_header_is_the_providers_figure(tmp_path: Path) -> None:
+    proxy = LiteLLMEndpoint(lambda body, request: LiteLLMEndpoint.mock(ANSWER, id="chatcmpl-7f3a"), cost=0.00042)
+    endpoints = {"gpt-ref": reference_endpoint(), "proxied": proxy, "judge-1": JudgeEndpoint("schema")}
+    async with serve(endpoints) as base_url:
+        cat = catalog(base_url, entry("openai/ref", "gpt-ref", base_url), entry("litellm/gpt", "proxied", base_url),
+                      reference="openai/ref")  # fmt: skip
+        report = await race(answering(), cat, tmp_path, candidates=["litellm/gpt"])
+    [run] = rows(report, "litellm/gpt")
+    assert run["cost"] == pytest.approx(0.00042) and run["cost_source"] == "provider"
+    assert run["price_table_cost"] == pytest.approx((12 * 1.0 + 8 * 2.0) / 1e6)
+    assert len(diagnostics(report, "price_mismatch", "litellm/gpt")) >= 1
+
+
+def mocks(contents: Sequence[str]) -> LiteLLMEndpoint:
+    """A LiteLLM mock that reuses one response id: the reference's answer first, then ``contents`` in turn."""
+    script = iter([ANSWER, *contents])
+    return LiteLLMEndpoint(lambda body, request: LiteLLMEndpoint.mock(next(script)))
+
+
+async def test_a_reused_id_with_different_content_is_not_a_shared_generation(tmp_path: Path) -> None:
+    async with serve({"mock": mocks(["Refundable.", "Yes, it can be refunded."]),
+                      "judge-1": JudgeEndpoint("schema")}) as base_url:  # fmt: skip
+        cat = catalog(base_url, entry("litellm/mock", "mock", base_url), reference="litellm/mock")
+        report = await race(answering(), cat, tmp_path, candidates=["litellm/mock"], runs=2, concurrency=1)
+    outputs = [json.loads(r["output"]) for r in rows(report, "litellm/mock")]
+    assert sorted(outputs) == ["Refundable.", "Yes, it can be refunded."]
+    assert diagnostics(report, "shared_generation") == []
+
+
+async def test_a_reused_id_with_the_same_content_is_a_shared_generation(tmp_path: Path) -> None:
+    async with serve({"mock": mocks(["Refundable.", "Refundable."]), "judge-1": JudgeEndpoint("schema")}) as base_url:
+        cat = catalog(base_url, entry("litellm/mock", "mock", base_url), reference="litellm/mock")
+        report = await race(answering(), cat, tmp_path, candidates=["litellm/mock"], runs=2, concurrency=1)
+    assert len(diagnostics(report, "shared_generation", "litellm/mock")) == 1
