@@ -40,6 +40,8 @@ Shapes and their sources (the comment beside each builder in tests/providers.py 
 from __future__ import annotations
 
 import json
+import logging
+import os
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -658,3 +660,73 @@ async def test_a_reused_id_with_the_same_content_is_a_shared_generation(tmp_path
         cat = catalog(base_url, entry("litellm/mock", "mock", base_url), reference="litellm/mock")
         report = await race(answering(), cat, tmp_path, candidates=["litellm/mock"], runs=2, concurrency=1)
     assert len(diagnostics(report, "shared_generation", "litellm/mock")) == 1
+
+
+# --------------------------------------------------------------------------------------------------------- keys
+
+
+def _text(frame: pl.DataFrame) -> str:
+    return json.dumps(frame.to_dicts(), ensure_ascii=False, default=str)
+
+
+def assert_nowhere(secret: str, report: gb.BenchmarkReport, out: Path, logs: str, *sent: Endpoint) -> None:
+    """The secret is in no frame, no file written, no log line and no request body the judge received."""
+    assert secret not in _text(report.runs), "runs"
+    assert secret not in _text(report.calls), "calls"
+    report.to_parquet(out)
+    back = gb.BenchmarkReport.read_parquet(out)
+    for name, frame in (("runs", back.runs), ("calls", back.calls), ("models", back.models)):
+        assert secret not in _text(frame), f"{name}.parquet"
+    assert secret not in (out / "meta.json").read_text(), "meta.json"
+    assert secret not in logs, "logs"
+    for endpoint in sent:
+        assert secret not in json.dumps(endpoint.bodies), f"requests to {type(endpoint).__name__}"
+
+
+async def test_a_key_echoed_in_a_401_is_scrubbed_everywhere(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                             caplog: pytest.LogCaptureFixture) -> None:  # fmt: skip
+    secret = "sk-litellm-LEAKED-5f1e2d3c4b5a6978"
+    monkeypatch.setenv("LITELLM_KEY", secret)
+    monkeypatch.setenv("ACME_KEY", "sk-acme-0123456789abcdef")
+    caplog.set_level(logging.DEBUG, logger="gradebench")
+    proxy = LiteLLMEndpoint(lambda body, request: LiteLLMEndpoint.mock(ANSWER), expected_key="sk-litellm-right")
+    judge = JudgeEndpoint("schema")
+    async with serve({"gpt-ref": reference_endpoint(), "proxied": proxy, "judge-1": judge}) as base_url:
+        cat = catalog(base_url, entry("acme/ref", "gpt-ref", base_url, api_key_env="ACME_KEY"),
+                      entry("litellm/gpt", "proxied", base_url, api_key_env="LITELLM_KEY"),
+                      reference="acme/ref")  # fmt: skip
+        report = await race(answering(), cat, tmp_path, candidates=["acme/ref", "litellm/gpt"])
+    [run] = rows(report, "litellm/gpt")
+    assert not run["ok"] and "401" in run["error"] and "[redacted]" in run["error"]
+    for key in (secret, "sk-acme-0123456789abcdef"):
+        assert_nowhere(key, report, tmp_path / "out", caplog.text, judge)
+
+
+async def test_a_key_in_a_tool_error_never_reaches_the_frames_or_the_judge(tmp_path: Path,
+        monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture) -> None:  # fmt: skip
+    secret = "sk-acme-tool-7e6d5c4b3a291807"
+    monkeypatch.setenv("ACME_KEY", secret)
+    caplog.set_level(logging.DEBUG, logger="gradebench")
+
+    @gb.tool
+    def stock_level(sku: str) -> int:
+        """How many of an item are in stock.
+
+        Args:
+            sku: The item's stock-keeping unit.
+        """
+        raise PermissionError(f"inventory service refused key {os.environ['ACME_KEY']} for {sku}")
+
+    call = OpenAIEndpoint.tool_call("stock_level", {"sku": "SKU-1"})
+    mid = OpenAIEndpoint(tool_then_answer(OpenAIEndpoint.completion(None, tool_calls=[call]),
+                                          OpenAIEndpoint.completion("I could not check the stock.")))  # fmt: skip
+    judge = JudgeEndpoint("schema")
+    async with serve({"gpt-mid": mid, "judge-1": judge}) as base_url:
+        cat = catalog(base_url, entry("acme/mid", "gpt-mid", base_url, api_key_env="ACME_KEY"), reference="acme/mid")
+        report = await race(order_desk(tools=[stock_level]), cat, tmp_path, candidates=["acme/mid"])
+    [run] = rows(report, "acme/mid")
+    assert run["ok"] and run["tool_calls"] == 1
+    results = report.calls.filter(pl.col("run_id") == run["run_id"])["tool_results"].to_list()
+    assert any("[redacted]" in (r or "") for r in results)  # the error still says what happened, without the key
+    assert judge.bodies
+    assert_nowhere(secret, report, tmp_path / "out", caplog.text, judge)
