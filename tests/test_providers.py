@@ -730,3 +730,70 @@ async def test_a_key_in_a_tool_error_never_reaches_the_frames_or_the_judge(tmp_p
     assert any("[redacted]" in (r or "") for r in results)  # the error still says what happened, without the key
     assert judge.bodies
     assert_nowhere(secret, report, tmp_path / "out", caplog.text, judge)
+
+
+# -------------------------------------------------------------------------------------------------------- judge
+
+
+async def test_the_judge_remembers_that_response_format_was_rejected(tmp_path: Path) -> None:
+    judge = JudgeEndpoint("rejects_schema")
+    slow = OpenAIEndpoint(answers(), delay_s=0.03)  # the runs land one by one, 30 ms apart
+    async with serve({"gpt-ref": reference_endpoint(), "gpt-slow": slow, "judge-1": judge}) as base_url:
+        cat = catalog(
+            base_url,
+            entry("openai/ref", "gpt-ref", base_url),
+            entry("openai/slow", "gpt-slow", base_url, max_concurrency=1),
+            reference="openai/ref",
+        )
+        report = await race(answering(), cat, tmp_path, candidates=["openai/slow"], runs=4)
+    runs = rows(report, "openai/slow")
+    assert [r["score"] for r in runs] == [10.0] * 4
+    assert {r["judge_schema"] for r in runs} == {"rejected"} and {r["judge_path"] for r in runs} == {"fallback"}
+    [fallback] = diagnostics(report, "judge_fallback", "openai/slow")
+    assert "rejected" in fallback["detail"]
+    assert judge.schema_asks() == 1  # asked once with the schema; never again in this race
+
+
+async def test_a_judge_that_ignores_the_schema_is_recorded_as_ignored(tmp_path: Path) -> None:
+    async with serve({"gpt-ref": reference_endpoint(), "judge-1": JudgeEndpoint("prose")}) as base_url:
+        cat = catalog(base_url, entry("openai/ref", "gpt-ref", base_url), reference="openai/ref")
+        report = await race(answering(), cat, tmp_path, candidates=["openai/ref"])
+    [run] = rows(report, "openai/ref")
+    assert run["score"] == 10.0 and run["judge_path"] == "fallback" and run["judge_schema"] == "ignored"
+    [fallback] = diagnostics(report, "judge_fallback", "openai/ref")
+    assert "ignored" in fallback["detail"]
+
+
+@pytest.mark.parametrize(("mode", "cause"), [("length", "length"), ("reasoning_only", "reasoning")])
+async def test_a_verdict_with_null_content_reports_the_real_cause(tmp_path: Path, mode: str, cause: str) -> None:
+    async with serve({"gpt-ref": reference_endpoint(), "judge-1": JudgeEndpoint(mode)}) as base_url:
+        cat = catalog(base_url, entry("openai/ref", "gpt-ref", base_url), reference="openai/ref")
+        report = await race(answering(), cat, tmp_path, candidates=["openai/ref"])
+    [run] = rows(report, "openai/ref")
+    assert run["score"] is None and run["judge_error"] is not None
+    assert cause in run["judge_error"].lower() and "no json object found" not in run["judge_error"].lower()
+
+
+# --------------------------------------------------------------------------------------------------- truncation
+
+
+async def test_truncated_counts_every_call_of_a_run_that_stopped_at_length(tmp_path: Path) -> None:
+    async def draft_twice_then_answer(input: dict[str, Any], seat: gb.Seat) -> str:
+        """Draft an answer twice, then write the final one."""
+        for _ in range(2):
+            await seat.chat([{"role": "user", "content": f"Draft: {input['question']}"}], max_tokens=5)
+        return (await seat.chat([{"role": "user", "content": f"Final: {input['question']}"}])).text
+
+    def cut_drafts(body: dict[str, Any], request: httpx2.Request) -> Any:
+        if body["messages"][0]["content"].startswith("Draft"):
+            return OpenAIEndpoint.completion("Order A-1001 was deliv", completion_tokens=5, finish_reason="length")
+        return OpenAIEndpoint.completion(ANSWER)
+
+    inputs = [{"id": "order", "question": QUESTION["question"]}]  # an id without digits: the count is the digit
+    async with serve({"gpt-mid": OpenAIEndpoint(cut_drafts), "judge-1": JudgeEndpoint("schema")}) as base_url:
+        cat = catalog(base_url, entry("openai/mid", "gpt-mid", base_url), reference="openai/mid")
+        report = await race(draft_twice_then_answer, cat, tmp_path, candidates=["openai/mid"], inputs=inputs)
+    [run] = rows(report, "openai/mid")
+    assert run["finish_reason"] == "stop" and run["truncated"] == 2  # the last call stopped, two before it did not
+    [flag] = [d for d in diagnostics(report, "truncated", "openai/mid") if d["run_id"] == run["run_id"]]
+    assert "2" in flag["detail"]
