@@ -1,4 +1,8 @@
-"""What one race holds open inside its event loop: a client per entry, the admission limits, the cache."""
+"""What one race holds open inside its event loop: a client per entry, the admission limits, the cache.
+
+The clients are the openai SDK's own, with one change of meaning (`GradebenchClient`): a 429 is handed straight back
+to admission control instead of being retried by count.
+"""
 
 from __future__ import annotations
 
@@ -13,7 +17,31 @@ from .cache import CallCache
 from .catalog import Catalog, Entry
 from .seat import Seat, SeatContext
 
-__all__ = ["Session"]
+__all__ = ["GradebenchClient", "Session", "client_for"]
+
+
+class GradebenchClient(openai.AsyncOpenAI):
+    """The openai async client, with 429s left to `Admission.request`.
+
+    ``_should_retry`` is the hook the SDK's retry loop asks after every 4xx/5xx: it says no to a 429, so the SDK raises
+    `openai.RateLimitError` (headers on ``exc.response``) at once and admission waits it out by time.
+    """
+
+    def _should_retry(self, response: httpx2.Response) -> bool:
+        if response.status_code == 429:
+            return False
+        return super()._should_retry(response)
+
+
+def client_for(entry: Entry, http_client: httpx2.AsyncClient | None = None) -> GradebenchClient:
+    """The client gradebench calls ``entry`` through; ``http_client`` None: the SDK's own default HTTP client."""
+    return GradebenchClient(
+        base_url=entry.base_url,
+        api_key=entry.api_key(),
+        max_retries=entry.max_retries,
+        timeout=entry.timeout_s,
+        http_client=http_client,
+    )
 
 
 class Session:
@@ -46,12 +74,5 @@ class Session:
     def client(self, entry: Entry) -> openai.AsyncOpenAI:
         client = self._clients.get(entry.name)
         if client is None:
-            client = openai.AsyncOpenAI(
-                base_url=entry.base_url,
-                api_key=entry.api_key(),
-                max_retries=entry.max_retries,
-                timeout=entry.timeout_s,
-                http_client=self._http,
-            )
-            self._clients[entry.name] = client
+            client = self._clients[entry.name] = client_for(entry, self._http)
         return client

@@ -1,0 +1,191 @@
+"""Admission control through the real openai client: 429s waited out by time, the adaptive pace, hard errors fast."""
+
+from __future__ import annotations
+
+import random
+
+import httpx2
+import pytest
+
+import gradebench as gb
+from gradebench.admission import AdaptiveRate, backoff_s, retry_after_s
+
+from .conftest import Scripted, completion, make_seat, scripted_catalog
+
+HI = [{"role": "user", "content": "hi"}]
+FAST = {"rpm": 60_000}  # paced, but far from any wait a test would notice
+
+
+def limited(message: str = "slow down", **headers: str) -> httpx2.Response:
+    return httpx2.Response(429, json={"error": {"message": message, "type": "requests", "code": "rate_limit_exceeded"}},
+                           headers={"retry-after-ms": "10", **headers})  # fmt: skip
+
+
+class Clock:
+    """A clock the test moves by hand."""
+
+    def __init__(self) -> None:
+        self.now = 100.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+# ------------------------------------------------------------------------------------------------------------ 429s
+
+
+async def test_a_burst_of_429s_is_waited_out_past_max_retries() -> None:
+    endpoint = Scripted([limited() for _ in range(3)] + [completion("ok")])
+    seat = make_seat(scripted_catalog(endpoint, max_retries=1, **FAST), "acme/pick")
+    reply = await seat.chat(HI)
+    assert reply.text == "ok"
+    assert len(endpoint.requests) == 4  # max_retries=1 would have allowed 2
+    assert [r.headers["x-stainless-retry-count"] for r in endpoint.requests] == ["0"] * 4  # none was the SDK's retry
+    assert seat.calls[-1].error is None
+
+
+async def test_a_429_that_never_ends_fails_once_the_budget_is_spent() -> None:
+    endpoint = Scripted(lambda body, req: limited("Rate limit reached for requests"))
+    seat = make_seat(scripted_catalog(endpoint, rate_limit_wait_s=0.05, **FAST), "acme/pick")
+    with pytest.raises(gb.CallError) as info:
+        await seat.chat(HI)
+    error = info.value
+    attempts = len(endpoint.requests)
+    assert attempts >= 2 and error.status == 429 and error.attempts == attempts
+    message = str(error)
+    assert message.startswith(f"acme/pick: HTTP 429 after {attempts} attempts over ")
+    assert "still rate limited past rate_limit_wait_s=0.05" in message
+    assert message.endswith(": Rate limit reached for requests")
+    assert seat.calls[-1].error == message
+
+
+async def test_a_retry_after_beyond_the_budget_fails_at_once() -> None:
+    endpoint = Scripted(lambda body, req: httpx2.Response(429, json={"error": {"message": "come back tomorrow"}},
+                                                          headers={"retry-after": "3600"}))  # fmt: skip
+    seat = make_seat(scripted_catalog(endpoint, rate_limit_wait_s=60, **FAST), "acme/pick")
+    with pytest.raises(gb.CallError, match=r"HTTP 429 after 1 attempt over .* asked to wait 3600 s more: come back"):
+        await seat.chat(HI)
+    assert len(endpoint.requests) == 1
+
+
+async def test_a_spent_quota_is_not_waited_for() -> None:
+    body = {"error": {"message": "You exceeded your current quota", "type": "insufficient_quota",
+                      "code": "insufficient_quota"}}  # fmt: skip
+    endpoint = Scripted(lambda b, req: httpx2.Response(429, json=body, headers={"retry-after-ms": "10"}))
+    seat = make_seat(scripted_catalog(endpoint, max_retries=3, **FAST), "acme/pick")
+    with pytest.raises(gb.CallError) as info:
+        await seat.chat(HI)
+    assert str(info.value) == "acme/pick: HTTP 429 after 1 attempt: You exceeded your current quota"
+    assert len(endpoint.requests) == 1
+
+
+async def test_429s_then_a_503_count_every_attempt() -> None:
+    answers = [limited(), limited(), httpx2.Response(503, json={"error": {"message": "overloaded"}},
+                                                     headers={"retry-after-ms": "1"})]  # fmt: skip
+    endpoint = Scripted(lambda body, req: answers.pop(0) if answers else httpx2.Response(503, json={}))
+    seat = make_seat(scripted_catalog(endpoint, max_retries=0, **FAST), "acme/pick")
+    with pytest.raises(gb.CallError) as info:
+        await seat.chat(HI)
+    assert str(info.value) == "acme/pick: HTTP 503 after 3 attempts: overloaded"
+
+
+# ------------------------------------------------------------------------------------------------- the adaptive pace
+
+
+def test_a_429_halves_the_pace_and_successes_win_it_back_slowly() -> None:
+    clock = Clock()
+    rate = AdaptiveRate(120, clock=clock)
+    assert rate.rpm == 120
+    sent = clock.now
+    clock.now += 0.1
+    rate.limited(sent_at=sent)
+    assert rate.rpm == 60
+    rate.limited(sent_at=sent)  # answered a request sent before the cut: the same overshoot
+    assert rate.rpm == 60
+    rate.limited(sent_at=clock.now, cut=False)  # a call's retry meeting a 429 again: early, not faster
+    assert rate.rpm == 60
+    for _ in range(5):
+        rate.succeeded()
+    assert rate.rpm == pytest.approx(60 + 5 * 60 / 25)  # additive: a twenty-fifth of the cut per success
+    for _ in range(100):
+        rate.succeeded()
+    assert rate.rpm == 120  # never above the catalog's rpm
+    clock.now += 1
+    rate.limited(sent_at=clock.now)
+    assert rate.rpm == 60  # a later overshoot cuts again
+
+
+def test_a_429_holds_every_start_for_its_retry_after_and_drops_the_burst() -> None:
+    clock = Clock()
+    rate = AdaptiveRate(600, clock=clock)  # 10 a second, burst 10
+    assert [rate.start() for _ in range(3)] == [0.0, 0.0, 0.0]
+    rate.limited(sent_at=clock.now, retry_after=2.0)
+    assert rate.start() == pytest.approx(2.0)
+    clock.now += 2.0
+    assert rate.start() == 0.0  # the bucket refilled while held, but only to a burst of one now
+    assert rate.start() == pytest.approx(60 / 300)  # at the halved pace: 5 a second
+
+
+def test_an_unpaced_entry_starts_from_the_observed_rate() -> None:
+    clock = Clock()
+    rate = AdaptiveRate(None, clock=clock)
+    assert rate.rpm is None and rate.ceiling is None
+    for _ in range(20):  # 20 starts over 2 s: 600 a minute
+        assert rate.start() == 0.0
+        clock.now += 0.1
+    rate.limited(sent_at=clock.now)
+    assert rate.rpm == pytest.approx(300)
+    for _ in range(1000):
+        rate.succeeded()
+    assert rate.rpm > 600  # no ceiling: it keeps probing until the provider says no again
+
+
+def test_an_unpaced_entry_starts_from_the_providers_stated_limit() -> None:
+    clock = Clock()
+    rate = AdaptiveRate(None, clock=clock)
+    rate.start()
+    rate.limited(sent_at=clock.now, limit_rpm=500)
+    assert rate.rpm == pytest.approx(250)
+
+
+def test_retry_after_forms_and_backoff() -> None:
+    assert retry_after_s({"retry-after-ms": "250", "retry-after": "9"}) == 0.25  # milliseconds first
+    assert retry_after_s({"retry-after": "1.5"}) == 1.5
+    assert retry_after_s({"retry-after": "Wed, 21 Oct 2015 07:28:30 GMT"}, now=1445412480.0) == 30.0
+    assert retry_after_s({"retry-after": "soon"}) is None
+    assert retry_after_s({}) is None
+    assert retry_after_s({"retry-after": "-3"}) == 0.0
+    rng = random.Random(0)
+    waits = [backoff_s(n, rng) for n in range(1, 10)]
+    assert all(0.75 * min(30, 0.5 * 2 ** (n - 1)) <= w <= min(30, 0.5 * 2 ** (n - 1)) for n, w in enumerate(waits, 1))
+    assert waits[-1] <= 30
+
+
+# -------------------------------------------------------------------------------------------------- hard errors
+
+
+@pytest.mark.parametrize("status", [400, 401, 403, 404, 422])
+async def test_hard_errors_fail_fast(status: int) -> None:
+    endpoint = Scripted(lambda body, req: httpx2.Response(status, json={"error": {"message": f"no ({status})"}}))
+    seat = make_seat(scripted_catalog(endpoint, max_retries=3, **FAST), "acme/pick")
+    with pytest.raises(gb.CallError) as info:
+        await seat.chat(HI)
+    assert str(info.value) == f"acme/pick: HTTP {status} after 1 attempt: no ({status})"
+    assert info.value.attempts == 1 and len(endpoint.requests) == 1
+
+
+async def test_a_503_is_retried_by_the_sdk_max_retries_times() -> None:
+    endpoint = Scripted(lambda body, req: httpx2.Response(503, json={"error": {"message": "overloaded"}},
+                                                          headers={"retry-after-ms": "1"}))  # fmt: skip
+    seat = make_seat(scripted_catalog(endpoint, max_retries=2, **FAST), "acme/pick")
+    with pytest.raises(gb.CallError, match="^acme/pick: HTTP 503 after 3 attempts: overloaded$"):
+        await seat.chat(HI)
+    assert [r.headers["x-stainless-retry-count"] for r in endpoint.requests] == ["0", "1", "2"]
+
+
+async def test_a_5xx_the_endpoint_says_not_to_retry_counts_one_attempt() -> None:
+    endpoint = Scripted(lambda body, req: httpx2.Response(500, json={"error": {"message": "bug"}},
+                                                          headers={"x-should-retry": "false"}))  # fmt: skip
+    seat = make_seat(scripted_catalog(endpoint, max_retries=2, **FAST), "acme/pick")
+    with pytest.raises(gb.CallError, match="^acme/pick: HTTP 500 after 1 attempt: bug$"):
+        await seat.chat(HI)
