@@ -6,10 +6,10 @@ seconds or as an HTTP date; without one, exponential backoff with jitter) and se
 ``rate_limit_wait_s`` from the call's first 429, then fails saying so. A call's first 429 also lowers the entry's pace
 (halved; an entry without ``rpm`` starts from ``x-ratelimit-limit-requests`` or from the rate it was sent at), and
 each success wins a little back, never above the catalog's ``rpm``: a race converges on the provider's real limit.
-The client gradebench builds (`gradebench.session.GradebenchClient`) hands every 429 straight back for this;
-408/409/5xx and connection errors are still the openai SDK's own retries, bounded by ``max_retries``.
-Hard errors (400/401/403/404/422, a spent quota) fail at once. `call_error` turns what failed for good into the
-one-line reason a failed run carries.
+The client gradebench builds (`gradebench.session.GradebenchClient`) hands every 429 straight back for this, and
+turns an error object sent as a 200 into its status; 408/409/5xx and connection errors are still the openai SDK's own
+retries, bounded by ``max_retries``. Hard errors (400/401/403/404/422, a spent quota) fail at once.
+`call_error` turns what failed for good into the one-line reason a failed run carries.
 """
 
 from __future__ import annotations
@@ -30,11 +30,14 @@ import openai
 from .catalog import Entry
 from .errors import CallError
 
-__all__ = ["AdaptiveRate", "Admission", "RateBucket", "backoff_s", "call_error", "retry_after_s"]
+__all__ = ["ERROR_IN_200", "AdaptiveRate", "Admission", "RateBucket", "backoff_s", "call_error", "retry_after_s"]
 
 log = logging.getLogger("gradebench")
 
 RETRIED_STATUSES = frozenset({408, 409, 429})
+
+ERROR_IN_200 = "gradebench.error_in_200"
+"""Key in ``response.extensions`` of a 200 whose body was only an error object; the value is the error's ``code``."""
 
 T = TypeVar("T")
 
@@ -368,8 +371,11 @@ def call_error(entry: Entry, exc: BaseException, *, earlier_attempts: int = 0) -
             made = retried if status in RETRIED_STATUSES or status >= 500 else 1
         attempts = earlier_attempts + made
         detail = _error_message(exc)
+        what = f"HTTP {status}"
+        if ERROR_IN_200 in exc.response.extensions:
+            what = f"HTTP 200 with error {exc.response.extensions[ERROR_IN_200]!r}"
         return CallError(
-            f"{entry.name}: HTTP {status} after {attempts} attempt{'s' * (attempts > 1)}: {detail}",
+            f"{entry.name}: {what} after {attempts} attempt{'s' * (attempts > 1)}: {detail}",
             entry=entry.name,
             status=status,
             attempts=attempts,

@@ -1,7 +1,9 @@
-"""Admission control through the real openai client: 429s waited out by time, the adaptive pace, hard errors fast."""
+"""Admission control through the real openai client: 429s waited out by time, the adaptive pace, hard errors fast,
+and errors an endpoint sends as a 200."""
 
 from __future__ import annotations
 
+import json
 import random
 
 import httpx2
@@ -19,6 +21,10 @@ FAST = {"rpm": 60_000}  # paced, but far from any wait a test would notice
 def limited(message: str = "slow down", **headers: str) -> httpx2.Response:
     return httpx2.Response(429, json={"error": {"message": message, "type": "requests", "code": "rate_limit_exceeded"}},
                            headers={"retry-after-ms": "10", **headers})  # fmt: skip
+
+
+def error_in_200(code: object, message: str) -> dict:
+    return {"error": {"code": code, "message": message}}
 
 
 class Clock:
@@ -189,3 +195,61 @@ async def test_a_5xx_the_endpoint_says_not_to_retry_counts_one_attempt() -> None
     seat = make_seat(scripted_catalog(endpoint, max_retries=2, **FAST), "acme/pick")
     with pytest.raises(gb.CallError, match="^acme/pick: HTTP 500 after 1 attempt: bug$"):
         await seat.chat(HI)
+
+
+# ------------------------------------------------------------------------------------------ errors sent as a 200
+
+
+async def test_a_200_with_error_429_is_waited_out() -> None:
+    endpoint = Scripted([httpx2.Response(200, json=error_in_200(429, "Rate limited upstream"),
+                                         headers={"retry-after-ms": "10"}), completion("ok")])  # fmt: skip
+    seat = make_seat(scripted_catalog(endpoint, max_retries=0, **FAST), "acme/pick")
+    assert (await seat.chat(HI)).text == "ok"
+    assert len(endpoint.requests) == 2
+
+
+async def test_a_200_with_error_502_is_retried_by_the_sdk_and_then_succeeds() -> None:
+    endpoint = Scripted([httpx2.Response(200, json=error_in_200(502, "Upstream boom"), headers={"retry-after-ms": "1"}),
+                         completion("ok")])  # fmt: skip
+    seat = make_seat(scripted_catalog(endpoint, max_retries=2, **FAST), "acme/pick")
+    assert (await seat.chat(HI)).text == "ok"
+    assert [r.headers["x-stainless-retry-count"] for r in endpoint.requests] == ["0", "1"]
+
+
+async def test_a_persistent_200_with_error_502_fails_with_the_providers_message() -> None:
+    def answer(body, request):
+        if request.headers["x-gradebench-role"] == "judge":
+            return completion('{"accuracy": 6, "work": 2, "reason": "close"}')
+        if body["model"] == "other-1":
+            return httpx2.Response(200, json=error_in_200(502, "Upstream boom"), headers={"retry-after-ms": "1"})
+        return completion(json.dumps({"a": 1}))
+
+    async def echo_job(input: dict, seat: gb.Seat) -> dict:
+        """Answer with a JSON object."""
+        return json.loads((await seat.chat([{"role": "user", "content": input["q"]}])).text)
+
+    endpoint = Scripted(answer)
+    catalog = scripted_catalog(endpoint, max_retries=2, **FAST)
+    bench = gb.Benchmark(echo_job, runs=1, catalog=catalog, grade="standard", progress=False)
+    await bench.set_input({"id": "x", "q": "?"}).run()
+    failed = bench.report().runs.filter(entry="acme/other")
+    assert failed["ok"].to_list() == [False]
+    assert failed["error"][0] == "CallError: acme/other: HTTP 200 with error 502 after 3 attempts: Upstream boom"
+    assert sum(b["model"] == "other-1" for b in endpoint.bodies) == 3
+
+
+async def test_a_200_with_an_error_code_that_is_not_a_status_fails_fast() -> None:
+    endpoint = Scripted(lambda body, req: error_in_200("invalid_prompt", "The prompt was flagged"))
+    seat = make_seat(scripted_catalog(endpoint, max_retries=3, **FAST), "acme/pick")
+    with pytest.raises(gb.CallError) as info:
+        await seat.chat(HI)
+    assert str(info.value) == "acme/pick: HTTP 200 with error 'invalid_prompt' after 1 attempt: The prompt was flagged"
+    assert info.value.status == 502 and len(endpoint.requests) == 1
+
+
+async def test_a_completion_that_mentions_error_is_left_alone() -> None:
+    answer = completion('{"error": "none", "status": 200}')
+    answer["error"] = None  # some servers send a null error beside the choices
+    endpoint = Scripted([answer])
+    seat = make_seat(scripted_catalog(endpoint, **FAST), "acme/pick")
+    assert json.loads((await seat.chat(HI)).text) == {"error": "none", "status": 200}
