@@ -3,6 +3,7 @@ and errors an endpoint sends as a 200."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import random
 
@@ -11,6 +12,8 @@ import pytest
 
 import gradebench as gb
 from gradebench.admission import AdaptiveRate, backoff_s, retry_after_s
+from gradebench.jobs import OrderAgent, load_inputs
+from gradebench.session import Session
 
 from .conftest import Scripted, completion, make_seat, scripted_catalog
 
@@ -253,3 +256,28 @@ async def test_a_completion_that_mentions_error_is_left_alone() -> None:
     endpoint = Scripted([answer])
     seat = make_seat(scripted_catalog(endpoint, **FAST), "acme/pick")
     assert json.loads((await seat.chat(HI)).text) == {"error": "none", "status": 200}
+
+
+# ------------------------------------------------------------------------------------------------- the sim fleet
+
+
+async def test_sim_mini_burst_meets_429s_and_every_call_gets_through() -> None:
+    catalog = gb.Catalog.sim(latency_scale=0.05)  # server-side limit on: 120 rpm in simulated time
+    async with Session(catalog, gb.CallCache(), concurrency=32) as session:
+        seats = [session.seat(catalog["sim/mini"], run_id=f"r{i}", role="candidate", benchmark_id="b",
+                              salt={"input": str(i)}) for i in range(12)]  # fmt: skip
+        replies = await asyncio.gather(*(s.chat([{"role": "user", "content": f"q{i}"}]) for i, s in enumerate(seats)))
+    assert all(r.text for r in replies)
+    statuses = [q.status for q in catalog.fleet.requests]
+    assert 429 in statuses  # 8 at once (the entry's max_concurrency) against a server burst of 4
+    assert session.admission.rate(catalog["sim/mini"]).rpm < catalog["sim/mini"].rpm  # the pace came down
+
+
+async def test_sim_small_grade_race_converges() -> None:
+    catalog = gb.Catalog.sim(latency_scale=0.05)
+    bench = gb.Benchmark(OrderAgent, catalog=catalog, grade="small", runs=1, progress=False)
+    await bench.set_inputs(load_inputs("orders")[:5]).run()  # raises when a reference run fails
+    runs = bench.report().runs
+    assert runs.filter(role="reference")["ok"].all()
+    errors = [e for e in runs["error"].to_list() if e]
+    assert not [e for e in errors if "429" in e], errors
