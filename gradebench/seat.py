@@ -357,7 +357,7 @@ class Seat:
                 ),
             )
             response = json.loads(scrub_bytes(raw.content))
-        except (openai.OpenAIError, json.JSONDecodeError) as exc:
+        except (openai.OpenAIError, json.JSONDecodeError, CallError) as exc:
             error = call_error(entry, exc)
             failed = Call(**base, response=None, error=str(error), latency_s=time.perf_counter() - started)
             self.calls.append(failed)  # a failed call is part of the run's record too

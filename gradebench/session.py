@@ -1,19 +1,85 @@
-"""What one race holds open inside its event loop: a client per entry, the admission limits, the cache."""
+"""What one race holds open inside its event loop: a client per entry, the admission limits, the cache.
+
+The clients are the openai SDK's own, with two changes of meaning (`GradebenchClient`): a 429 is handed straight back
+to admission control instead of being retried by count, and a 200 whose body is only an error object is that error.
+"""
 
 from __future__ import annotations
 
+import json
 from contextlib import AsyncExitStack
 from typing import Any
 
 import httpx2
 import openai
 
-from .admission import Admission
+from .admission import ERROR_IN_200, Admission
 from .cache import CallCache
 from .catalog import Catalog, Entry
 from .seat import Seat, SeatContext
 
-__all__ = ["Session"]
+__all__ = ["GradebenchClient", "Session", "client_for"]
+
+
+class GradebenchClient(openai.AsyncOpenAI):
+    """The openai async client, with 429s left to `Admission.request` and errors sent as 200 made errors.
+
+    - ``_should_retry`` is the hook the SDK's retry loop asks after every 4xx/5xx: it says no to a 429, so the SDK
+      raises `openai.RateLimitError` (headers on ``exc.response``) at once and admission waits it out by time.
+    - ``_send_request`` is where the SDK sends each attempt, before it looks at the status: a 200 whose body is an
+      ``{"error": {...}}`` object with no ``choices`` (OpenRouter reports errors met mid-generation so; some proxies
+      do too) gets the error's ``code`` as its status when that is an HTTP error status (429: waited out; 5xx: the
+      SDK's retries; 4xx: fails), else 502 and no retry. The body is left as sent, so the provider's message is kept.
+    """
+
+    def _should_retry(self, response: httpx2.Response) -> bool:
+        if response.status_code == 429:
+            return False
+        if ERROR_IN_200 in response.extensions and _http_error_status(response.extensions[ERROR_IN_200]) is None:
+            return False
+        return super()._should_retry(response)
+
+    async def _send_request(self, request: httpx2.Request, *, stream: bool, **kwargs: Any) -> httpx2.Response:
+        response = await super()._send_request(request, stream=stream, **kwargs)
+        if response.status_code == 200 and not stream:
+            _error_in_200(response)
+        return response
+
+
+def _error_in_200(response: httpx2.Response) -> None:
+    """Give a 200 whose body is only an error object the error's status (see `GradebenchClient`)."""
+    content = response.content  # read already: the SDK sends without streaming here
+    if b'"error"' not in content:  # the hot path: a completion is never parsed here
+        return
+    try:
+        body = json.loads(content)
+    except ValueError:
+        return
+    if not isinstance(body, dict) or body.get("choices") or not isinstance(body.get("error"), dict):
+        return
+    code = body["error"].get("code")
+    response.status_code = _http_error_status(code) or 502
+    response.extensions[ERROR_IN_200] = code
+
+
+def _http_error_status(code: object) -> int | None:
+    """``code`` as an HTTP error status (400-599, a number or a numeric string), or None."""
+    if isinstance(code, str) and code.isdigit():
+        code = int(code)
+    if isinstance(code, int) and not isinstance(code, bool) and 400 <= code <= 599:
+        return code
+    return None
+
+
+def client_for(entry: Entry, http_client: httpx2.AsyncClient | None = None) -> GradebenchClient:
+    """The client gradebench calls ``entry`` through; ``http_client`` None: the SDK's own default HTTP client."""
+    return GradebenchClient(
+        base_url=entry.base_url,
+        api_key=entry.api_key(),
+        max_retries=entry.max_retries,
+        timeout=entry.timeout_s,
+        http_client=http_client,
+    )
 
 
 class Session:
@@ -46,12 +112,5 @@ class Session:
     def client(self, entry: Entry) -> openai.AsyncOpenAI:
         client = self._clients.get(entry.name)
         if client is None:
-            client = openai.AsyncOpenAI(
-                base_url=entry.base_url,
-                api_key=entry.api_key(),
-                max_retries=entry.max_retries,
-                timeout=entry.timeout_s,
-                http_client=self._http,
-            )
-            self._clients[entry.name] = client
+            client = self._clients[entry.name] = client_for(entry, self._http)
         return client

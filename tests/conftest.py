@@ -90,14 +90,12 @@ def scripted_catalog(handler: Scripted, **entry_overrides: Any) -> gb.Catalog:
 def make_seat(catalog: gb.Catalog, entry: str, *, run_id: str = "run-1", salt: dict[str, Any] | None = None,
               cache: gb.CallCache | None = None, **context: Any) -> gb.Seat:  # fmt: skip
     """A seat outside any benchmark, for testing the seat itself."""
-    import openai
-
     from gradebench.admission import Admission
     from gradebench.seat import SeatContext
+    from gradebench.session import client_for
 
     e = catalog[entry]
-    client = openai.AsyncOpenAI(base_url=e.base_url, api_key="test-key", max_retries=e.max_retries,
-                                http_client=httpx2.AsyncClient(transport=catalog.transport))  # fmt: skip
+    client = client_for(e, httpx2.AsyncClient(transport=catalog.transport))  # the client a race uses
     ctx = SeatContext(
         client=client,
         cache=cache if cache is not None else gb.CallCache(),

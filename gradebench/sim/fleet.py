@@ -218,7 +218,8 @@ class SimFleet:
                 headers = {
                     "retry-after": str(max(1, math.ceil(wait))),
                     "retry-after-ms": str(max(1, math.ceil(wait * 1000))),
-                    "x-ratelimit-limit-requests": str(profile.server_rpm),
+                    # in real minutes, as retry-after is in real seconds: the limit speeds up with the clock
+                    "x-ratelimit-limit-requests": str(max(1, round(profile.server_rpm / scale))),
                     "x-ratelimit-remaining-requests": "0",
                 }
                 msg = f"simulated rate limit of {profile.server_rpm} requests per minute reached for {profile.model}"

@@ -25,7 +25,9 @@ sim/prose   large     1.00 / 0.10 / 4.00   1200±300 +12  0.93  0.03  0.04  0.01
 Verbosity scales explanation-like fields (``reason``, ``explanation``, ``rationale``, ``notes``) and plain text: 1 keeps
 the ideal answer, below 1 cuts it (less shown work), above 1 pads it (more output tokens, more latency, more cost).
 Catalog ``rpm`` of ``sim/mini`` (120) equals its server limit, but the client's bucket allows a burst of 6 where the
-server's allows 4: a cold start meets real 429s, and the openai SDK's retries (``retry-after-ms``) are exercised.
+server's allows 4: a cold start meets real 429s (with ``retry-after``, ``retry-after-ms`` and
+``x-ratelimit-limit-requests``), which admission control waits out while it lowers the entry's pace to what the
+server takes (`gradebench.admission`).
 
 Every model caches prompt prefixes as OpenAI does (``gradebench.sim.prompt_cache``): a prefix of at least 1024 tokens
 seen recently is reported in ``usage.prompt_tokens_details.cached_tokens``. ``sim/sage`` thinks before answering, as
