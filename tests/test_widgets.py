@@ -403,3 +403,17 @@ def test_a_click_in_a_real_kernel_races_on_the_kernel_loop(tmp_path: Path) -> No
         kc.stop_channels()
         km.shutdown_kernel(now=True)
     assert not problems
+
+
+async def test_the_small_grade_races_to_the_end_on_the_first_click() -> None:
+    # sim/mini (the small pick) answers 429s when a burst outruns its server limit: a normal condition, waited out.
+    # Notebook 01's settings on the small grade, with the simulated clock running (so the server's limit is on).
+    catalog = gb.Catalog.sim(latency_scale=0.05)
+    panel = BenchmarkPanel(catalog)
+    panel.grade.value = "small"
+    panel.runs.value, panel.n_inputs.value = 3, 5
+    report = await panel.start()
+    assert panel.error is None and report is not None
+    assert report.runs.filter(role="reference")["ok"].all() and report.runs.filter(role="reference").height == 5
+    assert not any("429" in (e or "") for e in report.runs["error"].to_list())
+    assert catalog.fleet is not None and any(r.status == 429 for r in catalog.fleet.requests)  # it was rate-limited
