@@ -344,26 +344,29 @@ class Seat:
             LABEL_PREFIX + "attempt": str(attempt),
             LABEL_PREFIX + "sample": str(ctx.sample),
         }
-        started = time.perf_counter()
-        try:
+        sent: list[float] = []  # when the request that answered was sent: queueing and 429 waits are not latency
+
+        async def send() -> httpx2.Response:
+            sent.append(time.perf_counter())
             # The SDK's own post: its retries, backoff and auth, without re-validating a body built here already.
-            raw = await ctx.admission.request(
-                entry,
-                lambda: ctx.client.post(
-                    "/chat/completions",
-                    body=body,
-                    cast_to=httpx2.Response,
-                    options={"headers": headers, "security": {"bearer_auth": True}},
-                ),
+            return await ctx.client.post(
+                "/chat/completions",
+                body=body,
+                cast_to=httpx2.Response,
+                options={"headers": headers, "security": {"bearer_auth": True}},
             )
+
+        try:
+            raw = await ctx.admission.request(entry, send)
             response = json.loads(scrub_bytes(raw.content))
         except (openai.OpenAIError, json.JSONDecodeError, CallError) as exc:
             error = call_error(entry, exc)
-            failed = Call(**base, response=None, error=str(error), latency_s=time.perf_counter() - started)
+            latency = time.perf_counter() - sent[-1] if sent else 0.0
+            failed = Call(**base, response=None, error=str(error), latency_s=latency)
             self.calls.append(failed)  # a failed call is part of the run's record too
             _log_call(failed)
             raise error from None
-        latency = time.perf_counter() - started
+        latency = time.perf_counter() - sent[-1]
         if not isinstance(response, dict) or not response.get("choices"):
             error = CallError(f"{entry.name}: the endpoint answered 200 without choices", entry=entry.name, status=200)
             self.calls.append(Call(**base, response=None, error=str(error), latency_s=latency))

@@ -53,6 +53,14 @@ async def test_a_burst_of_429s_is_waited_out_past_max_retries() -> None:
     assert seat.calls[-1].error is None
 
 
+async def test_time_spent_waiting_out_429s_is_not_the_models_latency() -> None:
+    endpoint = Scripted([limited(**{"retry-after-ms": "400"}), completion("ok")])
+    seat = make_seat(scripted_catalog(endpoint, **FAST), "acme/pick")
+    reply = await seat.chat(HI)
+    # the 400 ms the provider asked for is the rate limit's, not the model's: latency is the answering request's
+    assert reply.text == "ok" and reply.calls[0].latency_s < 0.4
+
+
 async def test_a_429_that_never_ends_fails_once_the_budget_is_spent() -> None:
     endpoint = Scripted(lambda body, req: limited("Rate limit reached for requests"))
     seat = make_seat(scripted_catalog(endpoint, rate_limit_wait_s=0.05, **FAST), "acme/pick")
