@@ -132,3 +132,18 @@ def test_sim_serve_answers_a_plain_openai_client() -> None:
     finally:
         proc.terminate()
         proc.wait(timeout=10)
+
+
+def test_verbose_after_the_sub_command_logs_gradebenchs_calls_only(tmp_path: Path) -> None:
+    env = {**os.environ, "GRADEBENCH_CACHE": str(tmp_path / "cache"), "GRADEBENCH_SIM_LATENCY_SCALE": "0"}
+    script = (
+        "import logging, sys; from gradebench.cli import main\n"
+        "code = main(sys.argv[1:])\n"
+        "logging.getLogger('some.library').info('a library line that -v must not show')\n"
+        "sys.exit(code)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", script, "demo", "-v", "--runs", "1", "--inputs", "1", "--out",
+                           str(tmp_path / "out")], capture_output=True, text=True, env=env, timeout=120)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert "gradebench: call entry=sim/steady role=reference" in done.stderr
+    assert "a library line" not in done.stderr and "httpx" not in done.stderr
