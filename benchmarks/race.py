@@ -22,7 +22,7 @@ from pathlib import Path
 
 import gradebench as gb
 from gradebench.sim import SimFleet
-from gradebench.sim.profiles import Profile
+from gradebench.sim._profiles import Profile
 
 
 async def one_call(input: dict, seat: gb.Seat) -> str:

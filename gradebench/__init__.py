@@ -3,15 +3,15 @@
 __version__ = "0.1.0"
 
 from . import scorers
-from .benchmark import Benchmark, RaceEvent, judge_noise_report, rejudge_report
-from .cache import CallCache
-from .catalog import Catalog, Entry, Grade
-from .errors import CallError, CatalogError, ConfigError, GradebenchError, ToolLoopError
-from .job import Job
-from .report import BenchmarkReport
-from .runs import Run, Verdict
+from ._benchmark import Benchmark, RaceEvent, judge_noise_report, rejudge_report
+from ._cache import CallCache
+from ._catalog import Catalog, Entry, Grade
+from ._errors import CallError, CatalogError, ConfigError, GradebenchError, ToolLoopError
+from ._job import Job
+from ._records import Run, Verdict
+from ._report import BenchmarkReport
+from ._seat import Call, Reply, Seat, Tool, tool
 from .scorers import Scorer
-from .seat import Call, Reply, Seat, Tool, tool
 
 
 def __getattr__(name: str):

@@ -16,7 +16,7 @@ from typing import Any
 import altair as alt
 import polars as pl
 
-from .report import BenchmarkReport
+from ._report import BenchmarkReport
 
 __all__ = [
     "cost_quality",

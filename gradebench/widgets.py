@@ -17,13 +17,13 @@ import ipywidgets as w
 import polars as pl
 
 from . import scorers
-from .benchmark import Benchmark, RaceEvent, rejudge_report
-from .cache import CallCache
-from .catalog import Catalog, Entry
-from .job import JobSpec
+from ._benchmark import Benchmark, RaceEvent, rejudge_report
+from ._cache import CallCache
+from ._catalog import Catalog, Entry
+from ._job import JobSpec
+from ._panel_html import CSS, FLEX, esc, events_html, html_table, pre, scroll, td, text
+from ._report import BenchmarkReport
 from .jobs import EXAMPLE_INPUTS, EXAMPLE_JOBS, load_inputs
-from .panel_html import CSS, FLEX, esc, events_html, html_table, pre, scroll, td, text
-from .report import BenchmarkReport
 
 __all__ = ["BenchmarkPanel", "events_html", "html_table"]  # the HTML helpers, for notebooks that show runs themselves
 

@@ -90,9 +90,9 @@ def scripted_catalog(handler: Scripted, **entry_overrides: Any) -> gb.Catalog:
 def make_seat(catalog: gb.Catalog, entry: str, *, run_id: str = "run-1", salt: dict[str, Any] | None = None,
               cache: gb.CallCache | None = None, **context: Any) -> gb.Seat:  # fmt: skip
     """A seat outside any benchmark, for testing the seat itself."""
-    from gradebench.admission import Admission
-    from gradebench.seat import SeatContext
-    from gradebench.session import client_for
+    from gradebench._admission import Admission
+    from gradebench._seat import SeatContext
+    from gradebench._session import client_for
 
     e = catalog[entry]
     client = client_for(e, httpx2.AsyncClient(transport=catalog.transport))  # the client a race uses

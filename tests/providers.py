@@ -19,7 +19,7 @@ from typing import Any
 
 import httpx2
 
-from gradebench.sim.server import start_server
+from gradebench.sim._server import start_server
 
 __all__ = [
     "DeepSeekEndpoint",

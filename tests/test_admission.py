@@ -11,9 +11,9 @@ import httpx2
 import pytest
 
 import gradebench as gb
-from gradebench.admission import AdaptiveRate, backoff_s, retry_after_s
+from gradebench._admission import AdaptiveRate, backoff_s, retry_after_s
+from gradebench._session import Session
 from gradebench.jobs import OrderAgent, load_inputs
-from gradebench.session import Session
 
 from .conftest import Scripted, completion, make_seat, scripted_catalog
 

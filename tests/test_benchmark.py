@@ -10,7 +10,7 @@ import httpx2
 import pytest
 
 import gradebench as gb
-from gradebench.admission import RateBucket
+from gradebench._admission import RateBucket
 
 from .conftest import Scripted, completion, scripted_catalog
 

@@ -12,9 +12,9 @@ import pytest
 
 import gradebench as gb
 from gradebench import charts
-from gradebench.report import MODELS_SCHEMA, BenchmarkReport
-from gradebench.runs import Run, Verdict
-from gradebench.seat import Call
+from gradebench._records import Run, Verdict
+from gradebench._report import MODELS_SCHEMA, BenchmarkReport
+from gradebench._seat import Call
 
 META = {"benchmark_id": "b1", "job": "refund-desk", "grade": "standard", "reference_entry": "acme/ref",
         "judge_entry": "acme/judge"}  # fmt: skip

@@ -13,7 +13,7 @@ import openai
 import polars as pl
 import pytest
 
-from gradebench.cli import main
+from gradebench._cli import main
 
 DATA = Path(__file__).parent.parent / "data"
 
@@ -69,7 +69,7 @@ def test_run_config_then_rejudge(tmp_path: Path, capsys: pytest.CaptureFixture[s
 
 
 def test_the_example_run_config_is_valid() -> None:
-    from gradebench.cli import load_config
+    from gradebench._cli import load_config
 
     cfg = load_config(DATA / "run.example.toml")
     assert cfg.job == "selecting-agent" and (DATA / cfg.inputs).exists()
@@ -113,7 +113,7 @@ def free_port() -> int:
 def test_sim_serve_answers_a_plain_openai_client() -> None:
     port = free_port()
     env = {**os.environ, "GRADEBENCH_SIM_LATENCY_SCALE": "0"}
-    proc = subprocess.Popen([sys.executable, "-m", "gradebench.cli", "sim-serve", "--port", str(port)], env=env,
+    proc = subprocess.Popen([sys.executable, "-m", "gradebench._cli", "sim-serve", "--port", str(port)], env=env,
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)  # fmt: skip
     try:
         client = openai.OpenAI(base_url=f"http://127.0.0.1:{port}/v1", api_key="anything", max_retries=3, timeout=5)
@@ -137,7 +137,7 @@ def test_sim_serve_answers_a_plain_openai_client() -> None:
 def test_verbose_after_the_sub_command_logs_gradebenchs_calls_only(tmp_path: Path) -> None:
     env = {**os.environ, "GRADEBENCH_CACHE": str(tmp_path / "cache"), "GRADEBENCH_SIM_LATENCY_SCALE": "0"}
     script = (
-        "import logging, sys; from gradebench.cli import main\n"
+        "import logging, sys; from gradebench._cli import main\n"
         "code = main(sys.argv[1:])\n"
         "logging.getLogger('some.library').info('a library line that -v must not show')\n"
         "sys.exit(code)\n"

@@ -27,14 +27,14 @@ from gradebench.jobs import (
     load_inputs,
     lookup_order,
 )
-from gradebench.jobs.conversation import tool_exchanges
-from gradebench.jobs.jsontext import parse_json_object
-from gradebench.jobs.order_agent import DECISIONS
-from gradebench.jobs.order_agent import SYSTEM_PROMPT as ORDER_PROMPT
-from gradebench.jobs.selecting_agent import SYSTEM_PROMPT as SELECTING_PROMPT
-from gradebench.jobs.selecting_agent import render_prompt
+from gradebench.jobs._conversation import tool_exchanges
+from gradebench.jobs._jsontext import parse_json_object
+from gradebench.jobs._order_agent import DECISIONS
+from gradebench.jobs._order_agent import SYSTEM_PROMPT as ORDER_PROMPT
+from gradebench.jobs._selecting_agent import SYSTEM_PROMPT as SELECTING_PROMPT
+from gradebench.jobs._selecting_agent import render_prompt
 from gradebench.scorers import FieldEquals, seeded_shuffle
-from gradebench.sim.policy import IdealMessage, policies
+from gradebench.sim._policy import IdealMessage, policies
 
 SPECS = [t.spec() for t in ORDER_TOOLS]
 

@@ -7,9 +7,9 @@ import json
 import polars as pl
 import pytest
 
-from gradebench.report import CALLS_SCHEMA, DIAGNOSTICS_SCHEMA, MODELS_SCHEMA, RUNS_SCHEMA, BenchmarkReport
-from gradebench.runs import Run, Verdict
-from gradebench.seat import Call
+from gradebench._records import Run, Verdict
+from gradebench._report import CALLS_SCHEMA, DIAGNOSTICS_SCHEMA, MODELS_SCHEMA, RUNS_SCHEMA, BenchmarkReport
+from gradebench._seat import Call
 
 REF, FAST, JUDGE = "sim/steady", "acme/fast", "sim/judge"
 COST = {REF: 0.001, FAST: 0.002}

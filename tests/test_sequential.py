@@ -1,4 +1,4 @@
-"""gradebench.sequential: anytime-valid betting bounds, their coverage checked by simulation against a known truth."""
+"""gradebench._sequential: anytime-valid betting bounds, their coverage checked by simulation against a known truth."""
 
 from __future__ import annotations
 
@@ -8,14 +8,14 @@ from statistics import NormalDist
 import numpy as np
 import pytest
 
-from gradebench.sequential import (
+from gradebench._sequential import (
     GRID,
     BettingBounds,
     SequentialVerdict,
     betting_bounds,
     sequential_verdict,
 )
-from gradebench.stats import AS_GOOD, INCONCLUSIVE, WORSE
+from gradebench._stats import AS_GOOD, INCONCLUSIVE, WORSE
 
 ALPHA = 0.05
 SEQUENCES, LENGTH = 500, 200

@@ -20,7 +20,7 @@ from gradebench.sim import (
     sim_catalog,
     start_server,
 )
-from gradebench.sim import judge as sim_judge
+from gradebench.sim import _grader as sim_judge
 
 BASE = "http://sim.gradebench.invalid/v1"
 WEATHER_TOOL = {
@@ -320,7 +320,7 @@ def events(*, called: bool = True, answer: dict | None = None, result: dict = FO
 
 def judge_prompt(reference: list[dict], candidate: list[dict], *, candidate_first: bool = False) -> str:
     """The very prompt the real judge sends (the sim must read it with no side channel)."""
-    from gradebench.judge import build_judge_messages
+    from gradebench._judge import build_judge_messages
 
     messages = build_judge_messages(
         instructions="Say whether to take an umbrella.", input="Oslo", rubric="Look the forecast up before answering.",

@@ -10,8 +10,8 @@ import pytest
 
 import gradebench as gb
 from gradebench.sim import SimFleet
-from gradebench.sim.profiles import PROFILES
-from gradebench.sim.prompt_cache import PromptCache, prompt_text
+from gradebench.sim._profiles import PROFILES
+from gradebench.sim._prompt_cache import PromptCache, prompt_text
 from tests.test_sim import WEATHER_TOOL, client_for
 
 SYSTEM = "Answer in the house style: short sentences, plain words, no lists. " * 180  # 12,060 chars: 3,015 tokens

@@ -9,9 +9,9 @@ import openai
 import pytest
 
 from gradebench.sim import Profile, SimFleet
-from gradebench.sim.profiles import PROFILES
-from gradebench.sim.prompt_cache import prompt_text
-from gradebench.sim.reasoning import DEEPSEEK_MISSING
+from gradebench.sim._profiles import PROFILES
+from gradebench.sim._prompt_cache import prompt_text
+from gradebench.sim._reasoning import DEEPSEEK_MISSING
 from tests.test_sim import POLICY, WEATHER_TOOL, ask_city, client_for, labels
 
 SAGE = "sim-sage-1"

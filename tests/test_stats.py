@@ -1,4 +1,4 @@
-"""gradebench.stats: nested paired bootstrap, non-inferiority verdicts, ratios and the recommendation, by hand."""
+"""gradebench._stats: nested paired bootstrap, non-inferiority verdicts, ratios and the recommendation, by hand."""
 
 from __future__ import annotations
 
@@ -11,8 +11,8 @@ import numpy as np
 import polars as pl
 import pytest
 
-from gradebench.report import RUNS_SCHEMA
-from gradebench.stats import (
+from gradebench._report import RUNS_SCHEMA
+from gradebench._stats import (
     AS_GOOD,
     INCONCLUSIVE,
     RATIOS_SCHEMA,
@@ -84,7 +84,7 @@ def test_interval_holds_the_mean_is_seeded_and_narrows_with_more_inputs():
 
 def test_same_interval_in_another_process():
     code = (
-        "import sys, polars as pl; from gradebench.stats import paired_bootstrap;"
+        "import sys, polars as pl; from gradebench._stats import paired_bootstrap;"
         "i = paired_bootstrap(pl.read_parquet(sys.argv[1]), 'a', seed=3); print(repr((i.lo, i.hi)))"
     )
     frame = runs_frame({"a": {f"in{i}": [i % 10, (3 * i) % 10] for i in range(12)}})

@@ -5,10 +5,10 @@ Importing this package registers both jobs' policies with the simulated fleet.
 
 from __future__ import annotations
 
-from .inputs import DATA_ENV, data_dir, load_inputs
-from .order_agent import ORDER_POLICY, ORDER_TOOLS, OrderAgent, OrderPolicy, ideal_decision
-from .orders import check_return_policy, issue_refund, lookup_order, return_rule
-from .selecting_agent import SELECTING_POLICY, Option, SelectingAgent, SelectingPolicy, best_option, ideal_choice
+from ._inputs import DATA_ENV, data_dir, load_inputs
+from ._order_agent import ORDER_POLICY, ORDER_TOOLS, OrderAgent, OrderPolicy, ideal_decision
+from ._orders import check_return_policy, issue_refund, lookup_order, return_rule
+from ._selecting_agent import SELECTING_POLICY, Option, SelectingAgent, SelectingPolicy, best_option, ideal_choice
 
 __all__ = [
     "DATA_ENV",

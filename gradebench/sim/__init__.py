@@ -2,18 +2,18 @@
 
 ``sim_catalog()`` is what ``Catalog.sim()`` returns: every entry is ``simulated=True`` and the catalog's transport is
 the fleet's in-process ``httpx2.MockTransport``. ``serve``/``start_server`` put the same fleet on a loopback socket.
-See ``gradebench.sim.profiles`` for the table of entries and their quirks.
+See ``gradebench.sim._profiles`` for the table of entries and their quirks.
 """
 
 from __future__ import annotations
 
 import os
 
-from ..catalog import Catalog, Entry
-from .fleet import SimFleet, SimRequest
-from .policy import IdealMessage, Policy, ToolRequest, policies, register_policy
-from .profiles import CEILING, GRADES, PICKS, PROFILES, Profile
-from .server import SimServer, serve, start_server
+from .._catalog import Catalog, Entry
+from ._fleet import SimFleet, SimRequest
+from ._policy import IdealMessage, Policy, ToolRequest, policies, register_policy
+from ._profiles import CEILING, GRADES, PICKS, PROFILES, Profile
+from ._server import SimServer, serve, start_server
 
 __all__ = [
     "DEFAULT_BASE_URL",

@@ -6,7 +6,7 @@ import inspect
 from collections.abc import Callable, Mapping
 from typing import Any, ClassVar
 
-from .seat import Seat
+from ._seat import Seat
 
 __all__ = ["Job", "JobSpec"]
 

@@ -13,11 +13,11 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from .catalog import Catalog, Entry
-from .judge import build_judge_messages, identifying_names, judge, transcript_events, transcript_labels
-from .runs import Run, Verdict
-from .session import Session
-from .tooldiff import compare, judge_note
+from ._catalog import Catalog, Entry
+from ._judge import build_judge_messages, identifying_names, judge, transcript_events, transcript_labels
+from ._records import Run, Verdict
+from ._session import Session
+from ._tooldiff import compare, judge_note
 
 __all__ = ["JudgeSetup", "apply_scorer", "assess", "judge_run", "noise_scores"]
 

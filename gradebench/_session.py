@@ -13,10 +13,10 @@ from typing import Any
 import httpx2
 import openai
 
-from .admission import ERROR_IN_200, Admission
-from .cache import CallCache
-from .catalog import Catalog, Entry
-from .seat import Seat, SeatContext
+from ._admission import ERROR_IN_200, Admission
+from ._cache import CallCache
+from ._catalog import Catalog, Entry
+from ._seat import Seat, SeatContext
 
 __all__ = ["GradebenchClient", "Session", "client_for"]
 

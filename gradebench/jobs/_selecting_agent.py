@@ -15,8 +15,8 @@ from typing import Any
 import gradebench as gb
 
 from ..scorers import DEFAULT_LETTERS, extract_choice, field_equals, seeded_shuffle
-from ..sim.policy import IdealMessage, register_policy
-from .conversation import first_user_text, system_text
+from ..sim._policy import IdealMessage, register_policy
+from ._conversation import first_user_text, system_text
 
 __all__ = [
     "SELECTING_POLICY",

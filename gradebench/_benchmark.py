@@ -17,14 +17,14 @@ import polars as pl
 from tqdm.auto import tqdm
 
 from . import __version__
-from .cache import CallCache, canonical_json
-from .catalog import Catalog, Entry
-from .job import JobSpec
-from .judging import JudgeSetup, assess, noise_scores
-from .redact import scrub
-from .report import BenchmarkReport
-from .runs import Run
-from .session import Session
+from ._cache import CallCache, canonical_json
+from ._catalog import Catalog, Entry
+from ._job import JobSpec
+from ._judging import JudgeSetup, assess, noise_scores
+from ._records import Run
+from ._redact import scrub
+from ._report import BenchmarkReport
+from ._session import Session
 
 __all__ = ["Benchmark", "RaceEvent", "judge_noise_report", "rejudge_report"]
 
@@ -60,7 +60,7 @@ class Benchmark:
     ``async def job(input, seat)``.
     """
 
-    REPORT = "gradebench.report"
+    REPORT = "gradebench._report"
     """Key of the report in ``bench.metadata``."""
 
     def __init__(

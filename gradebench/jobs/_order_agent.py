@@ -10,10 +10,10 @@ from typing import Any
 
 import gradebench as gb
 
-from ..sim.policy import IdealMessage, ToolRequest, register_policy
-from .conversation import ToolExchange, first_user_text, ideal_answer, tool_exchanges, tool_names
-from .jsontext import parse_json_object
-from .orders import check_return_policy, issue_refund, lookup_order
+from ..sim._policy import IdealMessage, ToolRequest, register_policy
+from ._conversation import ToolExchange, first_user_text, ideal_answer, tool_exchanges, tool_names
+from ._jsontext import parse_json_object
+from ._orders import check_return_policy, issue_refund, lookup_order
 
 __all__ = ["DECISIONS", "ORDER_POLICY", "ORDER_TOOLS", "OrderAgent", "OrderPolicy", "ideal_decision"]
 

@@ -18,11 +18,11 @@ import polars as pl
 import pydantic
 
 from . import scorers
-from .benchmark import Benchmark, rejudge_report
-from .catalog import Catalog
-from .errors import ConfigError, GradebenchError
-from .report import BenchmarkReport
-from .tomlfile import first_problem, read_toml
+from ._benchmark import Benchmark, rejudge_report
+from ._catalog import Catalog
+from ._errors import ConfigError, GradebenchError
+from ._report import BenchmarkReport
+from ._tomlfile import first_problem, read_toml
 
 __all__ = ["main"]
 

@@ -30,7 +30,7 @@ from collections import OrderedDict
 from collections.abc import Callable
 from typing import Any
 
-from .perturb import canonical
+from ._perturb import canonical
 
 __all__ = ["CHARS_PER_TOKEN", "MIN_TOKENS", "STEP_TOKENS", "PromptCache", "content_text", "prompt_text", "tokens"]
 

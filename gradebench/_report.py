@@ -15,11 +15,11 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from . import stats, table
-from .diagnostics import DIAGNOSTICS_SCHEMA
-from .judge import transcript_events
-from .runs import Run, Verdict
-from .seat import Call
+from . import _present, _stats
+from ._diagnostics import DIAGNOSTICS_SCHEMA
+from ._judge import transcript_events
+from ._records import Run, Verdict
+from ._seat import Call
 
 __all__ = ["CALLS_SCHEMA", "DIAGNOSTICS_SCHEMA", "MODELS_SCHEMA", "NOISE_SCHEMA", "RUNS_SCHEMA", "BenchmarkReport"]
 
@@ -404,7 +404,7 @@ class BenchmarkReport:
         judged = self.runs.filter((pl.col("entry") == entry) & pl.col("score").is_not_null())
         if judged.height < 2:
             return None, None
-        ci = stats.paired_bootstrap(judged, entry)
+        ci = _stats.paired_bootstrap(judged, entry)
         if ci.lo is None or ci.hi is None:
             return None, None
         return min(ci.lo, mean), max(ci.hi, mean)  # inputs weigh equally there: keep the plain mean inside
@@ -414,7 +414,7 @@ class BenchmarkReport:
         if not models.height:
             return models
         reference = str(self.meta.get("reference_entry") or "")
-        verdicts = stats.verdicts(self.runs, reference, margin=float(self.meta.get("margin", 1.0)))
+        verdicts = _stats.verdicts(self.runs, reference, margin=float(self.meta.get("margin", 1.0)))
         verdicts = verdicts.select(
             "entry", "verdict", "margin", "mean_diff", "lower", "upper", "p_value", "n_inputs", "n_pairs", "more_runs",
             pl.col("reason").alias("verdict_reason"),
@@ -427,7 +427,7 @@ class BenchmarkReport:
             pl.col("range").mean().alias("floor_range"),
             pl.col("moved").cast(pl.Float64).mean().alias("floor_moved"),
         )
-        extras = (verdicts, stats.ratios(models, reference), swap, floor)
+        extras = (verdicts, _stats.ratios(models, reference), swap, floor)
         out = models.drop([c for extra in extras for c in extra.columns if c != "entry"])
         for extra in extras:
             out = out.join(extra, on="entry", how="left", maintain_order="left")
@@ -495,14 +495,14 @@ class BenchmarkReport:
         """The messages of every judge request about one run, exactly as sent (both orders under the swap check)."""
         return [c.request["messages"] for c in self.calls_for(run_id, role="judge")]
 
-    def recommend(self) -> stats.Recommendation | None:
+    def recommend(self) -> _stats.Recommendation | None:
         """The cheapest entry whose verdict is ``as good`` as the reference entry, with the evidence in one sentence
         (``.sentence``) a user can paste into a review; None when no entry was tested against the reference."""
         models = self.models
         if not models.height:
             return None
         currency = models["currency"].drop_nulls()
-        return stats.recommend(
+        return _stats.recommend(
             models, job=str(self.meta.get("job") or "?"), reference_entry=str(self.meta.get("reference_entry") or ""),
             margin=float(self.meta.get("margin", 1.0)), currency=currency[0] if currency.len() else "",
         )  # fmt: skip
@@ -539,8 +539,8 @@ class BenchmarkReport:
         return runs
 
     def diagnostics(self) -> pl.DataFrame:
-        """Rows worth a look (kind, entry, run_id, detail), ordered by kind then entry; see `gradebench.diagnostics`."""
-        from .diagnostics import diagnose
+        """Rows worth a look (kind, entry, run_id, detail), ordered by kind then entry."""
+        from ._diagnostics import diagnose
 
         return diagnose(self.runs, self.calls)
 
@@ -548,14 +548,14 @@ class BenchmarkReport:
 
     def totals(self) -> str:
         """One line: what the runs cost, what the judge cost, and what was spent now (cache hits cost nothing now)."""
-        return table.totals(self)
+        return _present.totals(self)
 
     def table(self) -> str:
         """The text table logged after a race: one line per entry, then the verdicts and the recommendation."""
-        return table.render(self)
+        return _present.render(self)
 
     def _repr_html_(self) -> str:
-        return table.html(self)
+        return _present.html(self)
 
     # ----------------------------------------------------------------------------------------------------- parquet
 

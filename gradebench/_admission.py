@@ -6,7 +6,7 @@ seconds or as an HTTP date; without one, exponential backoff with jitter) and se
 ``rate_limit_wait_s`` from the call's first 429, then fails saying so. A call's first 429 also lowers the entry's pace
 (halved; an entry without ``rpm`` starts from ``x-ratelimit-limit-requests`` or from the rate it was sent at), and
 each success wins a little back, never above the catalog's ``rpm``: a race converges on the provider's real limit.
-The client gradebench builds (`gradebench.session.GradebenchClient`) hands every 429 straight back for this, and
+The client gradebench builds (`gradebench._session.GradebenchClient`) hands every 429 straight back for this, and
 turns an error object sent as a 200 into its status; 408/409/5xx and connection errors are still the openai SDK's own
 retries, bounded by ``max_retries``. Hard errors (400/401/403/404/422, a spent quota) fail at once.
 `call_error` turns what failed for good into the one-line reason a failed run carries.
@@ -27,8 +27,8 @@ from typing import Any, TypeVar
 
 import openai
 
-from .catalog import Entry
-from .errors import CallError
+from ._catalog import Entry
+from ._errors import CallError
 
 __all__ = ["ERROR_IN_200", "AdaptiveRate", "Admission", "RateBucket", "backoff_s", "call_error", "retry_after_s"]
 

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 import polars as pl
 
 if TYPE_CHECKING:
-    from .report import BenchmarkReport
+    from ._report import BenchmarkReport
 
 __all__ = ["header", "html", "render", "totals", "verdict_lines"]
 

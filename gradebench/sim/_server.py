@@ -13,7 +13,7 @@ from http import HTTPStatus
 
 import httpx2
 
-from .fleet import SimFleet
+from ._fleet import SimFleet
 
 __all__ = ["SimServer", "serve", "start_server"]
 

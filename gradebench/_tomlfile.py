@@ -9,7 +9,7 @@ from typing import Any
 
 import pydantic
 
-from .errors import GradebenchError
+from ._errors import GradebenchError
 
 __all__ = ["first_problem", "read_toml"]
 

@@ -1,7 +1,7 @@
 """Anytime-valid bounds for a bounded mean: the betting confidence sequence behind racing to a verdict.
 
 Racing to a verdict looks at each candidate's bounds after every wave and stops an entry the moment its verdict
-settles. A fixed-sample interval — the nested bootstrap of `gradebench.stats`, a t or normal interval — cannot be
+settles. A fixed-sample interval — the nested bootstrap of `gradebench._stats`, a t or normal interval — cannot be
 used that way. Its promise is about one interval, computed once, at a number of inputs fixed in advance: that
 interval misses the truth 5% of the time. Looking after every wave and stopping at the first look that says
 ``as good`` buys a fresh 5% lottery ticket at every look, and a difference that drifts across the line by chance at
@@ -61,7 +61,7 @@ from typing import Final
 
 import numpy as np
 
-from .stats import AS_GOOD, INCONCLUSIVE, MIN_INPUTS, WORSE, VerdictLabel, _num
+from ._stats import AS_GOOD, INCONCLUSIVE, MIN_INPUTS, WORSE, VerdictLabel, _num
 
 __all__ = ["GRID", "SCORE_DIFF", "TRUNCATION", "BettingBounds", "SequentialVerdict", "betting_bounds",
            "sequential_verdict"]  # fmt: skip
@@ -274,7 +274,7 @@ def sequential_verdict(
     ``values`` are the per-input differences, in input order: mean(candidate scores on the input) − mean(reference
     entry's scores on it), each in [lo, hi] (default [−10, 10]). The bounds are `betting_bounds` at ``alpha``.
     Verdict: ``as good`` once lower > −margin; ``worse`` once upper < −margin; otherwise ``inconclusive`` — also
-    below ``min_inputs`` values whatever the bounds say, as in `gradebench.stats.non_inferiority`. A verdict,
+    below ``min_inputs`` values whatever the bounds say, as in `gradebench._stats.non_inferiority`. A verdict,
     once settled, stays: the bounds only tighten and never pass each other, so later values can make them meet
     (the reason then says so: with one mean that has probability ≤ 2·alpha) but not overturn it. The chance
     of a false ``as good`` (true difference ≤ −margin) ever being reported, however often this is recomputed and

@@ -13,8 +13,8 @@ import random
 import re
 from typing import Any
 
-from .policy import IdealMessage, Policy, ToolRequest
-from .profiles import Profile
+from ._policy import IdealMessage, Policy, ToolRequest
+from ._profiles import Profile
 
 __all__ = [
     "EXPLANATION_KEYS",

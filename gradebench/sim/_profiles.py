@@ -27,11 +27,11 @@ the ideal answer, below 1 cuts it (less shown work), above 1 pads it (more outpu
 Catalog ``rpm`` of ``sim/mini`` (120) equals its server limit, but the client's bucket allows a burst of 6 where the
 server's allows 4: a cold start meets real 429s (with ``retry-after``, ``retry-after-ms`` and
 ``x-ratelimit-limit-requests``), which admission control waits out while it lowers the entry's pace to what the
-server takes (`gradebench.admission`).
+server takes (`gradebench._admission`).
 
-Every model caches prompt prefixes as OpenAI does (``gradebench.sim.prompt_cache``): a prefix of at least 1024 tokens
+Every model caches prompt prefixes as OpenAI does (``gradebench.sim._prompt_cache``): a prefix of at least 1024 tokens
 seen recently is reported in ``usage.prompt_tokens_details.cached_tokens``. ``sim/sage`` thinks before answering, as
-DeepSeek's thinking mode does (``gradebench.sim.reasoning``): its messages carry ``reasoning_content``, its usage
+DeepSeek's thinking mode does (``gradebench.sim._reasoning``): its messages carry ``reasoning_content``, its usage
 counts ``reasoning_tokens`` (inside ``completion_tokens``), and a conversation that passes one of its tool-call turns
 back without that turn's ``reasoning_content`` is answered 400.
 """
@@ -43,7 +43,7 @@ from dataclasses import dataclass
 __all__ = ["CEILING", "GRADES", "PICKS", "PROFILES", "REASONING_FLAVOURS", "Profile"]
 
 REASONING_FLAVOURS = ("deepseek", "openrouter")
-"""The reasoning flavours a profile may name (see ``gradebench.sim.reasoning``)."""
+"""The reasoning flavours a profile may name (see ``gradebench.sim._reasoning``)."""
 
 
 @dataclass(frozen=True, kw_only=True)

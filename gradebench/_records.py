@@ -7,8 +7,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from .seat import Call
-from .tooldiff import ToolDiff
+from ._seat import Call
+from ._tooldiff import ToolDiff
 
 __all__ = ["Run", "Verdict"]
 

@@ -18,7 +18,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from .perturb import EXPLANATION_KEYS, canonical, strip_wording
+from ._perturb import EXPLANATION_KEYS, canonical, strip_wording
 
 __all__ = ["SimVerdict", "Transcript", "is_judge_request", "judge", "parse_transcript", "render", "section"]
 

@@ -1,11 +1,11 @@
 """The simulated OpenAI-compatible fleet: one async handler that answers ``/v1/chat/completions`` and ``/v1/models``.
 
 The handler is served in-process through ``httpx2.MockTransport`` (the real openai client on top) or over a loopback
-socket (``gradebench.sim.server``). A request is answered by the sim judge, by the first policy that recognises it
+socket (``gradebench.sim._server``). A request is answered by the sim judge, by the first policy that recognises it
 (perturbed by the model's profile), or generically. Everything random is drawn from generators seeded with the fleet
 seed, the canonical request body and the ``x-gradebench-*`` label headers, so the same request gives the same answer.
-Usage reports what a provider's would: prompt prefixes served from cache (``gradebench.sim.prompt_cache``; these depend
-on the order requests arrive in) and, for a thinking profile, reasoning tokens (``gradebench.sim.reasoning``).
+Usage reports what a provider's would: prompt prefixes served from cache (``gradebench.sim._prompt_cache``; these depend
+on the order requests arrive in) and, for a thinking profile, reasoning tokens (``gradebench.sim._reasoning``).
 """
 
 from __future__ import annotations
@@ -21,10 +21,10 @@ from typing import Any
 
 import httpx2
 
-from . import judge as sim_judge
-from . import policy as policy_mod
-from . import reasoning
-from .perturb import (
+from . import _grader as sim_judge
+from . import _policy as policy_mod
+from . import _reasoning as reasoning
+from ._perturb import (
     adjust_verbosity,
     canonical,
     generic_answer,
@@ -35,11 +35,11 @@ from .perturb import (
     rng_for,
     stable_hex,
 )
-from .policy import Policy
-from .profiles import PROFILES, Profile
-from .prompt_cache import PromptCache, prompt_text
-from .prompt_cache import content_text as _text
-from .prompt_cache import tokens as _tokens
+from ._policy import Policy
+from ._profiles import PROFILES, Profile
+from ._prompt_cache import PromptCache, prompt_text
+from ._prompt_cache import content_text as _text
+from ._prompt_cache import tokens as _tokens
 
 __all__ = ["SimFleet", "SimRequest"]
 

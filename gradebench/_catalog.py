@@ -10,9 +10,9 @@ from typing import Any
 
 import pydantic
 
-from .errors import CatalogError
-from .redact import remember
-from .tomlfile import first_problem, read_toml
+from ._errors import CatalogError
+from ._redact import remember
+from ._tomlfile import first_problem, read_toml
 
 __all__ = ["Catalog", "Entry", "Grade"]
 

@@ -13,24 +13,19 @@ Misuse of the API (a bad argument) raises ``ValueError`` or ``TypeError`` naming
 
 from __future__ import annotations
 
-from .redact import scrub
+from ._redact import scrub
 
 __all__ = [
     "CallError",
     "CatalogError",
     "ConfigError",
     "GradebenchError",
-    "GradebenchWarning",
     "ToolLoopError",
 ]
 
 
 class GradebenchError(Exception):
     """Root of every error gradebench raises on purpose."""
-
-
-class GradebenchWarning(UserWarning):
-    """Root of gradebench's warnings."""
 
 
 class CatalogError(GradebenchError):

@@ -13,7 +13,7 @@ from typing import Any
 
 import gradebench as gb
 
-from .inputs import read_json
+from ._inputs import read_json
 
 __all__ = [
     "CONDITIONS",

@@ -7,7 +7,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..sim.policy import Policy
+from ..sim._policy import Policy
 
 __all__ = ["ToolExchange", "first_user_text", "ideal_answer", "system_text", "text_of", "tool_exchanges", "tool_names"]
 

@@ -17,10 +17,10 @@ from typing import Any
 
 import pydantic
 
-from .errors import CallError
-from .messages import content_text, reasoning_text
-from .runs import Verdict
-from .seat import Call, Reply, Seat
+from ._errors import CallError
+from ._protocol import content_text, reasoning_text
+from ._records import Verdict
+from ._seat import Call, Reply, Seat
 
 __all__ = [
     "FIXED_RUBRIC",

@@ -19,12 +19,12 @@ import httpx2
 import openai
 import pydantic
 
-from .admission import Admission, call_error
-from .cache import CallCache
-from .catalog import Entry
-from .errors import CallError, ToolLoopError
-from .messages import content_text, reasoning_text
-from .redact import scrub, scrub_bytes, scrub_value
+from ._admission import Admission, call_error
+from ._cache import CallCache
+from ._catalog import Entry
+from ._errors import CallError, ToolLoopError
+from ._protocol import content_text, reasoning_text
+from ._redact import scrub, scrub_bytes, scrub_value
 
 __all__ = ["Call", "Reply", "Seat", "Tool", "tool"]
 
