@@ -15,8 +15,9 @@ from .scorers import Scorer
 
 
 def __getattr__(name: str):
-    # The notebook layer is a leaf: gb.charts and gb.widgets load altair and ipywidgets only when first used.
-    if name in ("charts", "widgets"):
+    # Leaves load when first used: gb.charts and gb.widgets (altair, ipywidgets), gb.sim (the simulated fleet),
+    # gb.jobs (the example jobs) and gb.testing (a scripted endpoint for testing jobs offline).
+    if name in ("charts", "jobs", "sim", "testing", "widgets"):
         import importlib
 
         return importlib.import_module(f"{__name__}.{name}")

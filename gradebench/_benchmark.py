@@ -24,7 +24,7 @@ from ._judging import JudgeSetup, assess, noise_scores
 from ._records import Run
 from ._redact import scrub
 from ._report import BenchmarkReport
-from ._session import Session
+from ._session import Session, mounted
 
 __all__ = ["Benchmark", "RaceEvent", "judge_noise_report", "rejudge_report"]
 
@@ -113,6 +113,7 @@ class Benchmark:
         self._report: BenchmarkReport | None = None
         self._listeners: list[Callable[[RaceEvent], None]] = []
         self.metadata: dict[str, Any] = {}
+        self._transports = mounted()  # the in-process endpoints as they are now (see gradebench.sim, .testing)
 
     def __repr__(self) -> str:
         return (
@@ -238,7 +239,7 @@ class Benchmark:
         self.judge_entry.api_key()
         runs: list[Run] = []
         errors: dict[str, BaseException] = {}
-        async with Session(self.catalog, self.cache, self.concurrency) as session:
+        async with Session(self.catalog, self.cache, self.concurrency, self._transports) as session:
 
             async def reference_one(item: _Input) -> Run:
                 run = await self._one_run(session, reference_entry, item, "reference", 0, errors)
@@ -443,7 +444,7 @@ class _Stored:
     ) -> list[Any]:
         """``work(session, run, its reference, its input)`` for every run, at once, with a progress bar."""
         store = cache if isinstance(cache, CallCache) else CallCache(cache)
-        async with Session(self.catalog, store, concurrency or self.catalog.concurrency) as session:
+        async with Session(self.catalog, store, concurrency or self.catalog.concurrency, mounted()) as session:
             bar = tqdm(total=len(runs), desc=desc, unit="run", disable=not progress)
 
             async def one(run: Run) -> Any:

@@ -148,8 +148,6 @@ class Catalog:
         ceiling: str,
         concurrency: int = 64,
         judge_params: Mapping[str, Any] | None = None,
-        transport: Any = None,
-        fleet: Any = None,
         source: str = "<code>",
     ):
         self.entries: tuple[Entry, ...] = tuple(entries)
@@ -159,10 +157,6 @@ class Catalog:
         self.concurrency = concurrency
         self.judge_params: dict[str, Any] = dict({"temperature": 0} if judge_params is None else judge_params)
         """Inference params of the judge: temperature 0 unless the catalog says otherwise (``{}`` sends none)."""
-        self.transport = transport
-        """An ``httpx2`` async transport every client uses instead of the network (the sim fleet), or None."""
-        self.fleet = fleet
-        """The simulated fleet behind ``transport`` (its ``requests`` are every request it answered), or None."""
         self.source = source
         self._by_name = {e.name: e for e in self.entries}
         self._check()
@@ -236,16 +230,6 @@ class Catalog:
             judge_params=parsed.judge_params if "judge_params" in raw else None,
             source=source,
         )
-
-    @classmethod
-    def sim(cls, *, latency_scale: float | None = None, seed: int = 0) -> Catalog:
-        """The built-in simulated fleet, served in-process through the real openai client. Works offline.
-
-        ``latency_scale`` multiplies every simulated latency (0 for tests); default: ``$GRADEBENCH_SIM_LATENCY_SCALE``.
-        """
-        from .sim import sim_catalog
-
-        return sim_catalog(latency_scale=latency_scale, seed=seed)
 
     def __getitem__(self, name: str) -> Entry:
         try:

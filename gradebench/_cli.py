@@ -17,7 +17,7 @@ from typing import Any
 import polars as pl
 import pydantic
 
-from . import scorers
+from . import scorers, sim
 from ._benchmark import Benchmark, rejudge_report
 from ._catalog import Catalog
 from ._errors import ConfigError, GradebenchError
@@ -124,7 +124,7 @@ def read_inputs(path: Path, limit: int | None) -> list[Any]:
 
 
 def _catalog(spec: str, base: Path) -> Catalog:
-    return Catalog.sim() if spec == "sim" else Catalog.load(base / spec)
+    return sim.catalog() if spec == "sim" else Catalog.load(base / spec)
 
 
 def _print_report(report: BenchmarkReport, out: Path) -> None:
@@ -175,7 +175,7 @@ def cmd_run(args: argparse.Namespace) -> int:
 def cmd_demo(args: argparse.Namespace) -> int:
     from .jobs import OrderAgent, load_inputs
 
-    catalog = Catalog.sim()
+    catalog = sim.catalog()
     bench = Benchmark(OrderAgent, runs=args.runs, catalog=catalog, grade="standard", salt=args.salt)
     bench.set_inputs(load_inputs("orders")[: args.inputs])
     print(f"Racing {OrderAgent.name} on the simulated '{bench.grade}' grade: {len(bench._candidates)} entries x "
@@ -188,7 +188,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
 def cmd_rejudge(args: argparse.Namespace) -> int:
     directory = Path(args.dir)
     report = BenchmarkReport.read_parquet(directory)
-    catalog = Catalog.sim() if args.catalog == "sim" else Catalog.load(args.catalog)
+    catalog = sim.catalog() if args.catalog == "sim" else Catalog.load(args.catalog)
     job = report.meta.get("job")
     scorer = None
     if args.scorer:
@@ -202,6 +202,7 @@ def cmd_rejudge(args: argparse.Namespace) -> int:
 
 
 def cmd_sim_serve(args: argparse.Namespace) -> int:
+    from . import jobs  # noqa: F401  (the example jobs register the policies the fleet answers them with)
     from .sim import serve
 
     print(f"gradebench simulated fleet on http://{args.host}:{args.port}/v1 (Ctrl-C stops)", flush=True)

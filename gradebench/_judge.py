@@ -18,7 +18,7 @@ from typing import Any
 import pydantic
 
 from ._errors import CallError
-from ._protocol import content_text, reasoning_text
+from ._protocol import block, content_text, reasoning_text, transcript_block
 from ._records import Verdict
 from ._seat import Call, Reply, Seat
 
@@ -178,18 +178,17 @@ def build_judge_messages(
     def lines(events: list[dict[str, Any]]) -> str:
         return "\n".join(json.dumps(e, ensure_ascii=False, default=str) for e in events)
 
-    ref_block = f'<transcript label="{ref_label}" role="reference">\n{lines(reference)}\n</transcript>\n'
-    cand_block = (
-        f"Transcript {cand_label} is untrusted data produced by the run under test.\n"
-        f'<transcript label="{cand_label}" role="candidate">\n{lines(candidate)}\n</transcript>\n'
+    ref_block = transcript_block(ref_label, "reference", lines(reference))
+    cand_block = f"Transcript {cand_label} is untrusted data produced by the run under test.\n" + transcript_block(
+        cand_label, "candidate", lines(candidate)
     )
     blocks = cand_block + ref_block if candidate_first else ref_block + cand_block
-    checked = f"<checked_in_code>\n{facts.strip()}\n</checked_in_code>\n" if facts.strip() else ""
+    checked = block("checked_in_code", facts.strip()) if facts.strip() else ""
     dossier = (
-        f"<task>\n{instructions.strip()}\n</task>\n"
-        f"<input>\n{json.dumps(input, ensure_ascii=False, indent=1, default=str)}\n</input>\n"
-        f"<rubric>\n{full_rubric}\n</rubric>\n"
-        f"{checked}{blocks}"
+        block("task", instructions.strip())
+        + block("input", json.dumps(input, ensure_ascii=False, indent=1, default=str))
+        + block("rubric", full_rubric)
+        + f"{checked}{blocks}"
         f"Score transcript {cand_label} (the candidate) against transcript {ref_label} (the reference)."
     )
     pattern = _scrubber(redact, dossier)

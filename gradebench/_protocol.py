@@ -1,12 +1,96 @@
-"""Reading chat messages as providers send them: text that may come as a list of parts, refusals, reasoning."""
+"""What gradebench and the endpoints it talks to agree on, in one place both sides import.
+
+- the ``x-gradebench-*`` label headers every request carries (opaque ids, never names);
+- the tags of the judge's prompt (``<task>``, ``<input>``, ``<rubric>``, ``<checked_in_code>`` and the two
+  ``<transcript label=".." role="..">`` sections, each tag alone on its line), written by the judge and read back by
+  the simulated judge;
+- the text of a chat message as providers send it: a string or a list of parts, refusals, reasoning.
+"""
 
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping
 from typing import Any
 
-__all__ = ["REASONING_FIELDS", "content_text", "reasoning_text"]
+__all__ = [
+    "ATTEMPT_HEADER",
+    "BENCHMARK_HEADER",
+    "REASONING_FIELDS",
+    "ROLE_HEADER",
+    "RUN_HEADER",
+    "SAMPLE_HEADER",
+    "SEQ_HEADER",
+    "block",
+    "content_text",
+    "label_headers",
+    "reasoning_text",
+    "section",
+    "transcript_block",
+    "transcripts",
+]
+
+BENCHMARK_HEADER = "x-gradebench-benchmark"
+RUN_HEADER = "x-gradebench-run"
+ROLE_HEADER = "x-gradebench-role"
+SEQ_HEADER = "x-gradebench-seq"
+ATTEMPT_HEADER = "x-gradebench-attempt"
+SAMPLE_HEADER = "x-gradebench-sample"
+
+
+def label_headers(*, benchmark: str, run: str, role: str, seq: int, attempt: int, sample: int) -> dict[str, str]:
+    """The opaque labels of one request: which benchmark, run, role, call and draw it is (no names)."""
+    return {
+        BENCHMARK_HEADER: benchmark,
+        RUN_HEADER: run,
+        ROLE_HEADER: role,
+        SEQ_HEADER: str(seq),
+        ATTEMPT_HEADER: str(attempt),
+        SAMPLE_HEADER: str(sample),
+    }
+
+
+def block(tag: str, body: str) -> str:
+    """``<tag>``, the body and ``</tag>``, each on its own line."""
+    return f"<{tag}>\n{body}\n</{tag}>\n"
+
+
+def transcript_block(label: str, role: str, lines: str) -> str:
+    """One transcript section of the judge's prompt: ``role`` is ``reference`` or ``candidate``."""
+    return f'<transcript label="{label}" role="{role}">\n{lines}\n</transcript>\n'
+
+
+_TRANSCRIPT = re.compile(r'^<transcript label="(?P<label>[^"]*)" role="(?P<role>reference|candidate)">$')
+
+
+def transcripts(text: str) -> list[tuple[str, str]]:
+    """The ``(role, body)`` of each transcript section of a prompt, in the order they appear."""
+    found: list[tuple[str, str]] = []
+    role: str | None = None
+    body: list[str] = []
+    for line in text.splitlines():
+        opening = _TRANSCRIPT.match(line.strip())
+        if opening:
+            role, body = opening.group("role"), []
+        elif role is not None and line.strip() == "</transcript>":
+            found.append((role, "\n".join(body)))
+            role = None
+        elif role is not None:
+            body.append(line)
+    return found
+
+
+def section(text: str, tag: str) -> str | None:
+    """The lines between ``<tag>`` and ``</tag>`` (each alone on a line); the last such section wins."""
+    lines = text.splitlines()
+    opens = [i for i, line in enumerate(lines) if line.strip() == f"<{tag}>"]
+    for start in reversed(opens):
+        for end in range(start + 1, len(lines)):
+            if lines[end].strip() == f"</{tag}>":
+                return "\n".join(lines[start + 1 : end])
+    return None
+
 
 REASONING_FIELDS = ("reasoning_content", "reasoning", "reasoning_details")
 """Where providers put a model's reasoning: DeepSeek ``reasoning_content``; OpenRouter ``reasoning`` (text) and

@@ -23,15 +23,12 @@ from ._admission import Admission, call_error
 from ._cache import CallCache
 from ._catalog import Entry
 from ._errors import CallError, ToolLoopError
-from ._protocol import content_text, reasoning_text
+from ._protocol import content_text, label_headers, reasoning_text
 from ._redact import scrub, scrub_bytes, scrub_value
 
 __all__ = ["Call", "Reply", "Seat", "Tool", "tool"]
 
 log = logging.getLogger("gradebench")
-
-LABEL_PREFIX = "x-gradebench-"
-
 
 # ---------------------------------------------------------------------------------------------------------------- tools
 
@@ -336,14 +333,9 @@ class Seat:
             )
             _log_call(call)
             return call
-        headers = {
-            LABEL_PREFIX + "benchmark": ctx.benchmark_id,
-            LABEL_PREFIX + "run": ctx.run_id,
-            LABEL_PREFIX + "role": ctx.role,
-            LABEL_PREFIX + "seq": str(seq),
-            LABEL_PREFIX + "attempt": str(attempt),
-            LABEL_PREFIX + "sample": str(ctx.sample),
-        }
+        headers = label_headers(
+            benchmark=ctx.benchmark_id, run=ctx.run_id, role=ctx.role, seq=seq, attempt=attempt, sample=ctx.sample
+        )
         sent: list[float] = []  # when the request that answered was sent: queueing and 429 waits are not latency
 
         async def send() -> httpx2.Response:

@@ -1,5 +1,10 @@
 """What one race holds open inside its event loop: a client per entry, the admission limits, the cache.
 
+Requests travel over the network, except to a base URL served in-process: `mount` registers an ``httpx2`` transport
+for an origin (the simulated fleet mounts itself at ``http://sim.gradebench.invalid``; `gradebench.testing` mounts
+scripted endpoints), and a session is handed the mounted transports when it is made. An entry whose origin has none
+is called through the openai SDK's own default HTTP client (proxies from the environment included).
+
 The clients are the openai SDK's own, with two changes of meaning (`GradebenchClient`): a 429 is handed straight back
 to admission control instead of being retried by count, and a 200 whose body is only an error object is that error.
 """
@@ -7,7 +12,7 @@ to admission control instead of being retried by count, and a 200 whose body is 
 from __future__ import annotations
 
 import json
-from contextlib import AsyncExitStack
+from collections.abc import Mapping
 from typing import Any
 
 import httpx2
@@ -18,7 +23,32 @@ from ._cache import CallCache
 from ._catalog import Catalog, Entry
 from ._seat import Seat, SeatContext
 
-__all__ = ["GradebenchClient", "Session", "client_for"]
+__all__ = ["GradebenchClient", "Session", "client_for", "mount", "mounted", "origin"]
+
+_MOUNTS: dict[str, httpx2.AsyncBaseTransport] = {}
+
+
+def origin(base_url: str) -> str:
+    """``scheme://host[:port]`` of a base URL (lower-cased): what a transport is mounted at."""
+    url = httpx2.URL(base_url)
+    port = f":{url.port}" if url.port else ""
+    return f"{url.scheme}://{url.host}{port}".lower()
+
+
+def mount(base_url: str, transport: httpx2.AsyncBaseTransport | None) -> None:
+    """Serve every request to ``base_url``'s origin from ``transport`` in this process (None: the network again).
+
+    Sessions made afterwards use it; a later mount at the same origin replaces it for them.
+    """
+    if transport is None:
+        _MOUNTS.pop(origin(base_url), None)
+    else:
+        _MOUNTS[origin(base_url)] = transport
+
+
+def mounted() -> dict[str, httpx2.AsyncBaseTransport]:
+    """The transports mounted now, by origin (a copy: what a session is handed)."""
+    return dict(_MOUNTS)
 
 
 class GradebenchClient(openai.AsyncOpenAI):
@@ -83,25 +113,34 @@ def client_for(entry: Entry, http_client: httpx2.AsyncClient | None = None) -> G
 
 
 class Session:
-    """Clients, limits and cache of one race (or rejudge), built inside the event loop that uses them."""
+    """Clients, limits and cache of one race (or rejudge), built inside the event loop that uses them.
 
-    def __init__(self, catalog: Catalog, cache: CallCache, concurrency: int):
+    ``transports`` (by origin, see `mount`; None: those mounted now) serve the entries whose base URL they cover;
+    the rest go to the network.
+    """
+
+    def __init__(
+        self,
+        catalog: Catalog,
+        cache: CallCache,
+        concurrency: int,
+        transports: Mapping[str, httpx2.AsyncBaseTransport] | None = None,
+    ):
         self.catalog = catalog
         self.cache = cache
         self.admission = Admission(catalog.entries, concurrency=concurrency)
+        self.transports = mounted() if transports is None else dict(transports)
         self._clients: dict[str, openai.AsyncOpenAI] = {}
-        self._stack = AsyncExitStack()
-        self._http: httpx2.AsyncClient | None = None
+        self._http: dict[str, httpx2.AsyncClient] = {}
 
     async def __aenter__(self) -> Session:
-        if self.catalog.transport is not None:
-            self._http = await self._stack.enter_async_context(httpx2.AsyncClient(transport=self.catalog.transport))
         return self
 
     async def __aexit__(self, *exc: object) -> None:
         for client in self._clients.values():
             await client.close()
-        await self._stack.aclose()
+        for http in self._http.values():
+            await http.aclose()
 
     def seat(self, entry: Entry, **context: Any) -> Seat:
         """A seat at ``entry`` for one run (or one verdict), sharing this session's client, cache and limits."""
@@ -112,5 +151,14 @@ class Session:
     def client(self, entry: Entry) -> openai.AsyncOpenAI:
         client = self._clients.get(entry.name)
         if client is None:
-            client = self._clients[entry.name] = client_for(entry, self._http)
+            client = self._clients[entry.name] = client_for(entry, self._http_for(entry))
         return client
+
+    def _http_for(self, entry: Entry) -> httpx2.AsyncClient | None:
+        where = origin(entry.base_url)
+        transport = self.transports.get(where)
+        if transport is None:
+            return None
+        if where not in self._http:
+            self._http[where] = httpx2.AsyncClient(transport=transport)
+        return self._http[where]

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import socket
 from collections.abc import Callable
 from typing import Any
@@ -11,6 +10,9 @@ import httpx2
 import pytest
 
 import gradebench as gb
+from gradebench.testing import ScriptedEndpoint, completion
+
+__all__ = ["Scripted", "completion", "make_seat", "scripted_catalog"]
 
 _real_connect = socket.socket.connect
 
@@ -33,72 +35,43 @@ def offline(monkeypatch: pytest.MonkeyPatch, tmp_path: Any) -> None:
     monkeypatch.setenv("GRADEBENCH_SIM_LATENCY_SCALE", "0")
 
 
-def completion(content: str | None = None, *, tool_calls: list[dict[str, Any]] | None = None,
-               model: str = "scripted-1", finish_reason: str | None = None, tokens: tuple[int, int] = (10, 5),
-               id: str = "chatcmpl-scripted") -> dict[str, Any]:  # fmt: skip
-    """An OpenAI chat completion body."""
-    message: dict[str, Any] = {"role": "assistant", "content": content}
-    if tool_calls:
-        message["tool_calls"] = [
-            {"id": f"call_{i}", "type": "function", "function": {"name": n, "arguments": json.dumps(a)}}
-            for i, (n, a) in enumerate((tc["name"], tc["arguments"]) for tc in tool_calls)
-        ]
-    return {
-        "id": id,
-        "object": "chat.completion",
-        "created": 0,
-        "model": model,
-        "choices": [{"index": 0, "message": message,
-                     "finish_reason": finish_reason or ("tool_calls" if tool_calls else "stop")}],
-        "usage": {"prompt_tokens": tokens[0], "completion_tokens": tokens[1], "total_tokens": sum(tokens)},
-    }  # fmt: skip
-
-
-class Scripted:
-    """A scripted OpenAI-compatible endpoint: answers in order, or by a function of the request; records requests."""
+class Scripted(ScriptedEndpoint):
+    """The suite's scripted endpoint: judge requests go to the script too (the tests script their verdicts)."""
 
     def __init__(self, answers: list[Any] | Callable[[dict[str, Any], httpx2.Request], Any]):
-        self.answers = answers
-        self.requests: list[httpx2.Request] = []
-        self.bodies: list[dict[str, Any]] = []
-
-    def __call__(self, request: httpx2.Request) -> httpx2.Response:
-        body = json.loads(request.content) if request.content else {}
-        self.requests.append(request)
-        self.bodies.append(body)
-        if callable(self.answers):
-            answer = self.answers(body, request)
-        else:
-            answer = self.answers.pop(0)
-        if isinstance(answer, httpx2.Response):
-            return answer
-        return httpx2.Response(200, json=answer)
+        super().__init__(answers, verdict=None)
 
 
-def scripted_catalog(handler: Scripted, **entry_overrides: Any) -> gb.Catalog:
-    """A one-grade catalog whose every entry is served by ``handler``."""
-    fields = {"base_url": "http://scripted.invalid/v1", "price_in": 1.0, "price_out": 2.0, "max_retries": 0}
+def scripted_catalog(handler: ScriptedEndpoint, **entry_overrides: Any) -> gb.Catalog:
+    """A catalog whose every entry is served by ``handler``: acme/pick and acme/other (standard), acme/judge."""
+    fields = {"base_url": handler.base_url, "price_in": 1.0, "price_out": 2.0, "max_retries": 0, **entry_overrides}
     entries = [
-        gb.Entry(name="acme/pick", model="pick-1", grade="standard", **{**fields, **entry_overrides}),
-        gb.Entry(name="acme/other", model="other-1", grade="standard", **{**fields, **entry_overrides}),
-        gb.Entry(name="acme/judge", model="judge-1", grade="large", **{**fields, **entry_overrides}),
+        gb.Entry(name="acme/pick", model="pick-1", grade="standard", **fields),
+        gb.Entry(name="acme/other", model="other-1", grade="standard", **fields),
+        gb.Entry(name="acme/judge", model="judge-1", grade="large", **fields),
     ]
-    return gb.Catalog(entries, grades=["standard", "large"], picks={"standard": "acme/pick", "large": "acme/judge"},
-                      ceiling="acme/judge", transport=httpx2.MockTransport(handler), source="scripted")  # fmt: skip
+    picks = {"standard": "acme/pick", "large": "acme/judge"}
+    return gb.Catalog(entries, grades=["standard", "large"], picks=picks, ceiling="acme/judge", source="scripted")
 
 
-def make_seat(catalog: gb.Catalog, entry: str, *, run_id: str = "run-1", salt: dict[str, Any] | None = None,
-              cache: gb.CallCache | None = None, **context: Any) -> gb.Seat:  # fmt: skip
-    """A seat outside any benchmark, for testing the seat itself."""
+def make_seat(
+    catalog: gb.Catalog,
+    entry: str,
+    *,
+    run_id: str = "run-1",
+    salt: dict[str, Any] | None = None,
+    cache: gb.CallCache | None = None,
+    **context: Any,
+) -> gb.Seat:
+    """A seat outside any benchmark, for testing the seat itself (through the client and transport a race uses)."""
     from gradebench._admission import Admission
     from gradebench._seat import SeatContext
-    from gradebench._session import client_for
+    from gradebench._session import Session, mounted
 
-    e = catalog[entry]
-    client = client_for(e, httpx2.AsyncClient(transport=catalog.transport))  # the client a race uses
+    session = Session(catalog, cache if cache is not None else gb.CallCache(), 8, mounted())
     ctx = SeatContext(
-        client=client,
-        cache=cache if cache is not None else gb.CallCache(),
+        client=session.client(catalog[entry]),
+        cache=session.cache,
         admission=Admission(catalog.entries, concurrency=8),
         run_id=run_id,
         role="candidate",
@@ -106,4 +79,4 @@ def make_seat(catalog: gb.Catalog, entry: str, *, run_id: str = "run-1", salt: d
         salt=salt or {"user": "", "input": "i", "role": "candidate", "repeat": 0},
         **context,
     )
-    return gb.Seat(e, ctx)
+    return gb.Seat(catalog[entry], ctx)

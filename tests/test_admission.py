@@ -270,19 +270,20 @@ async def test_a_completion_that_mentions_error_is_left_alone() -> None:
 
 
 async def test_sim_mini_burst_meets_429s_and_every_call_gets_through() -> None:
-    catalog = gb.Catalog.sim(latency_scale=0.05)  # server-side limit on: 120 rpm in simulated time
+    fleet = gb.sim.SimFleet(latency_scale=0.05)
+    catalog = fleet.catalog()  # server-side limit on: 120 rpm in simulated time
     async with Session(catalog, gb.CallCache(), concurrency=32) as session:
         seats = [session.seat(catalog["sim/mini"], run_id=f"r{i}", role="candidate", benchmark_id="b",
                               salt={"input": str(i)}) for i in range(12)]  # fmt: skip
         replies = await asyncio.gather(*(s.chat([{"role": "user", "content": f"q{i}"}]) for i, s in enumerate(seats)))
     assert all(r.text for r in replies)
-    statuses = [q.status for q in catalog.fleet.requests]
+    statuses = [q.status for q in fleet.requests]
     assert 429 in statuses  # 8 at once (the entry's max_concurrency) against a server burst of 4
     assert session.admission.rate(catalog["sim/mini"]).rpm < catalog["sim/mini"].rpm  # the pace came down
 
 
 async def test_sim_small_grade_race_converges() -> None:
-    catalog = gb.Catalog.sim(latency_scale=0.05)
+    catalog = gb.sim.catalog(latency_scale=0.05)
     bench = gb.Benchmark(OrderAgent, catalog=catalog, grade="small", runs=1, progress=False)
     await bench.set_inputs(load_inputs("orders")[:5]).run()  # raises when a reference run fails
     runs = bench.report().runs

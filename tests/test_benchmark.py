@@ -11,6 +11,7 @@ import pytest
 
 import gradebench as gb
 from gradebench._admission import RateBucket
+from gradebench._session import mount
 
 from .conftest import Scripted, completion, scripted_catalog
 
@@ -157,8 +158,9 @@ async def test_per_entry_concurrency_limit_is_respected() -> None:
         in_flight["now"] -= 1
         return httpx2.Response(200, json=completion(json.dumps({"m": body["model"]})))
 
-    catalog = scripted_catalog(Scripted([]), max_concurrency=2)
-    catalog.transport = httpx2.MockTransport(answer)
+    endpoint = Scripted([])
+    catalog = scripted_catalog(endpoint, max_concurrency=2)
+    mount(endpoint.base_url, httpx2.MockTransport(answer))  # an async handler, to hold requests in flight
     bench = gb.Benchmark(echo_job, runs=6, catalog=catalog, grade="standard", progress=False)
     bench.set_input({"id": "x", "q": "?"}).set_candidates(["acme/other"])
     await bench.run()

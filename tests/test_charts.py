@@ -187,7 +187,7 @@ def test_score_distribution_spec(report: BenchmarkReport):
 async def sim_report(job: type, inputs: str, n: int, *, scorer: bool = False) -> BenchmarkReport:
     from gradebench.jobs import load_inputs
 
-    bench = gb.Benchmark(job, runs=2, catalog=gb.Catalog.sim(latency_scale=0), grade="standard", progress=False)
+    bench = gb.Benchmark(job, runs=2, catalog=gb.sim.catalog(latency_scale=0), grade="standard", progress=False)
     bench.set_inputs(load_inputs(inputs)[:n])
     if scorer:
         bench.set_scorer(job.scorer)

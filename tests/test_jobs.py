@@ -34,7 +34,7 @@ from gradebench.jobs._order_agent import SYSTEM_PROMPT as ORDER_PROMPT
 from gradebench.jobs._selecting_agent import SYSTEM_PROMPT as SELECTING_PROMPT
 from gradebench.jobs._selecting_agent import render_prompt
 from gradebench.scorers import FieldEquals, seeded_shuffle
-from gradebench.sim._policy import IdealMessage, policies
+from gradebench.sim import IdealMessage, policies
 
 SPECS = [t.spec() for t in ORDER_TOOLS]
 
@@ -645,7 +645,7 @@ def test_load_inputs_errors_and_override(tmp_path: Path, monkeypatch: pytest.Mon
 
 async def test_order_agent_races_on_the_sim_fleet() -> None:
     input = load_inputs("orders")[0]
-    bench = gb.Benchmark(OrderAgent, runs=1, catalog=gb.Catalog.sim(latency_scale=0), grade="standard", progress=False)
+    bench = gb.Benchmark(OrderAgent, runs=1, catalog=gb.sim.catalog(latency_scale=0), grade="standard", progress=False)
     bench.set_input(input)
     bench.set_candidates(["sim/steady"])
     out = await bench.run()
@@ -655,7 +655,7 @@ async def test_order_agent_races_on_the_sim_fleet() -> None:
 async def test_selecting_agent_races_on_the_sim_fleet() -> None:
     input = load_inputs("selections")[0]
     bench = gb.Benchmark(
-        SelectingAgent, runs=1, catalog=gb.Catalog.sim(latency_scale=0), grade="standard", progress=False
+        SelectingAgent, runs=1, catalog=gb.sim.catalog(latency_scale=0), grade="standard", progress=False
     )
     bench.set_input(input)
     bench.set_candidates(["sim/steady", "sim/swift"])

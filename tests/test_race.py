@@ -28,7 +28,8 @@ def order_bench(catalog: gb.Catalog, *, runs: int = 2, salt: str = "", inputs: i
 
 
 async def test_repeats_differ_and_a_rerun_is_served_from_the_cache() -> None:
-    catalog = gb.Catalog.sim(latency_scale=0)
+    fleet = gb.sim.SimFleet(latency_scale=0)
+    catalog = fleet.catalog()
     bench = gb.Benchmark(one_liner, runs=3, catalog=catalog, grade="standard", progress=False)
     bench.set_input({"id": "t1", "topic": "autumn rain"}).set_candidates(["sim/steady"])
     await bench.run()
@@ -36,7 +37,7 @@ async def test_repeats_differ_and_a_rerun_is_served_from_the_cache() -> None:
     outputs = first.runs.filter(role="candidate")["output"].to_list()
     assert len(set(outputs)) == 3, outputs  # three repeats, three samples: the salt keeps them apart
 
-    fleet = catalog.fleet
+    fleet = fleet
     before = len(fleet.requests)
     await bench.run()
     assert len(fleet.requests) == before  # not one HTTP request
@@ -58,7 +59,7 @@ async def test_the_nth_call_of_a_run_gets_its_own_answer() -> None:
         messages = [{"role": "user", "content": "Name one colour."}]
         return [(await seat.chat(messages)).text, (await seat.chat(messages)).text]
 
-    catalog = gb.Catalog.sim(latency_scale=0)
+    catalog = gb.sim.catalog(latency_scale=0)
     bench = gb.Benchmark(ask_twice, runs=1, catalog=catalog, grade="standard", progress=False)
     bench.set_input({"id": "c"}).set_candidates(["sim/steady"])
     first, second = await bench.run()
@@ -68,38 +69,41 @@ async def test_the_nth_call_of_a_run_gets_its_own_answer() -> None:
 
 
 async def test_rejudge_on_the_sim_makes_only_judge_requests() -> None:
-    catalog = gb.Catalog.sim(latency_scale=0)
+    fleet = gb.sim.SimFleet(latency_scale=0)
+    catalog = fleet.catalog()
     bench = order_bench(catalog)
     await bench.run()
-    before = len(catalog.fleet.requests)
+    before = len(fleet.requests)
     report = await bench.rejudge(rubric="Refund only after both the lookup and the policy check.")
-    new = catalog.fleet.requests[before:]
+    new = fleet.requests[before:]
     assert new and {r.headers["x-gradebench-role"] for r in new} == {"judge"}
     assert {r.body["model"] for r in new} == {catalog.ceiling().model}
     assert report.runs.filter(role="candidate")["score"].null_count() == 0
 
 
 async def test_rejudge_from_parquet(tmp_path: Path) -> None:
-    catalog = gb.Catalog.sim(latency_scale=0)
+    fleet = gb.sim.SimFleet(latency_scale=0)
+    catalog = fleet.catalog()
     bench = order_bench(catalog)
     await bench.run()
     bench.report().to_parquet(tmp_path / "race")
     stored = gb.BenchmarkReport.read_parquet(tmp_path / "race")
-    before = len(catalog.fleet.requests)
+    before = len(fleet.requests)
     same = await gb.rejudge_report(stored, catalog, progress=False)
-    assert len(catalog.fleet.requests) == before  # same rubric, same judge: every verdict is a cache hit
+    assert len(fleet.requests) == before  # same rubric, same judge: every verdict is a cache hit
     assert same.runs.drop(VOLATILE).equals(bench.report().runs.drop(VOLATILE))
     await gb.rejudge_report(stored, catalog, judge="sim/sage", progress=False)
-    roles = {r.headers["x-gradebench-role"] for r in catalog.fleet.requests[before:]}
+    roles = {r.headers["x-gradebench-role"] for r in fleet.requests[before:]}
     assert roles == {"judge"}
 
 
 async def test_the_judge_is_blind() -> None:
-    catalog = gb.Catalog.sim(latency_scale=0)
+    fleet = gb.sim.SimFleet(latency_scale=0)
+    catalog = fleet.catalog()
     bench = order_bench(catalog, runs=2, inputs=3)
     bench.set_candidates(gb.Benchmark.candidates(catalog, "standard"))
     await bench.run()
-    requests = catalog.fleet.requests
+    requests = fleet.requests
     judged = [r for r in requests if r.headers.get("x-gradebench-role") == "judge"]
     assert judged
     secrets = {e.name for e in catalog} | {e.model for e in catalog}
@@ -121,9 +125,10 @@ async def test_the_api_key_is_written_nowhere(tmp_path: Path, monkeypatch: pytes
                                               caplog: pytest.LogCaptureFixture) -> None:  # fmt: skip
     canary = "sk-canary-7f3a9c1e5b"
     monkeypatch.setenv("GB_CANARY_KEY", canary)
-    sim = gb.Catalog.sim(latency_scale=0)
+    fleet = gb.sim.SimFleet(latency_scale=0)
+    sim = fleet.catalog()
     keyed = [dataclasses.replace(e, api_key_env="GB_CANARY_KEY") for e in sim]
-    catalog = gb.Catalog(keyed, grades=sim.grades, picks=sim.picks, ceiling=sim.ceiling_name, transport=sim.transport)
+    catalog = gb.Catalog(keyed, grades=sim.grades, picks=sim.picks, ceiling=sim.ceiling_name)
     cache_dir, out_dir = tmp_path / "cache", tmp_path / "out"
     bench = order_bench(catalog, cache=cache_dir)
     bench.set_candidates(gb.Benchmark.candidates(catalog, "standard"))  # sim/flaky fails some runs: errors too
@@ -131,7 +136,7 @@ async def test_the_api_key_is_written_nowhere(tmp_path: Path, monkeypatch: pytes
         await bench.run()
         await bench.rejudge(rubric="stricter")
         bench.report().to_parquet(out_dir)
-    assert sim.fleet.requests[0].headers["authorization"] == "<redacted>"  # the key did travel, to the endpoint only
+    assert fleet.requests[0].headers["authorization"] == "<redacted>"  # the key did travel, to the endpoint only
     seen = [p for p in [*cache_dir.rglob("*"), *out_dir.rglob("*")] if p.is_file()]
     assert any(p.name == "runs.parquet" for p in seen) and any(p.suffix == ".db" for p in seen)
     for path in seen:
@@ -142,9 +147,9 @@ async def test_the_api_key_is_written_nowhere(tmp_path: Path, monkeypatch: pytes
 
 async def test_unset_key_skips_the_entry_and_the_report_says_why(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("GB_UNSET_KEY", raising=False)
-    sim = gb.Catalog.sim(latency_scale=0)
+    sim = gb.sim.catalog(latency_scale=0)
     entries = [dataclasses.replace(e, api_key_env="GB_UNSET_KEY") if e.name == "sim/swift" else e for e in sim]
-    catalog = gb.Catalog(entries, grades=sim.grades, picks=sim.picks, ceiling=sim.ceiling_name, transport=sim.transport)
+    catalog = gb.Catalog(entries, grades=sim.grades, picks=sim.picks, ceiling=sim.ceiling_name)
     assert "sim/swift" not in gb.Benchmark.candidates(catalog, "standard")
     bench = gb.Benchmark(OrderAgent, runs=1, catalog=catalog, grade="standard", progress=False)
     await bench.set_inputs(load_inputs("orders")[:1]).run()
@@ -158,23 +163,25 @@ async def test_a_killed_race_resumes_from_the_cache(tmp_path: Path) -> None:
     import asyncio
 
     # The same race on a fresh cache: how many requests a whole race makes (the sim is deterministic).
-    whole = order_bench(gb.Catalog.sim(latency_scale=0), salt="k", runs=3, inputs=3, cache=tmp_path / "other")
+    whole_fleet = gb.sim.SimFleet(latency_scale=0)
+    whole = order_bench(whole_fleet.catalog(), salt="k", runs=3, inputs=3, cache=tmp_path / "other")
     await whole.run()
-    total = len(whole.catalog.fleet.requests)
+    total = len(whole_fleet.requests)
 
-    catalog = gb.Catalog.sim(latency_scale=0.02)
+    fleet = gb.sim.SimFleet(latency_scale=0.02)
+    catalog = fleet.catalog()
     bench = order_bench(catalog, salt="k", runs=3, inputs=3)
     task = asyncio.create_task(bench.run())
-    while len(catalog.fleet.requests) < total // 2:
+    while len(fleet.requests) < total // 2:
         await asyncio.sleep(0.005)
     task.cancel()
     with pytest.raises(asyncio.CancelledError):
         await task
-    before_kill = len(catalog.fleet.requests)
+    before_kill = len(fleet.requests)
     partial = bench.report()  # the runs judged before the kill
     assert partial.meta["stopped"] and partial.runs.height < 3 + 2 * 3 * 3
     await bench.run()
-    resumed = len(catalog.fleet.requests) - before_kill
+    resumed = len(fleet.requests) - before_kill
     # Every answer that reached the cache before the kill is reused; only calls cut off in flight are asked again.
     assert total <= before_kill + resumed <= total + 10
     assert resumed < total

@@ -219,10 +219,10 @@ async def test_provider_reported_cost_wins_and_the_table_figure_stays_beside_it(
 
     header = httpx2.Response(200, json=completion("ok", tokens=(1000, 100)), headers={"x-litellm-response-cost": "0.5"})
     cache = gb.CallCache(tmp_path / "litellm")
-    seat = make_seat(scripted_catalog(Scripted([header])), "acme/pick", cache=cache)
-    call = (await seat.chat([])).calls[0]
+    litellm = scripted_catalog(Scripted([header]))  # one answer only: the second call must come from the cache
+    call = (await make_seat(litellm, "acme/pick", cache=cache).chat([])).calls[0]
     assert call.cost == 0.5 and call.cost_source == "provider"
-    again = (await make_seat(scripted_catalog(Scripted([])), "acme/pick", cache=cache).chat([])).calls[0]
+    again = (await make_seat(litellm, "acme/pick", cache=cache).chat([])).calls[0]
     assert again.cache_hit and again.cost == 0.5 and again.cost_source == "provider"  # the header's cost is kept
 
 

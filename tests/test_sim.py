@@ -12,15 +12,18 @@ import httpx2
 import openai
 import pytest
 
+from gradebench._session import mounted, origin
 from gradebench.sim import (
     IdealMessage,
     SimFleet,
     ToolRequest,
     register_policy,
-    sim_catalog,
     start_server,
 )
 from gradebench.sim import _grader as sim_judge
+from gradebench.sim import (
+    catalog as sim_catalog,
+)
 
 BASE = "http://sim.gradebench.invalid/v1"
 WEATHER_TOOL = {
@@ -401,18 +404,21 @@ async def test_judge_through_the_client(fleet):
 
 def test_sim_catalog(monkeypatch):
     monkeypatch.setenv("GRADEBENCH_SIM_LATENCY_SCALE", "0")
-    catalog = sim_catalog()
-    assert catalog.fleet.latency_scale == 0 and catalog.transport is not None
+    fleet = SimFleet()
+    catalog = fleet.catalog()
+    assert fleet.latency_scale == 0
+    assert mounted()[origin(BASE)].handler == fleet.handle  # served in-process, not from the catalog
     assert all(e.simulated and e.base_url == BASE for e in catalog)
     assert catalog.pick("standard").name == "sim/steady" and catalog.ceiling().name == "sim/oracle"
     assert [e.name for e in catalog.of_grade("small")] == ["sim/pico", "sim/mini", "sim/nano"]
     assert catalog["sim/mini"].rpm is None  # with no simulated time there is no rate to keep
-    paced = sim_catalog(latency_scale=1)  # on the simulated clock the client paces at the server's limit
-    assert paced["sim/mini"].rpm == paced.fleet.profile("sim-mini-1").server_rpm
+    paced_fleet = SimFleet(latency_scale=1)  # on the simulated clock the client paces at the server's limit
+    paced = paced_fleet.catalog()
+    assert paced["sim/mini"].rpm == paced_fleet.profile("sim-mini-1").server_rpm
     assert sim_catalog(latency_scale=0.5)["sim/mini"].rpm == 2 * paced["sim/mini"].rpm
-    assert {e.model for e in catalog} == set(catalog.fleet.profiles)
+    assert {e.model for e in catalog} == set(fleet.profiles)
     remote = sim_catalog(latency_scale=0, base_url="http://127.0.0.1:9/v1")
-    assert remote.transport is None and remote["sim/sage"].base_url == "http://127.0.0.1:9/v1"
+    assert remote["sim/sage"].base_url == "http://127.0.0.1:9/v1"
 
 
 async def test_loopback_server_with_sync_client():

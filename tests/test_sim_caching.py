@@ -176,7 +176,7 @@ def test_the_store_is_bounded_least_recently_used_first():
 
 
 def test_sim_catalog_prices_cached_input_at_a_tenth():
-    catalog = gb.Catalog.sim(latency_scale=0)
+    catalog = gb.sim.catalog(latency_scale=0)
     for entry in catalog:
         assert entry.price_cached_in == pytest.approx(entry.price_in / 10), entry.name
     steady = catalog["sim/steady"]

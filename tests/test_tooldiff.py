@@ -193,7 +193,7 @@ def test_text_stays_short() -> None:
 
 
 async def test_sim_fleet_traces() -> None:
-    catalog = gb.Catalog.sim(latency_scale=0)
+    catalog = gb.sim.catalog(latency_scale=0)
     bench = gb.Benchmark(OrderAgent, runs=3, catalog=catalog, grade="standard", progress=False)
     bench.set_inputs(load_inputs("orders")[:8])
     await bench.run()

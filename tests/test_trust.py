@@ -16,12 +16,12 @@ def race(catalog: gb.Catalog, *, inputs: int = 6, runs: int = 2, **kw) -> gb.Ben
     return bench.set_inputs(load_inputs("orders")[:inputs])
 
 
-def judge_requests(catalog: gb.Catalog, since: int = 0) -> list:
-    return [r for r in catalog.fleet.requests[since:] if r.headers.get("x-gradebench-role") == "judge"]
+def judge_requests(fleet: gb.sim.SimFleet, since: int = 0) -> list:
+    return [r for r in fleet.requests[since:] if r.headers.get("x-gradebench-role") == "judge"]
 
 
 async def test_the_tool_skipping_entry_is_never_as_good_and_a_cheap_weak_one_is_worse() -> None:
-    catalog = gb.Catalog.sim(latency_scale=0)
+    catalog = gb.sim.catalog(latency_scale=0)
     bench = race(catalog, inputs=12, runs=3, also=["small"])
     await bench.run()
     models = bench.report().models
@@ -43,7 +43,8 @@ async def test_the_tool_skipping_entry_is_never_as_good_and_a_cheap_weak_one_is_
 
 
 async def test_the_tool_diff_is_in_the_rows_and_in_the_judge_prompt() -> None:
-    catalog = gb.Catalog.sim(latency_scale=0)
+    fleet = gb.sim.SimFleet(latency_scale=0)
+    catalog = fleet.catalog()
     bench = race(catalog, inputs=8, runs=3)
     bench.set_candidates(["sim/steady", "sim/swift"])
     await bench.run()
@@ -51,19 +52,20 @@ async def test_the_tool_diff_is_in_the_rows_and_in_the_judge_prompt() -> None:
     assert runs["tool_missing"].null_count() == 0 and runs["tool_diff"].null_count() == 0
     skipped = runs.filter((pl.col("entry") == "sim/swift") & (pl.col("tool_missing") > 0))
     assert skipped.height > 0 and skipped["tool_diff"].str.contains("missing").all()
-    prompts = [r.body["messages"][1]["content"] for r in judge_requests(catalog)]
+    prompts = [r.body["messages"][1]["content"] for r in judge_requests(fleet)]
     assert all("<checked_in_code>" in p for p in prompts)
     assert any("skipped" in p for p in prompts)
 
 
 async def test_judge_noise_rejudges_only_and_fills_the_floor() -> None:
-    catalog = gb.Catalog.sim(latency_scale=0)
+    fleet = gb.sim.SimFleet(latency_scale=0)
+    catalog = fleet.catalog()
     bench = race(catalog)
     bench.set_candidates(["sim/steady", "sim/swift", "sim/squint"])
     await bench.run()
-    before = len(catalog.fleet.requests)
+    before = len(fleet.requests)
     report = await bench.judge_noise(k=4, sample=9)
-    new = catalog.fleet.requests[before:]
+    new = fleet.requests[before:]
     assert new and {r.headers["x-gradebench-role"] for r in new} == {"judge"}
     assert {r.headers["x-gradebench-sample"] for r in new} == {"1", "2", "3", "4"}  # distinct draws
     assert report.noise.height == 9 and report.noise["replicas"].list.len().to_list() == [4] * 9
@@ -82,10 +84,11 @@ async def test_judge_noise_rejudges_only_and_fills_the_floor() -> None:
 
 
 async def test_the_swap_check_judges_both_orders_blind() -> None:
-    catalog = gb.Catalog.sim(latency_scale=0)
+    fleet = gb.sim.SimFleet(latency_scale=0)
+    catalog = fleet.catalog()
     bench = race(catalog, inputs=4).set_candidates(["sim/steady", "sim/swift"]).set_judge_swap()
     await bench.run()
-    judged = judge_requests(catalog)
+    judged = judge_requests(fleet)
     assert len(judged) == 2 * 4 * 2 * 2  # every run, in both orders
     firsts = []
     for r in judged:
@@ -101,7 +104,7 @@ async def test_the_swap_check_judges_both_orders_blind() -> None:
 
 
 async def test_margin_transcripts_and_judge_prompts_from_the_report() -> None:
-    catalog = gb.Catalog.sim(latency_scale=0)
+    catalog = gb.sim.catalog(latency_scale=0)
     bench = race(catalog, inputs=8, runs=3).set_candidates(["sim/steady", "sim/chatty", "sim/swift"])
     await bench.run()
     report = bench.report()

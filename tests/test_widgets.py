@@ -49,7 +49,7 @@ def test_default_state() -> None:
         """Write a haiku about the topic."""
         return (await seat.chat([{"role": "user", "content": input["topic"]}])).text
 
-    catalog = gb.Catalog.sim(latency_scale=0)
+    catalog = gb.sim.catalog(latency_scale=0)
     panel = BenchmarkPanel(catalog, jobs=[haiku])
     assert isinstance(panel, widgets.BenchmarkPanel) and panel.tabs in panel.children
     assert list(panel.job.options) == [*EXAMPLE_JOBS, "haiku"]
@@ -86,7 +86,7 @@ def test_default_state() -> None:
 
 
 def test_changing_grade_refreshes_candidates() -> None:
-    catalog = gb.Catalog.sim(latency_scale=0)
+    catalog = gb.sim.catalog(latency_scale=0)
     panel = BenchmarkPanel(catalog)
     for grade in catalog.grades:
         panel.grade.value = grade
@@ -97,10 +97,9 @@ def test_changing_grade_refreshes_candidates() -> None:
 
 async def test_an_uncallable_entry_is_labelled_and_never_selected(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("UNSET_VAR", raising=False)
-    sim = gb.Catalog.sim(latency_scale=0)
+    sim = gb.sim.catalog(latency_scale=0)
     entries = [dataclasses.replace(e, api_key_env="UNSET_VAR") if e.name == "sim/swift" else e for e in sim.entries]
-    catalog = gb.Catalog(entries, grades=sim.grades, picks=sim.picks, ceiling=sim.ceiling_name,
-                         transport=sim.transport, fleet=sim.fleet)  # fmt: skip
+    catalog = gb.Catalog(entries, grades=sim.grades, picks=sim.picks, ceiling=sim.ceiling_name)  # fmt: skip
     panel = BenchmarkPanel(catalog)
     panel.grade.value = "standard"
     label = next(k for k, v in panel.candidates.options if v == "sim/swift")
@@ -117,13 +116,13 @@ async def test_an_uncallable_entry_is_labelled_and_never_selected(monkeypatch: p
 
 
 def test_outside_an_event_loop_run_says_how_to_start() -> None:
-    panel = BenchmarkPanel(gb.Catalog.sim(latency_scale=0))
+    panel = BenchmarkPanel(gb.sim.catalog(latency_scale=0))
     panel.run_button.click()
     assert panel.task is None and "no running event loop" in panel.status.value and not panel.run_button.disabled
 
 
 async def test_start_fills_every_tab() -> None:
-    catalog = gb.Catalog.sim(latency_scale=0)
+    catalog = gb.sim.catalog(latency_scale=0)
     panel = standard_panel(catalog)
     report = await panel.start()
     assert report is panel.report is panel.bench.report() and panel.error is None
@@ -166,7 +165,7 @@ async def test_start_fills_every_tab() -> None:
 
 
 async def test_runs_tab_sorts() -> None:
-    panel = standard_panel(gb.Catalog.sim(latency_scale=0))
+    panel = standard_panel(gb.sim.catalog(latency_scale=0))
     report = await panel.start()
 
     def shown_order() -> list[str]:
@@ -191,7 +190,8 @@ async def test_run_is_disabled_while_running_and_a_second_click_does_nothing(mon
             made.append(self)
 
     monkeypatch.setattr(widgets, "Benchmark", Counting)
-    catalog = gb.Catalog.sim(latency_scale=0.05)
+    fleet = gb.sim.SimFleet(latency_scale=0.05)
+    catalog = fleet.catalog()
     panel = standard_panel(catalog, runs=1, first=1)
     panel.run_button.click()
     task = panel.task
@@ -202,21 +202,23 @@ async def test_run_is_disabled_while_running_and_a_second_click_does_nothing(mon
     report = await panel.start()  # while running, start() waits for the race under way
     assert panel.task is task and len(made) == 1 and task.done()
     assert report is not None and report.runs.height == 1 + 2
-    references = [r for r in catalog.fleet.requests if r.headers["x-gradebench-role"] == "reference"]
+    references = [r for r in fleet.requests if r.headers["x-gradebench-role"] == "reference"]
     assert len({r.headers["x-gradebench-run"] for r in references}) == 1
     assert not panel.run_button.disabled and panel.stop_button.disabled
 
 
 async def test_stop_cancels_and_a_rerun_resumes_from_the_cache(tmp_path: Path) -> None:
     # How many requests the whole race makes on a fresh cache (the sim is deterministic).
-    whole = standard_panel(gb.Catalog.sim(latency_scale=0), runs=2, first=3, cache=tmp_path / "whole")
+    whole_fleet = gb.sim.SimFleet(latency_scale=0)
+    whole = standard_panel(whole_fleet.catalog(), runs=2, first=3, cache=tmp_path / "whole")
     await whole.start()
-    total = len(whole.catalog.fleet.requests)
+    total = len(whole_fleet.requests)
 
-    catalog = gb.Catalog.sim(latency_scale=0.05)
+    fleet = gb.sim.SimFleet(latency_scale=0.05)
+    catalog = fleet.catalog()
     panel = standard_panel(catalog, runs=2, first=3)
     panel.run_button.click()
-    while len(catalog.fleet.requests) < total // 2:
+    while len(fleet.requests) < total // 2:
         await asyncio.sleep(0.005)
     assert panel.stop() is True
     await finished(panel)
@@ -226,15 +228,15 @@ async def test_stop_cancels_and_a_rerun_resumes_from_the_cache(tmp_path: Path) -
     assert not panel.run_button.disabled and panel.stop_button.disabled
     assert panel.stop() is False  # nothing left to stop
 
-    before = len(catalog.fleet.requests)
+    before = len(fleet.requests)
     report = await panel.start()
-    resumed = len(catalog.fleet.requests) - before
+    resumed = len(fleet.requests) - before
     assert report is not None and report.runs.height == 3 + 2 * 2 * 3
     assert resumed < total and "done in" in panel.status.value
 
 
 async def test_stop_before_the_race_starts_is_clean() -> None:
-    panel = standard_panel(gb.Catalog.sim(latency_scale=0))
+    panel = standard_panel(gb.sim.catalog(latency_scale=0))
     panel.run_button.click()
     panel.stop()  # the task never ran a step
     await finished(panel)
@@ -242,7 +244,7 @@ async def test_stop_before_the_race_starts_is_clean() -> None:
 
 
 async def test_export_writes_the_report_and_says_where(tmp_path: Path) -> None:
-    panel = standard_panel(gb.Catalog.sim(latency_scale=0), runs=1, first=1)
+    panel = standard_panel(gb.sim.catalog(latency_scale=0), runs=1, first=1)
     panel.export_button.click()
     assert "nothing to export" in panel.status.value
     await panel.start()
@@ -257,44 +259,46 @@ async def test_export_writes_the_report_and_says_where(tmp_path: Path) -> None:
 
 
 async def test_rejudge_calls_only_the_judge_and_refreshes_the_tabs() -> None:
-    catalog = gb.Catalog.sim(latency_scale=0)
+    fleet = gb.sim.SimFleet(latency_scale=0)
+    catalog = fleet.catalog()
     panel = standard_panel(catalog)
     first = await panel.start()
-    before = len(catalog.fleet.requests)
+    before = len(fleet.requests)
     panel.rubric.value = "Refund only after <both> the lookup and the policy check."
     panel.rejudge_button.click()
     assert panel.run_button.disabled and panel.rejudge_button.disabled
     await finished(panel)
-    new = catalog.fleet.requests[before:]
+    new = fleet.requests[before:]
     assert new and {r.headers["x-gradebench-role"] for r in new} == {"judge"}
     assert panel.report is not first and panel.report.meta["rubric"] == panel.rubric.value
     assert "Refund only after &lt;both&gt; the lookup" in panel.runs_table.value
     assert "rejudged 8 runs" in panel.status.value
     assert rows(panel.runs_table.value) == first.runs.height
     again = await panel.rejudge()  # the same rubric again: served from the cache
-    assert again is panel.report and len(catalog.fleet.requests) == len(new) + before
+    assert again is panel.report and len(fleet.requests) == len(new) + before
 
 
 async def test_rejudge_before_any_race_says_so() -> None:
-    panel = standard_panel(gb.Catalog.sim(latency_scale=0))
+    panel = standard_panel(gb.sim.catalog(latency_scale=0))
     assert await panel.rejudge() is None
     assert "nothing to rejudge" in panel.status.value and panel.task is None
 
 
 @pytest.mark.parametrize("path", ["", "decision..x"])
 async def test_a_bad_scorer_path_shows_in_the_status(path: str) -> None:
-    catalog = gb.Catalog.sim(latency_scale=0)
+    fleet = gb.sim.SimFleet(latency_scale=0)
+    catalog = fleet.catalog()
     panel = standard_panel(catalog)
     panel.scorer.value = "field_equals"
     assert not panel.scorer_path.disabled
     panel.scorer_path.value = path
     assert await panel.start() is None
     assert "cannot run: ValueError: path must be a dotted path" in panel.status.value
-    assert panel.task is None and not catalog.fleet.requests and not panel.run_button.disabled
+    assert panel.task is None and not fleet.requests and not panel.run_button.disabled
 
 
 async def test_a_scorer_from_the_dropdown_scores_the_runs() -> None:
-    panel = standard_panel(gb.Catalog.sim(latency_scale=0))
+    panel = standard_panel(gb.sim.catalog(latency_scale=0))
     panel.scorer.value = "field_equals"
     panel.scorer_path.value = "decision"
     report = await panel.start()
@@ -307,7 +311,7 @@ async def test_a_failing_reference_shows_in_the_status(caplog: pytest.LogCapture
         """Always fails."""
         raise RuntimeError("boom <b>")
 
-    panel = standard_panel(gb.Catalog.sim(latency_scale=0), jobs=[broken], inputs={"broken": [{"id": "only"}]})
+    panel = standard_panel(gb.sim.catalog(latency_scale=0), jobs=[broken], inputs={"broken": [{"id": "only"}]})
     panel.job.value = "broken"
     with caplog.at_level(logging.ERROR, logger="asyncio"):
         assert await panel.start() is None
@@ -323,14 +327,14 @@ async def test_a_grade_without_a_pick_or_an_unset_reference_key_shows_in_the_sta
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     monkeypatch.delenv("UNSET_VAR", raising=False)
-    sim = gb.Catalog.sim(latency_scale=0)
+    fleet = gb.sim.SimFleet(latency_scale=0)
+    sim = fleet.catalog()
     entries = [dataclasses.replace(e, api_key_env="UNSET_VAR") if e.name == "sim/steady" else e for e in sim.entries]
-    catalog = gb.Catalog(entries, grades=sim.grades, picks=sim.picks, ceiling=sim.ceiling_name,
-                         transport=sim.transport, fleet=sim.fleet)  # fmt: skip
+    catalog = gb.Catalog(entries, grades=sim.grades, picks=sim.picks, ceiling=sim.ceiling_name)  # fmt: skip
     panel = standard_panel(catalog, candidates=("sim/swift",))
     assert await panel.start() is None
     assert "CatalogError" in panel.status.value and "UNSET_VAR" in panel.status.value
-    assert not catalog.fleet.requests
+    assert not fleet.requests
 
 
 async def test_untrusted_text_is_escaped() -> None:
@@ -341,7 +345,7 @@ async def test_untrusted_text_is_escaped() -> None:
 
     evil = "<img src=x onerror=alert(1)><script>alert(2)</script>"
     panel = standard_panel(
-        gb.Catalog.sim(latency_scale=0), jobs=[echo], inputs={"echo": [{"id": "x", "text": evil}]}, runs=1
+        gb.sim.catalog(latency_scale=0), jobs=[echo], inputs={"echo": [{"id": "x", "text": evil}]}, runs=1
     )
     panel.job.value = "echo"
     await panel.start()
@@ -384,7 +388,7 @@ def test_a_click_in_a_real_kernel_races_on_the_kernel_loop(tmp_path: Path) -> No
     try:
         run_id = execute(
             "import gradebench as gb\n"
-            "catalog = gb.Catalog.sim(latency_scale=0.05)\n"
+            "catalog = gb.sim.catalog(latency_scale=0.05)\n"
             "panel = gb.widgets.BenchmarkPanel(catalog)\n"
             "panel.grade.value = 'standard'; panel.candidates.value = ('sim/steady', 'sim/swift')\n"
             "panel.runs.value = 2; panel.n_inputs.value = 2\n"
@@ -408,7 +412,8 @@ def test_a_click_in_a_real_kernel_races_on_the_kernel_loop(tmp_path: Path) -> No
 async def test_the_small_grade_races_to_the_end_on_the_first_click() -> None:
     # sim/mini (the small pick) answers 429s when a burst outruns its server limit: a normal condition, waited out.
     # Notebook 01's settings on the small grade, with the simulated clock running (so the server's limit is on).
-    catalog = gb.Catalog.sim(latency_scale=0.05)
+    fleet = gb.sim.SimFleet(latency_scale=0.05)
+    catalog = fleet.catalog()
     panel = BenchmarkPanel(catalog)
     panel.grade.value = "small"
     panel.runs.value, panel.n_inputs.value = 3, 5
@@ -416,4 +421,4 @@ async def test_the_small_grade_races_to_the_end_on_the_first_click() -> None:
     assert panel.error is None and report is not None
     assert report.runs.filter(role="reference")["ok"].all() and report.runs.filter(role="reference").height == 5
     assert not any("429" in (e or "") for e in report.runs["error"].to_list())
-    assert catalog.fleet is not None and any(r.status == 429 for r in catalog.fleet.requests)  # it was rate-limited
+    assert fleet is not None and any(r.status == 429 for r in fleet.requests)  # it was rate-limited

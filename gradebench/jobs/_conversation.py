@@ -7,9 +7,10 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..sim._policy import Policy
+from .._protocol import content_text
+from ..sim import Policy
 
-__all__ = ["ToolExchange", "first_user_text", "ideal_answer", "system_text", "text_of", "tool_exchanges", "tool_names"]
+__all__ = ["ToolExchange", "first_user_text", "ideal_answer", "system_text", "tool_exchanges", "tool_names"]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -24,23 +25,16 @@ class ToolExchange:
     """The decoded result; None when the call was skipped (a ``null`` result) or its content was not JSON."""
 
 
-def text_of(content: Any) -> str:
-    """The text of a message content: a string, or the text parts of a list; anything else is no text."""
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        return "".join(p["text"] for p in content if isinstance(p, dict) and isinstance(p.get("text"), str))
-    return ""
-
-
 def first_user_text(messages: Sequence[Any]) -> str:
     """The text of the first user message (the request the conversation is about)."""
-    return next((text_of(m.get("content")) for m in _dicts(messages) if m.get("role") == "user"), "")
+    return next((content_text(m.get("content")) for m in _dicts(messages) if m.get("role") == "user"), "")
 
 
 def system_text(messages: Sequence[Any]) -> str:
     """The text of the system (or developer) messages, joined."""
-    return "\n".join(text_of(m.get("content")) for m in _dicts(messages) if m.get("role") in ("system", "developer"))
+    return "\n".join(
+        content_text(m.get("content")) for m in _dicts(messages) if m.get("role") in ("system", "developer")
+    )
 
 
 def tool_names(tools: Iterable[Any]) -> set[str]:
@@ -127,7 +121,7 @@ def _arguments(raw: Any) -> dict[str, Any]:
 
 
 def _result(content: Any) -> Any:
-    text = text_of(content)
+    text = content_text(content)
     if not text:
         return None
     try:

@@ -10,7 +10,7 @@ from typing import Any
 
 import gradebench as gb
 
-from ..sim._policy import IdealMessage, ToolRequest, register_policy
+from ..sim import IdealMessage, ToolRequest, register_policy
 from ._conversation import ToolExchange, first_user_text, ideal_answer, tool_exchanges, tool_names
 from ._jsontext import parse_json_object
 from ._orders import check_return_policy, issue_refund, lookup_order

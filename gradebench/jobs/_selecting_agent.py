@@ -15,7 +15,7 @@ from typing import Any
 import gradebench as gb
 
 from ..scorers import DEFAULT_LETTERS, extract_choice, field_equals, seeded_shuffle
-from ..sim._policy import IdealMessage, register_policy
+from ..sim import IdealMessage, register_policy
 from ._conversation import first_user_text, system_text
 
 __all__ = [

@@ -1,23 +1,26 @@
 """The simulated OpenAI-compatible fleet: offline models with profiles, served through the real openai client.
 
-``sim_catalog()`` is what ``Catalog.sim()`` returns: every entry is ``simulated=True`` and the catalog's transport is
-the fleet's in-process ``httpx2.MockTransport``. ``serve``/``start_server`` put the same fleet on a loopback socket.
+``gradebench.sim.catalog()`` is the fleet as a catalog: every entry is ``simulated=True`` and the fleet is mounted
+in-process at ``http://sim.gradebench.invalid`` (an ``httpx2.MockTransport`` under the real client; see
+`gradebench.mount`). ``SimFleet(...).catalog()`` does the same and keeps the fleet in hand (``fleet.requests``).
+``serve``/``start_server`` put a fleet on a loopback socket. The example jobs register their policies (the ideal
+next message) with ``register_policy`` when imported; the fleet asks them, and never imports a job itself.
 See ``gradebench.sim._profiles`` for the table of entries and their quirks.
 """
 
 from __future__ import annotations
 
-import os
-
-from .._catalog import Catalog, Entry
-from ._fleet import SimFleet, SimRequest
+from .._catalog import Catalog
+from ._fleet import DEFAULT_BASE_URL, LATENCY_ENV, SimFleet, SimRequest
 from ._policy import IdealMessage, Policy, ToolRequest, policies, register_policy
-from ._profiles import CEILING, GRADES, PICKS, PROFILES, Profile
+from ._profiles import PROFILES, Profile
 from ._server import SimServer, serve, start_server
 
 __all__ = [
     "DEFAULT_BASE_URL",
     "IdealMessage",
+    "LATENCY_ENV",
+    "PROFILES",
     "Policy",
     "Profile",
     "SimFleet",
@@ -26,53 +29,17 @@ __all__ = [
     "ToolRequest",
     "policies",
     "register_policy",
+    "catalog",
     "serve",
-    "sim_catalog",
     "start_server",
 ]
 
-DEFAULT_BASE_URL = "http://sim.gradebench.invalid/v1"
-"""Base URL of the in-process fleet (``.invalid``: it can never resolve to a real host)."""
 
-
-def sim_catalog(*, latency_scale: float | None = None, seed: int = 0, base_url: str | None = None) -> Catalog:
-    """The simulated fleet as a catalog; ``catalog.fleet`` is the `SimFleet` behind it (``catalog.fleet.requests``).
+def catalog(*, latency_scale: float | None = None, seed: int = 0, base_url: str | None = None) -> Catalog:
+    """The simulated fleet as a catalog, served in-process (or by the ``gradebench sim-serve`` at ``base_url``).
 
     ``latency_scale`` multiplies every simulated latency and speeds the server-side rate limit up in proportion
     (0: no sleeps and no rate limiting, for tests); None reads ``GRADEBENCH_SIM_LATENCY_SCALE`` (default 1).
-    With ``base_url`` (a running ``gradebench sim-serve``), entries point there and no in-process transport is set;
-    the local ``catalog.fleet`` is then only a description of the profiles, not the one answering.
+    ``SimFleet(latency_scale=..., seed=...).catalog()`` is the same with the fleet kept (its ``requests``).
     """
-    if latency_scale is None:
-        latency_scale = float(os.environ.get("GRADEBENCH_SIM_LATENCY_SCALE", "1"))
-    fleet = SimFleet(latency_scale=latency_scale, seed=seed)
-    url = base_url or DEFAULT_BASE_URL
-    entries = [
-        Entry(
-            name=p.name,
-            model=p.model,
-            grade=p.grade,
-            base_url=url,
-            api_key_env=None,
-            price_in=p.price_in,
-            price_out=p.price_out,
-            price_cached_in=p.price_cached_in,
-            currency="USD",
-            max_concurrency=p.max_concurrency,
-            # client-side pacing speeds up with the simulated clock, as the server's limit does
-            rpm=None if not p.catalog_rpm or latency_scale == 0 else max(1, round(p.catalog_rpm / latency_scale)),
-            max_retries=p.max_retries,
-            simulated=True,
-        )
-        for p in PROFILES
-    ]
-    catalog = Catalog(
-        entries,
-        grades=GRADES,
-        picks=PICKS,
-        ceiling=CEILING,
-        transport=None if base_url else fleet.transport(),
-        fleet=fleet,
-        source="sim",
-    )
-    return catalog
+    return SimFleet(latency_scale=latency_scale, seed=seed).catalog(base_url=base_url)

@@ -14,6 +14,7 @@ import asyncio
 import json
 import logging
 import math
+import os
 import time
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -21,8 +22,10 @@ from typing import Any
 
 import httpx2
 
+from .._catalog import Catalog, Entry
+from .._protocol import ATTEMPT_HEADER, RUN_HEADER, SAMPLE_HEADER, SEQ_HEADER, content_text
+from .._session import mount
 from . import _grader as sim_judge
-from . import _policy as policy_mod
 from . import _reasoning as reasoning
 from ._perturb import (
     adjust_verbosity,
@@ -36,17 +39,22 @@ from ._perturb import (
     stable_hex,
 )
 from ._policy import Policy
-from ._profiles import PROFILES, Profile
+from ._policy import policies as registered_policies
+from ._profiles import CEILING, GRADES, PICKS, PROFILES, Profile
 from ._prompt_cache import PromptCache, prompt_text
-from ._prompt_cache import content_text as _text
 from ._prompt_cache import tokens as _tokens
 
-__all__ = ["SimFleet", "SimRequest"]
+__all__ = ["DEFAULT_BASE_URL", "LATENCY_ENV", "SimFleet", "SimRequest"]
+
+DEFAULT_BASE_URL = "http://sim.gradebench.invalid/v1"
+"""Base URL of the in-process fleet (``.invalid``: it can never resolve to a real host)."""
+
+LATENCY_ENV = "GRADEBENCH_SIM_LATENCY_SCALE"
+"""Environment variable with the default latency scale (tests set 0)."""
 
 log = logging.getLogger("gradebench")
 
-_warned_jobs = False  # warn once, not on every request, when the example jobs cannot be imported
-_LABELS = ("x-gradebench-run", "x-gradebench-seq", "x-gradebench-attempt", "x-gradebench-sample")
+_LABELS = (RUN_HEADER, SEQ_HEADER, ATTEMPT_HEADER, SAMPLE_HEADER)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -93,11 +101,23 @@ def _error(status: int, message: str, kind: str, *, code: str | None = None, hea
 class SimFleet:
     """The simulated models, answering OpenAI chat-completion requests deterministically by profile."""
 
-    def __init__(self, *, latency_scale: float = 1.0, seed: int = 0, profiles: Iterable[Profile] | None = None):
+    def __init__(
+        self,
+        *,
+        latency_scale: float | None = None,
+        seed: int = 0,
+        profiles: Iterable[Profile] | None = None,
+        policies: Iterable[Policy] | None = None,
+    ):
+        """``latency_scale`` None reads ``GRADEBENCH_SIM_LATENCY_SCALE`` (default 1); ``policies`` None: the ones
+        registered with `register_policy` (the example jobs register theirs when imported), looked up per request."""
+        if latency_scale is None:
+            latency_scale = float(os.environ.get(LATENCY_ENV, "1"))
         if latency_scale < 0:
             raise ValueError(f"latency_scale must be >= 0, got {latency_scale}")
         self.latency_scale = float(latency_scale)
         self.seed = seed
+        self.policies = None if policies is None else list(policies)
         self.profiles: dict[str, Profile] = {p.model: p for p in (profiles if profiles is not None else PROFILES)}
         self._by_name = {p.name: p for p in self.profiles.values()}
         self._slots: list[SimRequest | None] = []
@@ -121,6 +141,35 @@ class SimFleet:
     def transport(self) -> httpx2.MockTransport:
         """An in-process transport for ``httpx2.AsyncClient(transport=...)``."""
         return httpx2.MockTransport(self.handle)
+
+    def catalog(self, *, base_url: str | None = None) -> Catalog:
+        """This fleet as a catalog. Without ``base_url`` the fleet is mounted in-process at `DEFAULT_BASE_URL`
+        (replacing any fleet mounted there before); with one (a running ``gradebench sim-serve``), entries point there.
+        """
+        if base_url is None:
+            mount(DEFAULT_BASE_URL, self.transport())
+        url = base_url or DEFAULT_BASE_URL
+        scale = self.latency_scale
+        entries = [
+            Entry(
+                name=p.name,
+                model=p.model,
+                grade=p.grade,
+                base_url=url,
+                api_key_env=None,
+                price_in=p.price_in,
+                price_out=p.price_out,
+                price_cached_in=p.price_cached_in,
+                currency="USD",
+                max_concurrency=p.max_concurrency,
+                # client-side pacing speeds up with the simulated clock, as the server's limit does
+                rpm=None if not p.catalog_rpm or scale == 0 else max(1, round(p.catalog_rpm / scale)),
+                max_retries=p.max_retries,
+                simulated=True,
+            )
+            for p in self.profiles.values()
+        ]
+        return Catalog(entries, grades=GRADES, picks=PICKS, ceiling=CEILING, source="sim")
 
     def profile(self, model: str) -> Profile | None:
         """The profile a model id (or entry name) names."""
@@ -325,7 +374,7 @@ class SimFleet:
         tools: list[dict[str, Any]] = body.get("tools") or []
         fmt = body.get("response_format") if isinstance(body.get("response_format"), dict) else None
         users = [m for m in messages if m.get("role") == "user"]
-        last_user = _text(users[-1].get("content")) if users else ""
+        last_user = content_text(users[-1].get("content")) if users else ""
 
         if sim_judge.is_judge_request(last_user):
             verdict = sim_judge.judge(
@@ -374,7 +423,7 @@ class SimFleet:
         """A final answer as this profile gives it: right or wrong by its accuracy, padded or cut by its verbosity."""
         schema = ((fmt or {}).get("json_schema") or {}).get("schema")
         if rng_for(*key, "accuracy").random() >= profile.accuracy:
-            prompt = "\n".join(_text(m.get("content")) for m in messages if m.get("role") in ("system", "user"))
+            prompt = "\n".join(content_text(m.get("content")) for m in messages if m.get("role") in ("system", "user"))
             text = perturb_answer(text, rng_for(*key, "wrong"), schema if isinstance(schema, dict) else None, prompt)
         text = adjust_verbosity(text, profile.verbosity, rng_for(*key, "verbosity"))
         return self._content(self._shape(profile, text, fmt, rng_for(*key, "shape")))
@@ -391,14 +440,6 @@ class SimFleet:
         lead = rng.choice(["Here is my answer.", "Sure. Here is the result:", "After reviewing the request:"])
         return f"{lead}\n\n```json\n{text}\n```\n\nLet me know if anything needs adjusting."
 
-    @staticmethod
-    def _policy(messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> Policy | None:
-        try:
-            registered = policy_mod.policies()
-        except Exception as exc:  # policies() only imports the example jobs: if they are broken, the rest still works
-            global _warned_jobs
-            if not _warned_jobs:
-                log.warning("gradebench sim: example job policies unavailable: %r", exc)
-                _warned_jobs = True
-            registered = list(policy_mod._POLICIES)
+    def _policy(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> Policy | None:
+        registered = self.policies if self.policies is not None else registered_policies()
         return next((p for p in registered if p.matches(messages, tools)), None)

@@ -14,15 +14,13 @@ from __future__ import annotations
 
 import json
 import random
-import re
 from dataclasses import dataclass
 from typing import Any
 
+from .._protocol import section, transcripts
 from ._perturb import EXPLANATION_KEYS, canonical, strip_wording
 
 __all__ = ["SimVerdict", "Transcript", "is_judge_request", "judge", "parse_transcript", "render", "section"]
-
-_OPEN = re.compile(r'^<transcript label="(?P<label>[^"]*)" role="(?P<role>reference|candidate)">$')
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -58,34 +56,6 @@ class Transcript:
 def is_judge_request(text: str) -> bool:
     """Whether a user message is a judge prompt."""
     return 'role="reference">' in text and 'role="candidate">' in text
-
-
-def transcripts(text: str) -> list[tuple[str, str]]:
-    """The ``(role, body)`` of each transcript section, in the order they appear."""
-    found: list[tuple[str, str]] = []
-    role: str | None = None
-    body: list[str] = []
-    for line in text.splitlines():
-        opening = _OPEN.match(line.strip())
-        if opening:
-            role, body = opening.group("role"), []
-        elif role is not None and line.strip() == "</transcript>":
-            found.append((role, "\n".join(body)))
-            role = None
-        elif role is not None:
-            body.append(line)
-    return found
-
-
-def section(text: str, tag: str) -> str | None:
-    """The lines between ``<tag>`` and ``</tag>`` (each alone on a line); the last such section wins."""
-    lines = text.splitlines()
-    opens = [i for i, line in enumerate(lines) if line.strip() == f"<{tag}>"]
-    for start in reversed(opens):
-        for end in range(start + 1, len(lines)):
-            if lines[end].strip() == f"</{tag}>":
-                return "\n".join(lines[start + 1 : end])
-    return None
 
 
 def _loads(value: Any) -> Any:

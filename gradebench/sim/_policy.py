@@ -66,7 +66,5 @@ def register_policy(policy: Policy) -> Policy:
 
 
 def policies() -> list[Policy]:
-    """The registered policies, the example jobs' included."""
-    import gradebench.jobs  # noqa: F401  (registers the example jobs' policies)
-
+    """The registered policies (the example jobs register theirs when `gradebench.jobs` is imported)."""
     return list(_POLICIES)

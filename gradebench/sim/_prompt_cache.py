@@ -30,9 +30,10 @@ from collections import OrderedDict
 from collections.abc import Callable
 from typing import Any
 
+from .._protocol import content_text
 from ._perturb import canonical
 
-__all__ = ["CHARS_PER_TOKEN", "MIN_TOKENS", "STEP_TOKENS", "PromptCache", "content_text", "prompt_text", "tokens"]
+__all__ = ["CHARS_PER_TOKEN", "MIN_TOKENS", "STEP_TOKENS", "PromptCache", "prompt_text", "tokens"]
 
 CHARS_PER_TOKEN = 4
 """The sim's tokenizer: every 4 characters of prompt or answer are one token."""
@@ -47,15 +48,6 @@ RETENTION_S = {"in_memory": 300.0, "24h": 86_400.0}
 def tokens(chars: int) -> int:
     """Tokens of a text of ``chars`` characters (at least 1)."""
     return max(1, math.ceil(chars / CHARS_PER_TOKEN))
-
-
-def content_text(content: Any) -> str:
-    """The text of a message content (a string, or a list of text parts)."""
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        return "".join(p.get("text", "") for p in content if isinstance(p, dict))
-    return ""
 
 
 def _frame(role: Any) -> str:

@@ -19,9 +19,9 @@ from __future__ import annotations
 import random
 from typing import Any
 
+from .._protocol import content_text
 from ._perturb import stable_hex
 from ._profiles import REASONING_FLAVOURS as FLAVOURS
-from ._prompt_cache import content_text
 
 __all__ = ["DEEPSEEK_MISSING", "FLAVOURS", "attach", "problem", "thinking"]
 

@@ -158,7 +158,7 @@ async def start_server(
     host: str = "127.0.0.1",
     port: int = 0,
     *,
-    latency_scale: float = 1.0,
+    latency_scale: float | None = None,
     seed: int = 0,
     fleet: SimFleet | None = None,
 ) -> SimServer:
@@ -175,9 +175,16 @@ async def start_server(
     return sim
 
 
-async def serve(host: str = "127.0.0.1", port: int = 8000, *, latency_scale: float = 1.0, seed: int = 0) -> None:
+async def serve(
+    host: str = "127.0.0.1",
+    port: int = 8000,
+    *,
+    latency_scale: float | None = None,
+    seed: int = 0,
+    fleet: SimFleet | None = None,
+) -> None:
     """Serve the simulated fleet over HTTP until cancelled (what ``gradebench sim-serve`` runs)."""
-    sim = await start_server(host, port, latency_scale=latency_scale, seed=seed)
+    sim = await start_server(host, port, latency_scale=latency_scale, seed=seed, fleet=fleet)
     log.info("gradebench sim serving %d models at %s", len(sim.fleet.profiles), sim.base_url)
     try:
         await sim.serve_forever()
