@@ -8,9 +8,9 @@ from ._cache import CallCache
 from ._catalog import Catalog, Entry, Grade
 from ._errors import CallError, CatalogError, ConfigError, GradebenchError, ToolLoopError
 from ._job import Job
-from ._records import Run, Verdict
+from ._records import Call, ReportMeta, Run, Verdict
 from ._report import BenchmarkReport
-from ._seat import Call, Reply, Seat, Tool, tool
+from ._seat import Reply, Seat, Tool, tool
 from .scorers import Scorer
 
 
@@ -39,6 +39,7 @@ __all__ = [
     "Job",
     "RaceEvent",
     "Reply",
+    "ReportMeta",
     "Run",
     "Scorer",
     "Seat",

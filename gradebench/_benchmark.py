@@ -1,4 +1,9 @@
-"""`Benchmark`: the reference run, the race across the grade, the blind judge, the scorer, the report."""
+"""`Benchmark`: the reference run, the race across the grade, the blind judge, the scorer, the report.
+
+A benchmark is setup (the job, the catalog, the grade, inputs, candidates, rubric, scorer) plus three ways to spend
+on it, all through one race engine (`gradebench._race`): `Benchmark.run` (the reference runs, then the race),
+`rejudge_report` (the judge alone on stored runs) and `judge_noise_report` (more judgements of stored runs).
+"""
 
 from __future__ import annotations
 
@@ -9,7 +14,7 @@ import json
 import logging
 import os
 import time
-from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -20,11 +25,13 @@ from . import __version__
 from ._cache import CallCache, canonical_json
 from ._catalog import Catalog, Entry
 from ._job import JobSpec
-from ._judging import JudgeSetup, assess, noise_scores
-from ._records import Run
+from ._judge import JudgeSetup, Scorer, judge_again, judge_run
+from ._race import fan_out, lane_width
+from ._records import ReportMeta, Run
 from ._redact import scrub
 from ._report import BenchmarkReport
 from ._session import Session, mounted
+from ._stats import DEFAULT_MARGIN
 
 __all__ = ["Benchmark", "RaceEvent", "judge_noise_report", "rejudge_report"]
 
@@ -60,7 +67,7 @@ class Benchmark:
     ``async def job(input, seat)``.
     """
 
-    REPORT = "gradebench._report"
+    REPORT = "gradebench.report"
     """Key of the report in ``bench.metadata``."""
 
     def __init__(
@@ -75,7 +82,7 @@ class Benchmark:
         concurrency: int | None = None,
         judge: str | None = None,
         also: Iterable[str] = (),
-        margin: float = 1.0,
+        margin: float = DEFAULT_MARGIN,
         progress: bool = True,
     ):
         """``grade`` defaults to the job's declared grade. ``also`` names other grades (e.g. ``["small"]``) whose
@@ -237,6 +244,8 @@ class Benchmark:
         reference_entry = self.catalog.pick(self.grade)
         reference_entry.api_key()  # fail before any call when the reference cannot be called
         self.judge_entry.api_key()
+        meta = self.meta()
+        setup = JudgeSetup.from_meta(meta, self.catalog)
         runs: list[Run] = []
         errors: dict[str, BaseException] = {}
         async with Session(self.catalog, self.cache, self.concurrency, self._transports) as session:
@@ -246,45 +255,51 @@ class Benchmark:
                 self._emit(RaceEvent(kind="reference", run=run, planned=len(self._inputs)))
                 return run
 
-            references = await asyncio.gather(*(reference_one(x) for x in self._inputs))
+            references = await fan_out(
+                self._inputs, reference_one, width=lane_width(self.concurrency, reference_entry.max_concurrency)
+            )
             runs.extend(references)
             failed = [r for r in references if not r.ok]
             if failed:
-                self._finish(runs)
+                self._finish(runs, meta)
                 raise errors[failed[0].run_id]
             by_input = {r.input_id: r for r in references}
             plan = [(e, x, k) for x in self._inputs for e in self._candidates for k in range(self.runs)]
-            setup = JudgeSetup(entry=self.judge_entry, rubric=self.rubric, instructions=self.job.instructions,
-                               benchmark_id=self.benchmark_id, salt=self.salt, swap=self.judge_swap,
-                               reasoning=self.judge_reasoning)  # fmt: skip
             bar = tqdm(total=len(plan), desc=f"{self.job.name} race", unit="run", disable=not self.progress)
-            landed = judged = failures = 0
+            counts = {"landed": 0, "judged": 0, "failed": 0}
 
-            async def race_one(entry: Entry, item: _Input, repeat: int) -> Run:
-                nonlocal landed, judged, failures
+            async def race_one(planned: tuple[Entry, _Input, int]) -> Run:
+                entry, item, repeat = planned
                 run = await self._one_run(session, entry, item, "candidate", repeat, errors)
-                landed += 1
-                failures += not run.ok
-                bar.set_postfix(landed=landed, judged=judged, failed=failures, refresh=False)
+                counts["landed"] += 1
+                counts["failed"] += not run.ok
+                bar.set_postfix(counts, refresh=False)
                 self._emit(RaceEvent(kind="landed", run=run, planned=len(plan)))
-                run = await assess(session, run, by_input[item.id], item.value, setup, self.scorer)
-                judged += 1
-                bar.set_postfix(landed=landed, judged=judged, failed=failures, refresh=False)
+                run = await judge_run(session, run, by_input[item.id], item.value, setup, self.scorer)
+                counts["judged"] += 1
+                bar.set_postfix(counts, refresh=False)
                 bar.update(1)
                 self._emit(RaceEvent(kind="judged", run=run, planned=len(plan)))
                 return run
 
             done: list[Run] = []
+            by_name = {e.name: e for e in self._candidates}
             try:
-                raced = await asyncio.gather(*(self._collect(race_one(e, x, k), done) for e, x, k in plan))
+                raced = await fan_out(
+                    plan,
+                    race_one,
+                    lane=lambda planned: planned[0].name,
+                    width=lambda name: lane_width(self.concurrency, by_name[str(name)].max_concurrency),
+                    done=done.append,
+                )
             except asyncio.CancelledError:
                 # Stopped: what finished is in the cache; the report holds the runs judged so far.
-                self._finish([*runs, *done], stopped=True)
+                self._finish([*runs, *done], meta.replace(stopped="cancelled"))
                 raise
             finally:
                 bar.close()
             runs.extend(raced)
-        self._finish(runs)
+        self._finish(runs, meta)
         outputs = [r.output for r in references]
         return outputs[0] if len(outputs) == 1 else outputs
 
@@ -318,11 +333,19 @@ class Benchmark:
             fixed_params=self.job.fixed_params,
             max_steps=self.job.max_steps,
         )
-        base: dict[str, Any] = dict(
-            benchmark_id=self.benchmark_id, job=self.job.name, input_id=item.id, run_id=run_id, role=role,
-            entry=entry.name, model=entry.model, grade=entry.grade, simulated=entry.simulated, repeat=repeat,
+        made: dict[str, Any] = dict(
+            benchmark_id=self.benchmark_id,
+            job=self.job.name,
+            input_id=item.id,
+            run_id=run_id,
+            role=role,
+            entry=entry.name,
+            model=entry.model,
+            grade=entry.grade,
+            simulated=entry.simulated,
+            repeat=repeat,
             currency=entry.currency,
-        )  # fmt: skip
+        )
         started = time.perf_counter()
         limit = asyncio.timeout(self.job.timeout_s)
         try:
@@ -335,43 +358,40 @@ class Benchmark:
             elif isinstance(exc, TypeError) and "JSON serializable" in str(exc):
                 exc = TypeError(f"{self.job.name}: the job's output is not JSON-serialisable: {exc}")
             errors[run_id] = exc
-            return Run(**base, ok=False, error=scrub(f"{type(exc).__name__}: {exc}"), calls=list(seat.calls),
-                       wall_s=time.perf_counter() - started)  # fmt: skip
-        return Run(**base, ok=True, output=output, calls=list(seat.calls), wall_s=time.perf_counter() - started)
+            error = scrub(f"{type(exc).__name__}: {exc}")
+            wall = time.perf_counter() - started
+            return Run(**made, ok=False, error=error, calls=list(seat.calls), wall_s=wall)
+        return Run(**made, ok=True, output=output, calls=list(seat.calls), wall_s=time.perf_counter() - started)
 
-    @staticmethod
-    async def _collect(job: Awaitable[Run], done: list[Run]) -> Run:
-        run = await job
-        done.append(run)
-        return run
-
-    def _finish(self, runs: list[Run], *, stopped: bool = False) -> None:
-        self._report = BenchmarkReport.from_runs(runs, {**self._meta(), "stopped": stopped})
+    def _finish(self, runs: list[Run], meta: ReportMeta) -> None:
+        self._report = BenchmarkReport(runs, meta)
         self.metadata[Benchmark.REPORT] = self._report
         log.info("benchmark %s\n%s", self.benchmark_id, self._report.table())
 
-    def _meta(self) -> dict[str, Any]:
-        return {
-            "benchmark_id": self.benchmark_id,
-            "job": self.job.name,
-            "instructions": self.job.instructions,
-            "grade": self.grade,
-            "also": list(self.also),
-            "margin": self.margin,
-            "runs_per_entry": self.runs,
-            "reference_entry": self.catalog.pick(self.grade).name,
-            "judge_entry": self.judge_entry.name,
-            "judge_params": dict(self.catalog.judge_params),
-            "judge_swap": self.judge_swap,
-            "judge_reasoning": self.judge_reasoning,
-            "rubric": self.rubric,
-            "scorer": getattr(self.scorer, "name", getattr(self.scorer, "__name__", None)) if self.scorer else None,
-            "salt": self.salt,
-            "candidates": [e.name for e in self._candidates],
-            "skipped": dict(self._skipped),
-            "inputs": {x.id: x.value for x in self._inputs},
-            "gradebench_version": __version__,
-        }
+    def meta(self) -> ReportMeta:
+        """What a race of this benchmark is measured under, as its report will carry it."""
+        scorer = getattr(self.scorer, "name", getattr(self.scorer, "__name__", None)) if self.scorer else None
+        return ReportMeta(
+            benchmark_id=self.benchmark_id,
+            job=self.job.name,
+            instructions=self.job.instructions,
+            grade=self.grade,
+            also=list(self.also),
+            margin=self.margin,
+            runs_per_entry=self.runs,
+            reference_entry=self.catalog.pick(self.grade).name,
+            judge_entry=self.judge_entry.name,
+            judge_params=dict(self.catalog.judge_params),
+            judge_swap=self.judge_swap,
+            judge_reasoning=self.judge_reasoning,
+            rubric=self.rubric,
+            scorer=scorer,
+            salt=self.salt,
+            candidates=[e.name for e in self._candidates],
+            skipped=dict(self._skipped),
+            inputs={x.id: x.value for x in self._inputs},
+            gradebench_version=__version__,
+        )
 
     # ------------------------------------------------------------------------------------------------------ report
 
@@ -384,9 +404,15 @@ class Benchmark:
     async def rejudge(self, rubric: str | None = None, judge: str | None = None) -> BenchmarkReport:
         """Judge the cached runs again, with another rubric or judge; no candidate is called again."""
         report = await rejudge_report(
-            self.report(), self.catalog, rubric=rubric, judge=judge, cache=self.cache, scorer=self.scorer,
-            concurrency=self.concurrency, progress=self.progress,
-        )  # fmt: skip
+            self.report(),
+            self.catalog,
+            rubric=rubric,
+            judge=judge,
+            cache=self.cache,
+            scorer=self.scorer,
+            concurrency=self.concurrency,
+            progress=self.progress,
+        )
         if rubric is not None:
             self.rubric = rubric
         self._report = report
@@ -406,56 +432,55 @@ class Benchmark:
         ``report.models`` (``floor_std``, ``floor_range``, ``floor_moved``).
         """
         report = await judge_noise_report(
-            self.report(), self.catalog, k=k, sample=sample, cache=self.cache, concurrency=self.concurrency,
+            self.report(),
+            self.catalog,
+            k=k,
+            sample=sample,
+            cache=self.cache,
+            concurrency=self.concurrency,
             progress=self.progress,
-        )  # fmt: skip
+        )
         self._report = report
         self.metadata[Benchmark.REPORT] = report
         return report
 
 
-class _Stored:
-    """A report's runs taken up again for judging: references by input, candidates, inputs, the judge's setup."""
+# -------------------------------------------------------------------------------------------------- stored reports
 
-    def __init__(self, report: BenchmarkReport, catalog: Catalog, *, rubric: str | None, judge: str | None):
-        self.meta = dict(report.meta)
-        self.catalog = catalog
-        self.rubric = self.meta.get("rubric", "") if rubric is None else rubric
-        entry = catalog[judge] if judge else catalog[self.meta.get("judge_entry") or catalog.ceiling_name]
-        entry.api_key()  # fail before any call when the judge cannot be called
-        runs = [_reused(r) for r in report.to_runs()]
-        self.references = {r.input_id: r for r in runs if r.role == "reference"}
-        self.candidates = [r for r in runs if r.role == "candidate"]
-        self.inputs: dict[str, Any] = self.meta.get("inputs", {})
-        self.setup = JudgeSetup(entry=entry, rubric=self.rubric, instructions=self.meta.get("instructions", ""),
-                                benchmark_id=self.meta.get("benchmark_id", ""), salt=self.meta.get("salt", ""),
-                                swap=bool(self.meta.get("judge_swap")),
-                                reasoning=bool(self.meta.get("judge_reasoning")))  # fmt: skip
 
-    async def each(
-        self,
-        runs: Sequence[Run],
-        work: Callable[[Session, Run, Run, Any], Awaitable[Any]],
-        *,
-        cache: CallCache | str | os.PathLike[str] | None,
-        concurrency: int | None,
-        progress: bool,
-        desc: str,
-    ) -> list[Any]:
-        """``work(session, run, its reference, its input)`` for every run, at once, with a progress bar."""
-        store = cache if isinstance(cache, CallCache) else CallCache(cache)
-        async with Session(self.catalog, store, concurrency or self.catalog.concurrency, mounted()) as session:
-            bar = tqdm(total=len(runs), desc=desc, unit="run", disable=not progress)
+def _taken_up(report: BenchmarkReport) -> tuple[dict[str, Run], list[Run]]:
+    """A report's runs taken up again: the references by input, and the candidates. None of their model calls is
+    made now, so none costs anything now."""
+    runs = [replace(r, calls=[replace(c, cache_hit=True) for c in r.calls]) for r in report.to_runs()]
+    return {r.input_id: r for r in runs if r.role == "reference"}, [r for r in runs if r.role == "candidate"]
 
-            async def one(run: Run) -> Any:
-                done = await work(session, run, self.references[run.input_id], self.inputs.get(run.input_id))
-                bar.update(1)
-                return done
 
-            try:
-                return await asyncio.gather(*(one(r) for r in runs))
-            finally:
-                bar.close()
+async def _judge_each(
+    report: BenchmarkReport,
+    catalog: Catalog,
+    runs: Sequence[Run],
+    work: Callable[[Session, Run], Any],
+    *,
+    cache: CallCache | str | os.PathLike[str] | None,
+    concurrency: int | None,
+    progress: bool,
+    desc: str,
+) -> list[Any]:
+    """``work(session, run)`` for each stored run, through the race engine, with a progress bar."""
+    store = cache if isinstance(cache, CallCache) else CallCache(cache)
+    limit = concurrency or catalog.concurrency
+    bar = tqdm(total=len(runs), desc=desc, unit="run", disable=not progress)
+    async with Session(catalog, store, limit, mounted()) as session:
+
+        async def one(run: Run) -> Any:
+            result = await work(session, run)
+            bar.update(1)
+            return result
+
+        try:
+            return await fan_out(runs, one, width=lane_width(limit))
+        finally:
+            bar.close()
 
 
 async def judge_noise_report(
@@ -471,8 +496,10 @@ async def judge_noise_report(
     """`Benchmark.judge_noise` for any report (e.g. one read back from parquet): that report with its noise floor."""
     if not isinstance(k, int) or k < 1:
         raise ValueError(f"k must be an integer >= 1, got {k!r}")
-    stored = _Stored(report, catalog, rubric=None, judge=None)
-    judged = [r for r in stored.candidates if r.verdict is not None and r.verdict.score is not None]
+    setup = JudgeSetup.from_meta(report.meta, catalog)
+    setup.entry.api_key()  # fail before any call when the judge cannot be called
+    references, candidates = _taken_up(report)
+    judged = [r for r in candidates if r.verdict is not None and r.verdict.score is not None]
     if isinstance(sample, int):
         if sample < 1:
             raise ValueError(f"sample must be >= 1 runs, got {sample}")
@@ -485,15 +512,22 @@ async def judge_noise_report(
         chosen = [r for r in judged if r.run_id in wanted]
     else:
         chosen = judged
+    inputs = report.meta.inputs
 
-    async def replicas(session: Session, run: Run, reference: Run, value: Any) -> dict[str, Any]:
-        scores = await noise_scores(session, run, reference, value, stored.setup, k)
+    async def replicas(session: Session, run: Run) -> dict[str, Any]:
+        scores = await judge_again(session, run, references[run.input_id], inputs.get(run.input_id), setup, k)
         assert run.verdict is not None
-        return {"run_id": run.run_id, "entry": run.entry, "input_id": run.input_id, "score": run.verdict.score,
-                "replicas": scores}  # fmt: skip
+        return {
+            "run_id": run.run_id,
+            "entry": run.entry,
+            "input_id": run.input_id,
+            "score": run.verdict.score,
+            "replicas": scores,
+        }
 
-    rows = await stored.each(chosen, replicas, cache=cache, concurrency=concurrency, progress=progress,
-                             desc="judge noise")  # fmt: skip
+    rows = await _judge_each(
+        report, catalog, chosen, replicas, cache=cache, concurrency=concurrency, progress=progress, desc="judge noise"
+    )
     return report.with_noise(rows, k=k)
 
 
@@ -504,7 +538,7 @@ async def rejudge_report(
     rubric: str | None = None,
     judge: str | None = None,
     cache: CallCache | str | os.PathLike[str] | None = None,
-    scorer: Callable[[Any, Any], float | None] | None = None,
+    scorer: Scorer | None = None,
     concurrency: int | None = None,
     progress: bool = True,
 ) -> BenchmarkReport:
@@ -512,21 +546,19 @@ async def rejudge_report(
 
     A ``scorer`` given now scores again; otherwise the scores stand (they do not depend on the judge).
     """
-    stored = _Stored(report, catalog, rubric=rubric, judge=judge)
+    setup = JudgeSetup.from_meta(report.meta, catalog, rubric=rubric, judge=judge)
+    setup.entry.api_key()  # fail before any call when the judge cannot be called
+    references, candidates = _taken_up(report)
+    inputs = report.meta.inputs
 
-    async def again(session: Session, run: Run, reference: Run, value: Any) -> Run:
-        return await assess(session, run, reference, value, stored.setup, scorer)
+    async def again(session: Session, run: Run) -> Run:
+        return await judge_run(session, run, references[run.input_id], inputs.get(run.input_id), setup, scorer)
 
-    rejudged = await stored.each(stored.candidates, again, cache=cache, concurrency=concurrency, progress=progress,
-                                 desc="rejudge")  # fmt: skip
-    meta = {**stored.meta, "rubric": stored.rubric, "judge_entry": stored.setup.entry.name,
-            "judge_params": dict(catalog.judge_params)}  # fmt: skip
-    return BenchmarkReport.from_runs([*stored.references.values(), *rejudged], meta)
-
-
-def _reused(run: Run) -> Run:
-    """A stored run taken up again: none of its model calls is made now, so none costs anything now."""
-    return replace(run, calls=[replace(c, cache_hit=True) for c in run.calls])
+    rejudged = await _judge_each(
+        report, catalog, candidates, again, cache=cache, concurrency=concurrency, progress=progress, desc="rejudge"
+    )
+    meta = report.meta.replace(rubric=setup.rubric, judge_entry=setup.entry.name, judge_params=dict(setup.params))
+    return BenchmarkReport([*references.values(), *rejudged], meta)
 
 
 def _run_sync(make: Callable[[], Any]) -> Any:

@@ -95,8 +95,10 @@ def resolve_scorer(spec: str | None, job: Any) -> Any:
         return makers[kind](path)
     if kind == "choice_letter":
         return scorers.choice_letter(path=path or None)
-    raise ConfigError(f"scorer {spec!r} is not one of job, field_equals:PATH, numeric_close:PATH, set_f1:PATH, "
-                      "choice_letter[:PATH]", field="scorer")  # fmt: skip
+    raise ConfigError(
+        f"scorer {spec!r} is not one of job, field_equals:PATH, numeric_close:PATH, set_f1:PATH, choice_letter[:PATH]",
+        field="scorer",
+    )
 
 
 def read_inputs(path: Path, limit: int | None) -> list[Any]:
@@ -143,8 +145,11 @@ def write_charts(report: BenchmarkReport, out: Path) -> list[str]:
     """The report's charts as offline files beside its parquet: PNG to look at, SVG and self-contained HTML to embed."""
     from . import charts
 
-    made = {"cost_quality": charts.cost_quality(report), "latency_quality": charts.latency_quality(report),
-            "score_distribution": charts.score_distribution(report)}  # fmt: skip
+    made = {
+        "cost_quality": charts.cost_quality(report),
+        "latency_quality": charts.latency_quality(report),
+        "score_distribution": charts.score_distribution(report),
+    }
     if report.runs["scorer"].drop_nulls().len():
         made["scorer_agreement"] = charts.scorer_agreement(report)
     written = []
@@ -159,8 +164,15 @@ def cmd_run(args: argparse.Namespace) -> int:
     cfg = load_config(path)
     base = path.parent
     job = resolve_job(cfg.job)
-    bench = Benchmark(job, runs=cfg.runs, catalog=_catalog(cfg.catalog, base), grade=cfg.grade, salt=cfg.salt,
-                      cache=cfg.cache, concurrency=cfg.concurrency)  # fmt: skip
+    bench = Benchmark(
+        job,
+        runs=cfg.runs,
+        catalog=_catalog(cfg.catalog, base),
+        grade=cfg.grade,
+        salt=cfg.salt,
+        cache=cfg.cache,
+        concurrency=cfg.concurrency,
+    )
     bench.set_inputs(read_inputs(base / cfg.inputs, cfg.limit))
     if cfg.candidates:
         bench.set_candidates(cfg.candidates)
@@ -178,8 +190,10 @@ def cmd_demo(args: argparse.Namespace) -> int:
     catalog = sim.catalog()
     bench = Benchmark(OrderAgent, runs=args.runs, catalog=catalog, grade="standard", salt=args.salt)
     bench.set_inputs(load_inputs("orders")[: args.inputs])
-    print(f"Racing {OrderAgent.name} on the simulated '{bench.grade}' grade: {len(bench._candidates)} entries x "
-          f"{args.runs} runs x {args.inputs} inputs, judged by {bench.judge_entry.name}\n")  # fmt: skip
+    print(
+        f"Racing {OrderAgent.name} on the simulated '{bench.grade}' grade: {len(bench._candidates)} entries x "
+        f"{args.runs} runs x {args.inputs} inputs, judged by {bench.judge_entry.name}\n"
+    )
     asyncio.run(bench.run())
     _print_report(bench.report(), Path(args.out))
     return 0
@@ -189,7 +203,7 @@ def cmd_rejudge(args: argparse.Namespace) -> int:
     directory = Path(args.dir)
     report = BenchmarkReport.read_parquet(directory)
     catalog = sim.catalog() if args.catalog == "sim" else Catalog.load(args.catalog)
-    job = report.meta.get("job")
+    job = report.meta.job
     scorer = None
     if args.scorer:
         from .jobs import EXAMPLE_JOBS

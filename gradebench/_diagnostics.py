@@ -109,8 +109,10 @@ def _disputed(candidates: pl.DataFrame, runs: pl.DataFrame, found: list[dict[str
     references = dict(runs.filter(pl.col("role") == "reference").select("input_id", "run_id").iter_rows())
     for row in by_input.iter_rows(named=True):
         if row["n"] >= DISPUTED_MIN_RUNS and row["low"] / row["n"] >= DISPUTED_SHARE:
-            detail = (f"input {row['input_id']}: {row['low']} of {row['n']} candidate runs score accuracy 4 or less "
-                      "against the reference: check the reference run")  # fmt: skip
+            detail = (
+                f"input {row['input_id']}: {row['low']} of {row['n']} candidate runs score accuracy 4 or less "
+                "against the reference: check the reference run"
+            )
             reference = references.get(row["input_id"])
             found.append({"kind": "reference_disputed", "entry": "(reference)", "run_id": reference, "detail": detail})
 
@@ -122,8 +124,10 @@ def _identical(candidates: pl.DataFrame, found: list[dict[str, Any]]) -> None:
         groups = part.group_by("input_id").agg(pl.len().alias("n"), pl.col("output").n_unique().alias("distinct"))
         groups = groups.filter(pl.col("n") >= 2)
         if groups.height and (groups["distinct"] == 1).all():
-            detail = (f"all {groups.height} inputs: every repeat gave the same output (fine for a deterministic job; "
-                      "collapsed salting if shared_generation fires too)")  # fmt: skip
+            detail = (
+                f"all {groups.height} inputs: every repeat gave the same output (fine for a deterministic job; "
+                "collapsed salting if shared_generation fires too)"
+            )
             found.append({"kind": "identical_outputs", "entry": part["entry"][0], "run_id": None, "detail": detail})
 
 

@@ -20,8 +20,14 @@ CSS = (
     ".gb-pre{white-space:pre-wrap;word-break:break-word;margin:2px 0;font-size:12px}"
     ".gb-ev{border-left:3px solid #ccc;padding:2px 6px;margin:4px 0}.gb-bad{color:#b00020}</style>"
 )
-_COLOURS = {"user": "#4a7ebb", "tool_call": "#d08000", "tool_result": "#2a8a4a", "tool_error": "#b00020",
-            "error": "#b00020", "answer": "#6a3fb5"}  # fmt: skip
+_COLOURS = {
+    "user": "#4a7ebb",
+    "tool_call": "#d08000",
+    "tool_result": "#2a8a4a",
+    "tool_error": "#b00020",
+    "error": "#b00020",
+    "answer": "#6a3fb5",
+}
 FLEX = "<div style='flex:1;min-width:0'>"
 
 

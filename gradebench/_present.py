@@ -28,9 +28,9 @@ def header(report: BenchmarkReport) -> str:
     repeats = candidates["repeat"].n_unique() if candidates.height else 0
     inputs = report.runs["input_id"].n_unique()
     return (
-        f"{m.get('job') or '?'} · grade {m.get('grade') or '?'} · reference {m.get('reference_entry') or '-'}"
-        f" · judge {m.get('judge_entry') or '-'} · {inputs} input{'s' if inputs != 1 else ''} × {repeats} runs"
-        + (" · STOPPED EARLY: only the runs judged before the stop" if m.get("stopped") else "")
+        f"{m.job or '?'} · grade {m.grade or '?'} · reference {m.reference_entry or '-'}"
+        f" · judge {m.judge_entry or '-'} · {inputs} input{'s' if inputs != 1 else ''} × {repeats} runs"
+        + (" · STOPPED EARLY: only the runs judged before the stop" if m.stopped else "")
     )
 
 
@@ -84,7 +84,7 @@ def render(report: BenchmarkReport) -> str:
         )
     if not report.models.height:
         lines.append("  (no candidate runs)")
-    skipped = report.meta.get("skipped") or {}
+    skipped = report.meta.skipped
     if skipped:
         lines.append("skipped: " + "; ".join(f"{entry} ({why})" for entry, why in skipped.items()))
     lines.append(totals(report))
@@ -98,8 +98,8 @@ def verdict_lines(report: BenchmarkReport, width: int) -> list[str]:
     if not tested.height:
         return []
     m = report.meta
-    margin = float(m.get("margin", 1.0))
-    lines = [f"verdict vs {m.get('reference_entry')} (non-inferiority, margin {margin:g} of 10, paired by input, 95%):"]
+    margin = float(m.margin)
+    lines = [f"verdict vs {m.reference_entry} (non-inferiority, margin {margin:g} of 10, paired by input, 95%):"]
     for r in tested.iter_rows(named=True):
         name = "  " + r["entry"]
         delta = f"Δ {_signed(r['mean_diff'])} [lower {_signed(r['lower'])}]"
@@ -118,12 +118,16 @@ def verdict_lines(report: BenchmarkReport, width: int) -> list[str]:
             extra.append(f"order gap {r['swap_gap_mean']:.2f}")
         if r["floor_std"] is not None:
             extra.append(f"judge noise ±{r['floor_std']:.2f}")
-        lines.append(f"{name:<{width}} {r['verdict']:<12} {delta:<24} {r['n_pairs'] or 0:>4} paired runs  "
-                     f"{ratios}" + ("  · " + " · ".join(extra) if extra else ""))  # fmt: skip
+        lines.append(
+            f"{name:<{width}} {r['verdict']:<12} {delta:<24} {r['n_pairs'] or 0:>4} paired runs  "
+            f"{ratios}" + ("  · " + " · ".join(extra) if extra else "")
+        )
     own = report.models.filter(pl.col("is_reference"))
     if own.height and own["score_mean"][0] is not None:
-        lines.append(f"  {own['entry'][0]} against its own reference run scores {own['score_mean'][0]:.2f}: "
-                     "how well the reference agrees with itself, the most a candidate can expect")  # fmt: skip
+        lines.append(
+            f"  {own['entry'][0]} against its own reference run scores {own['score_mean'][0]:.2f}: "
+            "how well the reference agrees with itself, the most a candidate can expect"
+        )
     pick = report.recommend()
     if pick is not None:
         lines.append(f"recommendation: {pick.sentence}")
@@ -132,7 +136,7 @@ def verdict_lines(report: BenchmarkReport, width: int) -> list[str]:
 
 def html(report: BenchmarkReport) -> str:
     parts = [f"<p><b>{_html.escape(header(report))}</b></p>", report.models._repr_html_()]
-    skipped = report.meta.get("skipped") or {}
+    skipped = report.meta.skipped
     if skipped:
         items = "".join(f"<li>{_html.escape(str(e))}: {_html.escape(str(w))}</li>" for e, w in skipped.items())
         parts.append(f"<p>skipped:</p><ul>{items}</ul>")

@@ -1,16 +1,203 @@
-"""The record of one run of a job on one entry, and the judge's verdict on it."""
+"""The records of a benchmark and their one row form: a model call, a verdict, a run, and the report's meta.
+
+Each record owns its codec: ``to_row()`` gives its row in a report frame, ``from_row()`` takes it back, and the frame
+schemas (`CALLS_SCHEMA`, `RUNS_SCHEMA`) are derived from the records' own fields and properties (`Columns`): a
+column is an attribute, its type is the attribute's annotation (JSON text for anything that is not a number, a
+string or a flag). The frames of a report are built from its records, and a report read back from parquet is its
+records again, so nothing about a run is written down twice.
+"""
 
 from __future__ import annotations
 
+import dataclasses
 import json
-from collections.abc import Iterable
+import types
+import typing
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ._seat import Call
-from ._tooldiff import ToolDiff
+import polars as pl
+import pydantic
 
-__all__ = ["Run", "Verdict"]
+from ._stats import DEFAULT_MARGIN
+
+__all__ = [
+    "CALLS_SCHEMA",
+    "FAILED_REASON",
+    "RUNS_SCHEMA",
+    "Call",
+    "Columns",
+    "ReportMeta",
+    "Run",
+    "Verdict",
+    "frame",
+]
+
+_SCALARS: dict[Any, pl.DataType] = {int: pl.Int64(), float: pl.Float64(), str: pl.String(), bool: pl.Boolean()}
+
+
+def _dtype(hint: Any) -> tuple[pl.DataType, bool]:
+    """The column type of an annotation, and whether the value is stored as JSON text."""
+    if isinstance(hint, types.UnionType) or typing.get_origin(hint) is typing.Union:
+        inner = [a for a in typing.get_args(hint) if a is not type(None)]
+        hint = inner[0] if len(inner) == 1 else Any
+    if hint in _SCALARS:
+        return _SCALARS[hint], False
+    return pl.String(), True
+
+
+def _dumps(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, default=str)
+
+
+@dataclass(frozen=True)
+class _Column:
+    name: str
+    attr: str
+    dtype: pl.DataType
+    json: bool
+    field: bool
+
+
+class Columns:
+    """The row form of a record class: these attributes (fields or properties), in this order, under these names."""
+
+    def __init__(self, cls: type, attrs: Sequence[str], *, names: Mapping[str, str] | None = None):
+        hints = typing.get_type_hints(cls)
+        fields = {f.name for f in dataclasses.fields(cls)}
+        names = names or {}
+        self.columns: list[_Column] = []
+        for attr in attrs:
+            if attr in fields:
+                hint = hints[attr]
+            else:
+                hint = typing.get_type_hints(getattr(cls, attr).fget)["return"]
+            dtype, as_json = _dtype(hint)
+            self.columns.append(_Column(names.get(attr, attr), attr, dtype, as_json, attr in fields))
+
+    @property
+    def schema(self) -> dict[str, pl.DataType]:
+        return {c.name: c.dtype for c in self.columns}
+
+    def row(self, record: Any) -> dict[str, Any]:
+        """The record's columns (JSON text for structured values; None stays None)."""
+        out = {}
+        for c in self.columns:
+            value = getattr(record, c.attr)
+            out[c.name] = _dumps(value) if c.json and value is not None else value
+        return out
+
+    def values(self, row: Mapping[str, Any]) -> dict[str, Any]:
+        """The record's fields taken back from a row (computed columns are left to the record to recompute)."""
+        return {
+            c.attr: (json.loads(row[c.name]) if c.json and row[c.name] is not None else row[c.name])
+            for c in self.columns
+            if c.field
+        }
+
+
+def frame(rows: Iterable[Mapping[str, Any]], schema: Mapping[str, pl.DataType]) -> pl.DataFrame:
+    """Rows as a frame of exactly ``schema`` (an empty frame still has every column)."""
+    rows = list(rows)
+    return pl.DataFrame({name: [r.get(name) for r in rows] for name in schema}, schema=dict(schema))
+
+
+def _total(values: Iterable[Any]) -> Any:
+    """The sum, or None when any value is unknown."""
+    total: Any = 0
+    for v in values:
+        if v is None:
+            return None
+        total += v
+    return total
+
+
+# -------------------------------------------------------------------------------------------------------------- call
+
+
+@dataclass(frozen=True, kw_only=True)
+class Call:
+    """One model call and what came of it: request, response, the tools it asked for and what they returned.
+
+    Token counts and cost are what the endpoint reported, or None when it reported nothing: unknown stays unknown.
+    """
+
+    run_id: str
+    """The opaque id of the run this call belongs to."""
+    seq: int
+    """Position of the call within its run (0, 1, ...)."""
+    role: str
+    """``reference``, ``candidate`` or ``judge``."""
+    entry: str
+    """The catalog entry called."""
+    request: dict[str, Any]
+    """The JSON body sent (model, messages, tools, parameters); never headers or keys."""
+    response: dict[str, Any] | None
+    """The JSON body received, or None when the call failed."""
+    tool_results: list[dict[str, Any]] = field(default_factory=list)
+    """Each tool call the response asked for: ``{id, name, arguments, result}`` or ``{..., error}``."""
+    input_tokens: int | None = None
+    """Prompt tokens as the endpoint reported them (cached ones included); None when it reported no usage."""
+    output_tokens: int | None = None
+    """Completion tokens as the endpoint reported them (reasoning ones included); None when unreported."""
+    cached_input_tokens: int | None = None
+    """Prompt tokens served from the provider's prompt cache (0 when usage says nothing of caching)."""
+    reasoning_tokens: int | None = None
+    """Completion tokens spent reasoning (0 when usage says nothing of reasoning)."""
+    latency_s: float = 0.0
+    """Time the original request took, retries included (kept on a cache hit)."""
+    cost: float | None = None
+    """Cost of the call in the entry's currency: the provider's own figure when it reported one, else the catalog's
+    price table; None when neither is known (kept on a cache hit)."""
+    cost_source: str | None = None
+    """``provider`` (the endpoint reported the cost), ``price_table`` (computed from the catalog), or None."""
+    price_table_cost: float | None = None
+    """What the catalog's prices give for the reported tokens, beside a provider's figure (a stale price shows)."""
+    cache_hit: bool = False
+    """True when the response came from the on-disk cache."""
+    generation_id: str | None = None
+    """The response id of the generation that produced the text (the original one on a cache hit)."""
+    finish_reason: str | None = None
+    """``stop``, ``tool_calls``, ``length``, ..."""
+    error: str | None = None
+    """Why the call failed, or None."""
+
+    @property
+    def spent_now(self) -> float | None:
+        """What this call cost this time: nothing on a cache hit; None when its cost is unknown."""
+        return 0.0 if self.cache_hit else self.cost
+
+    @property
+    def message(self) -> dict[str, Any]:
+        """The assistant message of the response (empty when the call failed)."""
+        if not self.response or not self.response.get("choices"):
+            return {}
+        return self.response["choices"][0].get("message") or {}
+
+    @property
+    def has_usage(self) -> bool:
+        """Whether the endpoint reported the call's prompt and completion tokens."""
+        return self.input_tokens is not None and self.output_tokens is not None
+
+    def to_row(self) -> dict[str, Any]:
+        """The call's row in the report's ``calls`` frame (request, response and tool results as JSON text)."""
+        return _CALL.row(self)
+
+    @classmethod
+    def from_row(cls, row: Mapping[str, Any]) -> Call:
+        """A call taken back from its row."""
+        values = _CALL.values(row)
+        values["tool_results"] = values["tool_results"] or []
+        return cls(**values)
+
+
+_CALL = Columns(Call, [f.name for f in dataclasses.fields(Call)])
+CALLS_SCHEMA: dict[str, pl.DataType] = _CALL.schema
+"""One row per model call, judge calls included (``role`` says which)."""
+
+
+# ----------------------------------------------------------------------------------------------------------- verdict
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -48,6 +235,53 @@ class Verdict:
         if self.accuracy is None or self.work is None:
             return None
         return self.accuracy + self.work
+
+    @property
+    def cost(self) -> float | None:
+        """What the judge's calls cost (None when one's cost is unknown)."""
+        return _total(c.cost for c in self.calls)
+
+    def to_row(self) -> dict[str, Any]:
+        """The verdict's columns of its run's row."""
+        return _VERDICT.row(self)
+
+    @classmethod
+    def from_row(cls, row: Mapping[str, Any], calls: list[Call], params: Mapping[str, Any]) -> Verdict:
+        """A verdict taken back from its run's row, its judge calls and the judge's params (from the report's meta)."""
+        values = _VERDICT.values(row)
+        values["reason"] = values["reason"] or ""
+        values["judge_entry"] = values["judge_entry"] or ""
+        values["attempts"] = values["attempts"] or 0
+        return cls(**values, calls=calls, params=dict(params))
+
+
+_VERDICT = Columns(
+    Verdict,
+    ["score", "accuracy", "work", "reason", "judge_entry", "path", "schema", "error", "attempts", "cost", "swap_gap"],
+    names={
+        "path": "judge_path",
+        "schema": "judge_schema",
+        "error": "judge_error",
+        "attempts": "judge_attempts",
+        "cost": "judge_cost",
+    },
+)
+
+FAILED_REASON = "not judged: the run failed, and a failed run scores 0"
+"""The ``reason`` of a failed candidate run: it is never sent to the judge, and counts as 0 in every figure."""
+
+_FAILED = {
+    **dict.fromkeys(_VERDICT.schema),
+    "score": 0.0,
+    "accuracy": 0.0,
+    "work": 0.0,
+    "reason": FAILED_REASON,
+    "judge_attempts": 0,
+    "judge_cost": 0.0,
+}
+
+
+# --------------------------------------------------------------------------------------------------------------- run
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -92,11 +326,23 @@ class Run:
     """Score in code, 0..1, or None."""
     scorer_error: str | None = None
     """Why the scorer raised, or None."""
-    tool_diff: ToolDiff | None = None
-    """How the run's tool calls differ from the reference's, checked in code (candidates only)."""
+    tool_missing: int | None = None
+    """Reference tool calls the run skipped, checked in code (candidates only)."""
+    tool_extra: int | None = None
+    """Tool calls the run made that the reference did not."""
+    tool_arg_mismatch: int | None = None
+    """Tool calls the run made with other arguments than the reference."""
+    tool_diff: str | None = None
+    """The tool-trace difference in one line (empty when the traces agree)."""
+
+    @property
+    def n_calls(self) -> int:
+        """Model calls the run made (the ``calls`` column)."""
+        return len(self.calls)
 
     @property
     def tool_calls(self) -> int:
+        """Tool calls the model asked for."""
         return sum(len(c.tool_results) for c in self.calls)
 
     @property
@@ -178,16 +424,141 @@ class Run:
         """Calls that got a response (a failed call has no usage to miss and costs nothing)."""
         return [c for c in self.calls if c.response is not None]
 
-    @property
-    def output_json(self) -> str | None:
-        return None if self.output is None and not self.ok else json.dumps(self.output, ensure_ascii=False, default=str)
+    def to_row(self) -> dict[str, Any]:
+        """The run's row in the report's ``runs`` frame. A candidate run that failed has no verdict: it scores 0."""
+        row = _RUN.row(self)
+        if self.verdict is not None and self.role != "reference":
+            row.update(self.verdict.to_row())
+        elif self.role == "candidate" and not self.ok:
+            row.update(_FAILED)
+        else:
+            row.update(dict.fromkeys(_VERDICT.schema))
+        row.update(_RUN_TAIL.row(self))
+        return row
+
+    @classmethod
+    def from_row(
+        cls, row: Mapping[str, Any], calls: list[Call], judge_calls: list[Call], judge_params: Mapping[str, Any]
+    ) -> Run:
+        """A run taken back from its row, its calls and its judge's calls (and the judge's params, from the meta)."""
+        verdict = None
+        if row["role"] == "candidate" and (row["judge_entry"] is not None or row["judge_error"] is not None):
+            verdict = Verdict.from_row(row, judge_calls, judge_params)
+        return cls(**_RUN.values(row), **_RUN_TAIL.values(row), calls=calls, verdict=verdict)
 
 
-def _total(values: Iterable[Any]) -> Any:
-    """The sum, or None when any value is None."""
-    total: Any = 0
-    for v in values:
-        if v is None:
-            return None
-        total += v
-    return total
+_RUN = Columns(
+    Run,
+    [
+        "benchmark_id",
+        "job",
+        "input_id",
+        "run_id",
+        "role",
+        "entry",
+        "model",
+        "grade",
+        "simulated",
+        "repeat",
+        "ok",
+        "error",
+        "n_calls",
+        "tool_calls",
+        "input_tokens",
+        "output_tokens",
+        "cached_input_tokens",
+        "reasoning_tokens",
+        "latency_s",
+        "wall_s",
+        "cost",
+        "cost_source",
+        "price_table_cost",
+        "spent_now",
+        "currency",
+        "cached",
+        "finish_reason",
+        "truncated",
+        "refused",
+        "output",
+    ],
+    names={"n_calls": "calls"},
+)
+_RUN_TAIL = Columns(Run, ["scorer", "scorer_error", "tool_missing", "tool_extra", "tool_arg_mismatch", "tool_diff"])
+RUNS_SCHEMA: dict[str, pl.DataType] = {**_RUN.schema, **_VERDICT.schema, **_RUN_TAIL.schema}
+"""One row per run (reference and candidates): the run, its verdict's columns, its scorer and its tool diff."""
+
+
+# -------------------------------------------------------------------------------------------------------------- meta
+
+
+@dataclass(frozen=True, kw_only=True)
+class ReportMeta:
+    """What a report was measured under: the benchmark, its judge, its inputs (``meta.json`` beside the parquet)."""
+
+    benchmark_id: str = ""
+    """Id of the benchmark (opaque)."""
+    job: str = ""
+    """The job's name."""
+    instructions: str = ""
+    """The job's instructions: the task the judge read."""
+    grade: str = ""
+    """The grade raced."""
+    also: list[str] = field(default_factory=list)
+    """Other grades raced against the same reference."""
+    margin: float = DEFAULT_MARGIN
+    """The non-inferiority margin of the verdicts (points of 10)."""
+    runs_per_entry: int | None = None
+    """Runs per input and entry asked for."""
+    reference_entry: str = ""
+    """The pinned entry the reference ran on."""
+    judge_entry: str = ""
+    """The entry that judged."""
+    judge_params: dict[str, Any] = field(default_factory=dict)
+    """Inference parameters of the judge."""
+    judge_swap: bool = False
+    """Whether every run was judged in both presentation orders."""
+    judge_reasoning: bool = False
+    """Whether the judge was shown the models' reasoning."""
+    rubric: str = ""
+    """The benchmark's rubric, beside the fixed one."""
+    scorer: str | None = None
+    """The scorer in code, by name."""
+    salt: str = ""
+    """The user salt of the cache keys."""
+    candidates: list[str] = field(default_factory=list)
+    """The entries raced."""
+    skipped: dict[str, str] = field(default_factory=dict)
+    """Entries left out because they cannot be called, with the reason."""
+    inputs: dict[str, Any] = field(default_factory=dict)
+    """The inputs by id."""
+    gradebench_version: str = ""
+    """The gradebench that measured it."""
+    stopped: str | None = None
+    """Why the race ended early (``cancelled``, ``budget``), or None when it ran to the end."""
+    judge_noise_k: int | None = None
+    """Extra judgements per run behind ``report.noise`` (None before `judge_noise`)."""
+
+    def replace(self, **changes: Any) -> ReportMeta:
+        """This meta with some fields changed."""
+        return dataclasses.replace(self, **changes)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The meta as plain JSON values (what ``meta.json`` holds)."""
+        return json.loads(_dumps(dataclasses.asdict(self)))
+
+    @classmethod
+    def from_dict(cls, raw: Mapping[str, Any], *, source: str = "meta") -> ReportMeta:
+        """Validate a meta read back from ``meta.json``; a bad field raises a `ValueError` naming it."""
+        data = dict(raw)
+        if isinstance(data.get("stopped"), bool):  # reports written before the stop had a reason
+            data["stopped"] = "cancelled" if data["stopped"] else None
+        try:
+            return _META.validate_python(data)
+        except pydantic.ValidationError as exc:
+            problem = exc.errors()[0]
+            where = ".".join(str(x) for x in problem["loc"]) or "meta"
+            raise ValueError(f"{source}: field {where!r}: {problem['msg']}") from None
+
+
+ReportMeta.__pydantic_config__ = pydantic.ConfigDict(extra="forbid")  # type: ignore[attr-defined]
+_META = pydantic.TypeAdapter(ReportMeta)

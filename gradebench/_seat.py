@@ -24,9 +24,10 @@ from ._cache import CallCache
 from ._catalog import Entry
 from ._errors import CallError, ToolLoopError
 from ._protocol import content_text, label_headers, reasoning_text
+from ._records import Call
 from ._redact import scrub, scrub_bytes, scrub_value
 
-__all__ = ["Call", "Reply", "Seat", "Tool", "tool"]
+__all__ = ["Reply", "Seat", "SeatContext", "Tool", "tool"]
 
 log = logging.getLogger("gradebench")
 
@@ -118,71 +119,6 @@ def tool(fn: Callable[..., Any]) -> Tool:
 
 
 # -------------------------------------------------------------------------------------------------------------- records
-
-
-@dataclass(frozen=True, kw_only=True)
-class Call:
-    """One model call and what came of it: request, response, the tools it asked for and what they returned.
-
-    Token counts and cost are what the endpoint reported, or None when it reported nothing: unknown stays unknown.
-    """
-
-    run_id: str
-    """The opaque id of the run this call belongs to."""
-    seq: int
-    """Position of the call within its run (0, 1, ...)."""
-    role: str
-    """``reference``, ``candidate`` or ``judge``."""
-    entry: str
-    """The catalog entry called."""
-    request: dict[str, Any]
-    """The JSON body sent (model, messages, tools, parameters); never headers or keys."""
-    response: dict[str, Any] | None
-    """The JSON body received, or None when the call failed."""
-    tool_results: list[dict[str, Any]] = field(default_factory=list)
-    """Each tool call the response asked for: ``{id, name, arguments, result}`` or ``{..., error}``."""
-    input_tokens: int | None = None
-    """Prompt tokens as the endpoint reported them (cached ones included); None when it reported no usage."""
-    output_tokens: int | None = None
-    """Completion tokens as the endpoint reported them (reasoning ones included); None when unreported."""
-    cached_input_tokens: int | None = None
-    """Prompt tokens served from the provider's prompt cache (0 when usage says nothing of caching)."""
-    reasoning_tokens: int | None = None
-    """Completion tokens spent reasoning (0 when usage says nothing of reasoning)."""
-    latency_s: float = 0.0
-    """Time the original request took, retries included (kept on a cache hit)."""
-    cost: float | None = None
-    """Cost of the call in the entry's currency: the provider's own figure when it reported one, else the catalog's
-    price table; None when neither is known (kept on a cache hit)."""
-    cost_source: str | None = None
-    """``provider`` (the endpoint reported the cost), ``price_table`` (computed from the catalog), or None."""
-    price_table_cost: float | None = None
-    """What the catalog's prices give for the reported tokens, beside a provider's figure (a stale price shows)."""
-    cache_hit: bool = False
-    """True when the response came from the on-disk cache."""
-    generation_id: str | None = None
-    """The response id of the generation that produced the text (the original one on a cache hit)."""
-    finish_reason: str | None = None
-    """``stop``, ``tool_calls``, ``length``, ..."""
-    error: str | None = None
-    """Why the call failed, or None."""
-
-    @property
-    def spent_now(self) -> float | None:
-        """What this call cost this time: nothing on a cache hit; None when its cost is unknown."""
-        return 0.0 if self.cache_hit else self.cost
-
-    @property
-    def message(self) -> dict[str, Any]:
-        """The assistant message of the response (empty when the call failed)."""
-        if not self.response or not self.response.get("choices"):
-            return {}
-        return self.response["choices"][0].get("message") or {}
-
-    @property
-    def has_usage(self) -> bool:
-        """Whether the endpoint reported the call's prompt and completion tokens."""
-        return self.input_tokens is not None and self.output_tokens is not None
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -63,8 +63,15 @@ import numpy as np
 
 from ._stats import AS_GOOD, INCONCLUSIVE, MIN_INPUTS, WORSE, VerdictLabel, _num
 
-__all__ = ["GRID", "SCORE_DIFF", "TRUNCATION", "BettingBounds", "SequentialVerdict", "betting_bounds",
-           "sequential_verdict"]  # fmt: skip
+__all__ = [
+    "GRID",
+    "SCORE_DIFF",
+    "TRUNCATION",
+    "BettingBounds",
+    "SequentialVerdict",
+    "betting_bounds",
+    "sequential_verdict",
+]
 
 TRUNCATION: Final = 0.75
 """Truncation c of the bets, λ⁺(m) ≤ c/m and λ⁻(m) ≤ c/(1 − m) on the [0, 1] scale (the paper: 1/2 or 3/4).
@@ -291,8 +298,9 @@ def sequential_verdict(
     n, line = data.size, -margin
     make = partial(SequentialVerdict, n=n, margin=margin, alpha=alpha)
     if n == 0:
-        return make(verdict=INCONCLUSIVE, lower=None, upper=None, mean=None, settled_at=None,
-                    reason="no paired inputs yet")  # fmt: skip
+        return make(
+            verdict=INCONCLUSIVE, lower=None, upper=None, mean=None, settled_at=None, reason="no paired inputs yet"
+        )
     low, high = float(lower[-1]), float(upper[-1])
     make = partial(make, lower=low, upper=high, mean=float(data.mean()))
     bounds = f"[{_num(low, 2)}, {_num(high, 2)}]"
@@ -307,14 +315,18 @@ def sequential_verdict(
     bad_at = int(bad[0]) + 1 if bad.size else n + 1
     met = ""
     if high - low < (hi - lo) / grid + 1e-9:
-        met = (", and the bounds have met since — values with one mean do so with probability ≤ 2·alpha: "
-               "check that inputs came in their drawn order and nothing changed mid-race")  # fmt: skip
+        met = (
+            ", and the bounds have met since — values with one mean do so with probability ≤ 2·alpha: "
+            "check that inputs came in their drawn order and nothing changed mid-race"
+        )
     if good_at < bad_at:
         reason = f"lower bound {_num(low, 2)} > {_num(line)}: within the margin (settled at input {good_at}{met})"
         return make(verdict=AS_GOOD, settled_at=good_at, reason=reason)
     if bad_at < good_at:
-        reason = (f"upper bound {_num(high, 2)} < {_num(line)}: worse by more than the margin "
-                  f"(settled at input {bad_at}{met})")  # fmt: skip
+        reason = (
+            f"upper bound {_num(high, 2)} < {_num(line)}: worse by more than the margin "
+            f"(settled at input {bad_at}{met})"
+        )
         return make(verdict=WORSE, settled_at=bad_at, reason=reason)
     if good_at <= n:
         reason = (

@@ -23,13 +23,29 @@ from typing import Final, Literal
 import numpy as np
 import polars as pl
 
-__all__ = ["AS_GOOD", "INCONCLUSIVE", "RATIOS_SCHEMA", "VERDICT_SCHEMA", "WORSE", "Interval", "NonInferiority",
-           "Recommendation", "non_inferiority", "paired_bootstrap", "ratios", "recommend", "verdicts"]  # fmt: skip
+__all__ = [
+    "AS_GOOD",
+    "DEFAULT_MARGIN",
+    "INCONCLUSIVE",
+    "RATIOS_SCHEMA",
+    "VERDICT_SCHEMA",
+    "WORSE",
+    "Interval",
+    "NonInferiority",
+    "Recommendation",
+    "non_inferiority",
+    "paired_bootstrap",
+    "ratios",
+    "recommend",
+    "verdicts",
+]
 
 AS_GOOD: Final = "as good"
 WORSE: Final = "worse"
 INCONCLUSIVE: Final = "inconclusive"
 VerdictLabel = Literal["as good", "worse", "inconclusive"]
+DEFAULT_MARGIN = 1.0
+"""The non-inferiority margin when none is given: a candidate within 1 point of 10 of the reference is as good."""
 MIN_INPUTS = 8
 """Fewest paired inputs a verdict of ``as good`` or ``worse`` rests on: a bootstrap over fewer inputs is too sure."""
 
@@ -41,14 +57,31 @@ _CHUNK = 1 << 20  # resampled values drawn at once, to bound memory
 
 _F, _I, _S = pl.Float64(), pl.Int64(), pl.String()
 VERDICT_SCHEMA: dict[str, pl.DataType] = {
-    "entry": _S, "verdict": _S, "mean_diff": _F, "lower": _F, "upper": _F, "p_value": _F, "n_inputs": _I, "n_pairs": _I,
-    "more_runs": _I, "margin": _F, "paired_mean": _F, "paired_lo": _F, "paired_hi": _F, "n_dropped": _I, "reason": _S,
-}  # fmt: skip
+    "entry": _S,
+    "verdict": _S,
+    "mean_diff": _F,
+    "lower": _F,
+    "upper": _F,
+    "p_value": _F,
+    "n_inputs": _I,
+    "n_pairs": _I,
+    "more_runs": _I,
+    "margin": _F,
+    "paired_mean": _F,
+    "paired_lo": _F,
+    "paired_hi": _F,
+    "n_dropped": _I,
+    "reason": _S,
+}
 """One row per candidate entry: its non-inferiority test against the reference entry and its own paired interval."""
 
 RATIOS_SCHEMA: dict[str, pl.DataType] = {
-    "entry": _S, "cost_ratio": _F, "latency_ratio": _F, "cost_per_point": _F, "cost_per_point_ratio": _F,
-}  # fmt: skip
+    "entry": _S,
+    "cost_ratio": _F,
+    "latency_ratio": _F,
+    "cost_per_point": _F,
+    "cost_per_point_ratio": _F,
+}
 """One row per entry of the models frame: cost and latency relative to the reference entry."""
 
 
@@ -270,8 +303,10 @@ def non_inferiority(
     if len(common) < min_inputs and (lower > -margin or upper < -margin):
         leaning = AS_GOOD if lower > -margin else WORSE
         more = (min_inputs - len(common)) * math.ceil(n_pairs / len(common))
-        reason = (f"bounds {bounds} say {leaning}, but on {len(common)} inputs only: a verdict needs at least "
-                  f"{min_inputs}; about {more} more paired runs on new inputs")  # fmt: skip
+        reason = (
+            f"bounds {bounds} say {leaning}, but on {len(common)} inputs only: a verdict needs at least "
+            f"{min_inputs}; about {more} more paired runs on new inputs"
+        )
         return make(verdict=INCONCLUSIVE, reason=reason, more_runs=more)
     if lower > -margin:
         return make(verdict=AS_GOOD, reason=f"lower bound {_num(lower, 2)} > {line}: within the margin")
@@ -408,5 +443,11 @@ def recommend(
         f"{best['entry']} is as good as {reference_entry} on {job} (margin {_num(margin)}, {runs_text}{bound}) {cost}"
         f"{unknown_note}"
     )
-    return Recommendation(entry=best["entry"], reference=reference_entry, sentence=sentence, cost_ratio=ratio,
-                          lower=lower, n_pairs=n_pairs)  # fmt: skip
+    return Recommendation(
+        entry=best["entry"],
+        reference=reference_entry,
+        sentence=sentence,
+        cost_ratio=ratio,
+        lower=lower,
+        n_pairs=n_pairs,
+    )

@@ -30,8 +30,7 @@ __all__ = [
 ]
 
 _Chart = alt.Chart | alt.LayerChart
-PALETTE = ["#4c78a8", "#f58518", "#54a24b", "#e45756", "#72b7b2", "#b279a2", "#eeca3b", "#9d755d", "#ff9da6",
-           "#bab0ac"]  # fmt: skip
+PALETTE = ["#4c78a8", "#f58518", "#54a24b", "#e45756", "#72b7b2", "#b279a2", "#eeca3b", "#9d755d", "#ff9da6", "#bab0ac"]
 """Entry colours, assigned in the order of ``report.models`` (the same entry has the same colour in every chart)."""
 WIDTH, HEIGHT = 560, 340
 SCORER_PASS, JUDGE_PASS = 0.5, 7
@@ -39,22 +38,44 @@ SCORER_PASS, JUDGE_PASS = 0.5, 7
 FAILED_X = -1
 """Where `score_distribution` draws runs that have no score (failed, or the judge gave no verdict)."""
 
-_TOOLTIP = [("entry", "entry", None), ("model", "model", None), ("grade", "grade", None),
-            ("simulated", "simulated", None), ("reference", "is_reference", None), ("runs", "runs", None),
-            ("ok_rate", "ok rate", ".0%"), ("score_mean", "score mean", ".2f"), ("score_lo", "score 95% lo", ".2f"),
-            ("score_hi", "score 95% hi", ".2f"), ("accuracy_mean", "accuracy (0-7)", ".2f"),
-            ("work_mean", "work (0-3)", ".2f"), ("scorer_mean", "scorer (0-1)", ".2f"),
-            ("calls_mean", "calls per run", ".1f"), ("input_tokens_mean", "input tokens", ".0f"),
-            ("output_tokens_mean", "output tokens", ".0f"), ("latency_s_mean", "latency (s)", ".3f"),
-            ("wall_s_mean", "wall (s)", ".3f"), ("cost_per_run", "cost per run", ".6g"),
-            ("currency", "currency", None), ("verdict", "verdict vs reference", None),
-            ("mean_diff", "mean difference", "+.2f"), ("lower", "lower bound", "+.2f"),
-            ("n_pairs", "paired runs", None), ("cost_ratio", "cost × reference", ".2f"),
-            ("latency_ratio", "latency × reference", ".2f"), ("floor_std", "judge noise (std)", ".2f"),
-            ("swap_gap_mean", "order gap", ".2f")]  # fmt: skip
+_TOOLTIP = [
+    ("entry", "entry", None),
+    ("model", "model", None),
+    ("grade", "grade", None),
+    ("simulated", "simulated", None),
+    ("reference", "is_reference", None),
+    ("runs", "runs", None),
+    ("ok_rate", "ok rate", ".0%"),
+    ("score_mean", "score mean", ".2f"),
+    ("score_lo", "score 95% lo", ".2f"),
+    ("score_hi", "score 95% hi", ".2f"),
+    ("accuracy_mean", "accuracy (0-7)", ".2f"),
+    ("work_mean", "work (0-3)", ".2f"),
+    ("scorer_mean", "scorer (0-1)", ".2f"),
+    ("calls_mean", "calls per run", ".1f"),
+    ("input_tokens_mean", "input tokens", ".0f"),
+    ("output_tokens_mean", "output tokens", ".0f"),
+    ("latency_s_mean", "latency (s)", ".3f"),
+    ("wall_s_mean", "wall (s)", ".3f"),
+    ("cost_per_run", "cost per run", ".6g"),
+    ("currency", "currency", None),
+    ("verdict", "verdict vs reference", None),
+    ("mean_diff", "mean difference", "+.2f"),
+    ("lower", "lower bound", "+.2f"),
+    ("n_pairs", "paired runs", None),
+    ("cost_ratio", "cost × reference", ".2f"),
+    ("latency_ratio", "latency × reference", ".2f"),
+    ("floor_std", "judge noise (std)", ".2f"),
+    ("swap_gap_mean", "order gap", ".2f"),
+]
 
-VERDICT_COLOURS = {"reference": "#4c78a8", "as good": "#2ca02c", "inconclusive": "#e0a100", "worse": "#d62728",
-                   "not tested": "#999999"}  # fmt: skip
+VERDICT_COLOURS = {
+    "reference": "#4c78a8",
+    "as good": "#2ca02c",
+    "inconclusive": "#e0a100",
+    "worse": "#d62728",
+    "not tested": "#999999",
+}
 """Point colours by verdict against the reference entry."""
 
 
@@ -78,7 +99,7 @@ def _title(report: BenchmarkReport, what: str, *notes: str) -> alt.TitleParams:
     m, runs = report.meta, report.runs
     inputs = runs["input_id"].n_unique()
     repeats = runs.filter(pl.col("role") == "candidate")["repeat"].n_unique()
-    head = f"reference {m.get('reference_entry') or '-'} · judge {m.get('judge_entry') or '-'}"
+    head = f"reference {m.reference_entry or '-'} · judge {m.judge_entry or '-'}"
     if repeats:
         head += f" · {inputs} input{'s' if inputs != 1 else ''} × {repeats} run{'s' if repeats != 1 else ''} per entry"
     if _all_sim(report):
@@ -86,7 +107,7 @@ def _title(report: BenchmarkReport, what: str, *notes: str) -> alt.TitleParams:
     elif runs["simulated"].any():
         head += " · (sim) = simulated entry"
     return alt.TitleParams(
-        f"{what} — {m.get('job') or '?'} · grade {m.get('grade') or '?'}",
+        f"{what} — {m.job or '?'} · grade {m.grade or '?'}",
         subtitle=[head, *[n for n in notes if n]],
         anchor="start",
     )
@@ -156,8 +177,16 @@ def _place_labels(rows: list[dict[str, Any]], front: list[str], lo: float, hi: f
 
     for r in sorted(drawn, key=lambda r: r["x"]):
         x, y, w, h = px(r["x"]), py(r["score_mean"]), 6.0 * len(r["label"]) + 2, 14
-        spots = [(w / 2 + 10, 0), (w / 2 + 5, -13), (w / 2 + 5, 13), (-w / 2 - 10, 0), (-w / 2 - 5, -13),
-                 (-w / 2 - 5, 13), (0, -17), (0, 17)]  # fmt: skip
+        spots = [
+            (w / 2 + 10, 0),
+            (w / 2 + 5, -13),
+            (w / 2 + 5, 13),
+            (-w / 2 - 10, 0),
+            (-w / 2 - 5, -13),
+            (-w / 2 - 5, 13),
+            (0, -17),
+            (0, 17),
+        ]
         # min keeps the first of equal costs: right of the point is preferred
         dx, dy = min(
             spots, key=lambda d: cost((x + d[0] - w / 2, y + d[1] - h / 2, x + d[0] + w / 2, y + d[1] + h / 2))
@@ -179,11 +208,16 @@ def _quality(report: BenchmarkReport, x: str, what: str, axis: str, better: str)
         clamped = r[x] is not None and r[x] <= 0
         verdict = "reference" if r["is_reference"] else (r["verdict"] or "not tested")
         rows.append(
-            {**r, "label": _label(r, all_sim), "role": "reference" if r["is_reference"] else "candidate",
-             "verdict_shown": verdict,
-             "x": None if r[x] is None else max(r[x], floor), "on_front": r["entry"] in front,
-             "plotted": f"drawn at {floor:.1e} (log axis)" if clamped else "as measured"}
-        )  # fmt: skip
+            {
+                **r,
+                "label": _label(r, all_sim),
+                "role": "reference" if r["is_reference"] else "candidate",
+                "verdict_shown": verdict,
+                "x": None if r[x] is None else max(r[x], floor),
+                "on_front": r["entry"] in front,
+                "plotted": f"drawn at {floor:.1e} (log axis)" if clamped else "as measured",
+            }
+        )
     if not any(row["x"] is not None and row["score_mean"] is not None for row in rows):
         return _no_runs(report, what, "no judged runs: every run failed or went unjudged")
     xs = [row["x"] for row in rows if row["x"] is not None]
@@ -208,15 +242,19 @@ def _quality(report: BenchmarkReport, x: str, what: str, axis: str, better: str)
     )
     bands = _bands(report, rows)
     if bands:
-        notes.append("green band: within the margin of the reference's score" + (
-            " · grey band: ± the judge's noise floor" if len(bands) > 1 else ""))  # fmt: skip
+        notes.append(
+            "green band: within the margin of the reference's score"
+            + (" · grey band: ± the judge's noise floor" if len(bands) > 1 else "")
+        )
     x_scale, y_scale = alt.Scale(type="log", domain=[lo, hi], nice=False), alt.Scale(domain=[0, 10], nice=False)
     x_enc = alt.X(
         "x:Q", title=axis, scale=x_scale, axis=alt.Axis(format="~g", labelOverlap="greedy", labelSeparation=8)
     )
     y_enc = alt.Y("score_mean:Q", title="judge score (0–10)", scale=y_scale)
-    tips = [alt.Tooltip(f, type="nominal" if fmt is None else "quantitative", title=t, format=fmt or alt.Undefined)
-            for f, t, fmt in _TOOLTIP]  # fmt: skip
+    tips = [
+        alt.Tooltip(f, type="nominal" if fmt is None else "quantitative", title=t, format=fmt or alt.Undefined)
+        for f, t, fmt in _TOOLTIP
+    ]
     tips += [alt.Tooltip("plotted:N", title="x position"), alt.Tooltip("on_front:N", title="on the Pareto front")]
     base = alt.Chart().encode(x=x_enc)
     step = (
@@ -234,7 +272,7 @@ def _quality(report: BenchmarkReport, x: str, what: str, axis: str, better: str)
             "role:N",
             scale=alt.Scale(domain=["reference", "candidate"], range=["diamond", "circle"]),
             legend=alt.Legend(title="role"),
-        ),  # fmt: skip
+        ),
         stroke=alt.when("datum.is_reference").then(alt.value("black")).otherwise(alt.value("white")),
         strokeWidth=alt.when("datum.is_reference").then(alt.value(2)).otherwise(alt.value(1)),
         tooltip=tips,
@@ -260,13 +298,20 @@ def _bands(report: BenchmarkReport, rows: list[dict[str, Any]]) -> list[dict[str
     reference = next((r for r in rows if r["is_reference"] and r["score_mean"] is not None), None)
     if reference is None:
         return []
-    mean, margin = reference["score_mean"], float(report.meta.get("margin", 1.0))
+    mean, margin = reference["score_mean"], report.meta.margin
     bands = [{"lo": max(0.0, mean - margin), "hi": mean, "colour": "#2ca02c", "opacity": 0.08, "band": "margin"}]
     floors = [r["floor_std"] for r in rows if r.get("floor_std") is not None]
     if floors:
         floor = sum(floors) / len(floors)
-        bands.append({"lo": max(0.0, mean - floor), "hi": min(10.0, mean + floor), "colour": "#777777",
-                      "opacity": 0.15, "band": "noise floor"})  # fmt: skip
+        bands.append(
+            {
+                "lo": max(0.0, mean - floor),
+                "hi": min(10.0, mean + floor),
+                "colour": "#777777",
+                "opacity": 0.15,
+                "band": "noise floor",
+            }
+        )
     return bands
 
 
@@ -297,14 +342,26 @@ def score_distribution(report: BenchmarkReport) -> _Chart:
         status = "failed" if not r["ok"] else "judged" if r["score"] is not None else "no verdict"
         why = r["error"] if not r["ok"] else r["judge_error"] if r["score"] is None else r["reason"]
         rows.append(
-            {"entry": r["entry"], "label": labels[r["entry"]], "input_id": r["input_id"],
-             "repeat": r["repeat"], "status": status, "score": r["score"], "accuracy": r["accuracy"],
-             "work": r["work"], "why": why, "jitter": _jitter(r["run_id"], 0.6),
-             "x": (r["score"] if status == "judged" else FAILED_X) + _jitter(r["run_id"] + "x", 0.12)}
-        )  # fmt: skip
-    x_enc = alt.X("x:Q", title="judge score (0–10)", scale=alt.Scale(domain=[FAILED_X - 0.6, 10.4], nice=False),
-                  axis=alt.Axis(values=[FAILED_X, *range(11)],
-                                labelExpr=f"datum.value == {FAILED_X} ? 'no score' : datum.label"))  # fmt: skip
+            {
+                "entry": r["entry"],
+                "label": labels[r["entry"]],
+                "input_id": r["input_id"],
+                "repeat": r["repeat"],
+                "status": status,
+                "score": r["score"],
+                "accuracy": r["accuracy"],
+                "work": r["work"],
+                "why": why,
+                "jitter": _jitter(r["run_id"], 0.6),
+                "x": (r["score"] if status == "judged" else FAILED_X) + _jitter(r["run_id"] + "x", 0.12),
+            }
+        )
+    x_enc = alt.X(
+        "x:Q",
+        title="judge score (0–10)",
+        scale=alt.Scale(domain=[FAILED_X - 0.6, 10.4], nice=False),
+        axis=alt.Axis(values=[FAILED_X, *range(11)], labelExpr=f"datum.value == {FAILED_X} ? 'no score' : datum.label"),
+    )
     y_enc = alt.Y("label:N", sort=list(labels.values()), title=None, axis=alt.Axis(labelLimit=260))
     tips = ["entry:N", "input_id:N", "repeat:Q", "status:N", "score:Q", "accuracy:Q", "work:Q", "why:N"]
     offset = alt.YOffset("jitter:Q", scale=alt.Scale(domain=[-1, 1]))  # [-1, 1] spans the row
@@ -329,8 +386,10 @@ def score_distribution(report: BenchmarkReport) -> _Chart:
     interval = alt.Chart(alt.Data(values=stats)).mark_rule(color="black", opacity=0.5)
     interval = interval.encode(x="score_lo:Q", x2="score_hi:Q", y=y_enc)
     divider = alt.Chart(alt.Data(values=[{"x": FAILED_X + 0.5}])).mark_rule(color="#bbb").encode(x="x:Q")
-    note = ("dots: runs · black tick and line: mean and 95% interval · red cross: the run failed (it counts as 0 in "
-            "the mean) or the judge gave no verdict")  # fmt: skip
+    note = (
+        "dots: runs · black tick and line: mean and 95% interval · red cross: the run failed (it counts as 0 in "
+        "the mean) or the judge gave no verdict"
+    )
     layers = [divider, interval, judged, unscored, mean]
     title = _title(report, what, note)
     return alt.LayerChart(layer=layers, data=alt.Data(values=rows), width=WIDTH, height=alt.Step(34), title=title)
@@ -358,10 +417,18 @@ def scorer_agreement(report: BenchmarkReport) -> _Chart:
             verdict = "judge ≥ 7, scorer fails"
         counts[verdict] += 1
         rows.append(
-            {"entry": r["entry"], "input_id": r["input_id"], "repeat": r["repeat"], "score": r["score"],
-             "scorer": r["scorer"], "agreement": verdict, "reason": r["reason"],
-             "sx": r["scorer"] + _jitter(r["run_id"] + "x", 0.04), "sy": r["score"] + _jitter(r["run_id"] + "y", 0.3)}
-        )  # fmt: skip
+            {
+                "entry": r["entry"],
+                "input_id": r["input_id"],
+                "repeat": r["repeat"],
+                "score": r["score"],
+                "scorer": r["scorer"],
+                "agreement": verdict,
+                "reason": r["reason"],
+                "sx": r["scorer"] + _jitter(r["run_id"] + "x", 0.04),
+                "sy": r["score"] + _jitter(r["run_id"] + "y", 0.3),
+            }
+        )
     zones = [
         {"x": SCORER_PASS, "x2": 1.1, "y": -0.5, "y2": JUDGE_PASS - 0.5, "zone": "scorer passes, judge < 7"},
         {"x": -0.1, "x2": SCORER_PASS, "y": JUDGE_PASS - 0.5, "y2": 10.5, "zone": "judge ≥ 7, scorer fails"},

@@ -48,10 +48,13 @@ def completion(
     message: dict[str, Any] = {"role": "assistant", "content": content}
     if tool_calls:
         message["tool_calls"] = [
-            {"id": f"call_{i}", "type": "function",
-             "function": {"name": call["name"], "arguments": json.dumps(call.get("arguments", {}))}}
+            {
+                "id": f"call_{i}",
+                "type": "function",
+                "function": {"name": call["name"], "arguments": json.dumps(call.get("arguments", {}))},
+            }
             for i, call in enumerate(tool_calls)
-        ]  # fmt: skip
+        ]
     body: dict[str, Any] = {
         "id": id,
         "object": "chat.completion",

@@ -22,19 +22,67 @@ from ._cache import CallCache
 from ._catalog import Catalog, Entry
 from ._job import JobSpec
 from ._panel_html import CSS, FLEX, esc, events_html, html_table, pre, scroll, td, text
+from ._records import ReportMeta
 from ._report import BenchmarkReport
 from .jobs import EXAMPLE_INPUTS, EXAMPLE_JOBS, load_inputs
 
 __all__ = ["BenchmarkPanel", "events_html", "html_table"]  # the HTML helpers, for notebooks that show runs themselves
 
-RUN_COLUMNS = ("entry", "role", "input_id", "repeat", "ok", "score", "accuracy", "work", "scorer", "calls",
-               "tool_calls", "input_tokens", "output_tokens", "latency_s", "wall_s", "cost", "currency", "cached",
-               "judge_path", "reason", "error", "judge_error", "scorer_error", "run_id")  # fmt: skip
+RUN_COLUMNS = (
+    "entry",
+    "role",
+    "input_id",
+    "repeat",
+    "ok",
+    "score",
+    "accuracy",
+    "work",
+    "scorer",
+    "calls",
+    "tool_calls",
+    "input_tokens",
+    "output_tokens",
+    "latency_s",
+    "wall_s",
+    "cost",
+    "currency",
+    "cached",
+    "judge_path",
+    "reason",
+    "error",
+    "judge_error",
+    "scorer_error",
+    "run_id",
+)
 """The columns of the Runs tab, each one a sort key."""
-MODEL_COLUMNS = ("entry", "verdict", "score [95% CI]", "mean_diff", "lower", "n_pairs", "cost_ratio", "latency_ratio",
-                 "floor_std", "swap_gap_mean", "model", "simulated", "runs", "ok_rate", "accuracy_mean", "work_mean",
-                 "scorer_mean", "calls_mean", "input_tokens_mean", "output_tokens_mean", "latency_s_mean",
-                 "wall_s_mean", "cost_per_run", "spent_now", "currency", "judged")  # fmt: skip
+MODEL_COLUMNS = (
+    "entry",
+    "verdict",
+    "score [95% CI]",
+    "mean_diff",
+    "lower",
+    "n_pairs",
+    "cost_ratio",
+    "latency_ratio",
+    "floor_std",
+    "swap_gap_mean",
+    "model",
+    "simulated",
+    "runs",
+    "ok_rate",
+    "accuracy_mean",
+    "work_mean",
+    "scorer_mean",
+    "calls_mean",
+    "input_tokens_mean",
+    "output_tokens_mean",
+    "latency_s_mean",
+    "wall_s_mean",
+    "cost_per_run",
+    "spent_now",
+    "currency",
+    "judged",
+)
 """The columns of the Models tab."""
 PATH_SCORERS: dict[str, Callable[[str], Any]] = {
     "field_equals": scorers.field_equals,
@@ -95,10 +143,13 @@ class BenchmarkPanel(w.VBox):
 
         self.job = w.Dropdown(options=list(self.specs), description="job")
         self.grade = w.Dropdown(
-            options=[(f"{g} (reference {catalog.picks[g]})" if g in catalog.picks else f"{g} (no pick)", g)
-                     for g in catalog.grades],
-            value=self._default_grade(), description="grade",
-        )  # fmt: skip
+            options=[
+                (f"{g} (reference {catalog.picks[g]})" if g in catalog.picks else f"{g} (no pick)", g)
+                for g in catalog.grades
+            ],
+            value=self._default_grade(),
+            description="grade",
+        )
         self.candidates = w.SelectMultiple(description="candidates", rows=6, layout=px("100%"))
         self.candidates_note = w.HTML()
         self.runs = w.BoundedIntText(value=3, min=1, max=1000, description="runs/entry", layout=px("160px"))
@@ -122,21 +173,33 @@ class BenchmarkPanel(w.VBox):
         self.runs_table, self.models_table, self.transcript, self.diagnostics_table = (w.HTML() for _ in range(4))
         self.cost_chart, self.latency_chart = w.VBox(), w.VBox()
         self.transcript_run = w.Dropdown(description="run", layout=px("70%"))
-        self.tabs = w.Tab(children=[
-            w.VBox([w.HBox([self.runs_sort, self.runs_ascending]), self.runs_table]), self.models_table,
-            self.cost_chart, self.latency_chart, w.VBox([self.transcript_run, self.transcript]), self.diagnostics_table,
-        ])  # fmt: skip
+        self.tabs = w.Tab(
+            children=[
+                w.VBox([w.HBox([self.runs_sort, self.runs_ascending]), self.runs_table]),
+                self.models_table,
+                self.cost_chart,
+                self.latency_chart,
+                w.VBox([self.transcript_run, self.transcript]),
+                self.diagnostics_table,
+            ]
+        )
         self.tabs.titles = ("Runs", "Models", "Cost vs quality", "Latency vs quality", "Transcript", "Diagnostics")
         hint = "<i>Run the benchmark to fill this tab.</i>"
         for widget in (self.runs_table, self.models_table, self.transcript, self.diagnostics_table):
             widget.value = hint
         self.cost_chart.children = self.latency_chart.children = (w.HTML(hint),)
 
-        for widget, react in ((self.job, self._job_changed), (self.grade, self._grade_changed),
-                              (self.candidates, self._candidates_changed), (self.all_inputs, self._inputs_changed),
-                              (self.n_inputs, self._inputs_changed), (self.scorer, self._scorer_changed),
-                              (self.runs_sort, self._draw_runs), (self.runs_ascending, self._draw_runs),
-                              (self.transcript_run, self._draw_transcript)):  # fmt: skip
+        for widget, react in (
+            (self.job, self._job_changed),
+            (self.grade, self._grade_changed),
+            (self.candidates, self._candidates_changed),
+            (self.all_inputs, self._inputs_changed),
+            (self.n_inputs, self._inputs_changed),
+            (self.scorer, self._scorer_changed),
+            (self.runs_sort, self._draw_runs),
+            (self.runs_ascending, self._draw_runs),
+            (self.transcript_run, self._draw_transcript),
+        ):
             widget.observe(lambda _, react=react: react(), "value")
         self.run_button.on_click(lambda _: self._begin_race())
         self.stop_button.on_click(lambda _: self.stop())
@@ -145,12 +208,18 @@ class BenchmarkPanel(w.VBox):
         self._job_changed()
         self._grade_changed()
         self.children = [
-            w.HBox([self.job, self.grade]), self.candidates, self.candidates_note,
+            w.HBox([self.job, self.grade]),
+            self.candidates,
+            self.candidates_note,
             w.HBox([self.runs, self.all_inputs, self.n_inputs, self.inputs_note]),
-            w.HBox([self.scorer, self.scorer_path, self.salt]), self.rubric,
+            w.HBox([self.scorer, self.scorer_path, self.salt]),
+            self.rubric,
             w.HBox([self.run_button, self.stop_button, self.rejudge_button, self.export_dir, self.export_button]),
-            self.status, self.progress_bar, self.progress_table, self.tabs,
-        ]  # fmt: skip
+            self.status,
+            self.progress_bar,
+            self.progress_table,
+            self.tabs,
+        ]
 
     # ------------------------------------------------------------------------------------------------- controls
 
@@ -237,8 +306,15 @@ class BenchmarkPanel(w.VBox):
         if not chosen:
             raise ValueError("no candidate selected: pick at least one callable entry")
         values, scorer = self.selected_inputs(), self.selected_scorer()
-        bench = Benchmark(self.factories[self.job.value], runs=self.runs.value, catalog=self.catalog,
-                          grade=self.grade.value, salt=self.salt.value, cache=self._cache, progress=False)  # fmt: skip
+        bench = Benchmark(
+            self.factories[self.job.value],
+            runs=self.runs.value,
+            catalog=self.catalog,
+            grade=self.grade.value,
+            salt=self.salt.value,
+            cache=self._cache,
+            progress=False,
+        )
         return bench.set_inputs(values).set_candidates(chosen).set_rubric(self.rubric.value).set_scorer(scorer)
 
     # ---------------------------------------------------------------------------------------------- run / stop
@@ -321,8 +397,10 @@ class BenchmarkPanel(w.VBox):
         report = bench.report()
         self._show(report)
         failed = report.runs.filter(~pl.col("ok")).height
-        self._say(f"done in {time.perf_counter() - started:.1f}s: {report.runs.height} runs ({failed} failed), "
-                  f"{report.models.height} entries · {report.totals()}")  # fmt: skip
+        self._say(
+            f"done in {time.perf_counter() - started:.1f}s: {report.runs.height} runs ({failed} failed), "
+            f"{report.models.height} entries · {report.totals()}"
+        )
         return report
 
     def _begin_rejudge(self) -> asyncio.Task[Any] | None:
@@ -340,8 +418,9 @@ class BenchmarkPanel(w.VBox):
             if self.bench is not None and self.bench.metadata.get(Benchmark.REPORT) is shown:
                 report = await self.bench.set_scorer(scorer).rejudge(rubric=rubric)
             else:  # the last race was stopped, so its bench has no report: rejudge the report on screen
-                report = await rejudge_report(shown, self.catalog, rubric=rubric, cache=self._cache, scorer=scorer,
-                                              progress=False)  # fmt: skip
+                report = await rejudge_report(
+                    shown, self.catalog, rubric=rubric, cache=self._cache, scorer=scorer, progress=False
+                )
         except asyncio.CancelledError:
             if self._stop_requested:
                 return None
@@ -361,10 +440,12 @@ class BenchmarkPanel(w.VBox):
         elif task.cancelled() or self._stop_requested:
             landed = sum(c[1] for name, c in self._counts.items() if name != "reference")
             partial = self.bench.metadata.get(Benchmark.REPORT) if self.bench is not None else None
-            if partial is not None and partial.meta.get("stopped"):
+            if partial is not None and partial.meta.stopped:
                 self._show(partial)  # the runs judged before the stop
-            self._say(f"stopped: {landed} of {self.progress_bar.max} runs had landed (the tabs show those judged); "
-                      "what finished is in the cache, so Run with the same settings resumes from there")  # fmt: skip
+            self._say(
+                f"stopped: {landed} of {self.progress_bar.max} runs had landed (the tabs show those judged); "
+                "what finished is in the cache, so Run with the same settings resumes from there"
+            )
             self.progress_bar.bar_style = "warning"
         elif task.exception() is not None:  # not expected: _race and _rejudge report their own errors
             self._fail("unexpected error", task.exception())  # type: ignore[arg-type]
@@ -387,8 +468,9 @@ class BenchmarkPanel(w.VBox):
     def _reset_progress(self, bench: Benchmark) -> None:
         self._inputs = len(self.selected_inputs())
         candidates = [n for n in self.candidates.value if self.catalog[n].callable_reason() is None]
-        self._counts = {"reference": [self._inputs, 0, 0, 0]} | {n: [bench.runs * self._inputs, 0, 0, 0]
-                                                                   for n in candidates}  # fmt: skip
+        self._counts = {"reference": [self._inputs, 0, 0, 0]} | {
+            n: [bench.runs * self._inputs, 0, 0, 0] for n in candidates
+        }
         self._reference = self.catalog.picks.get(bench.grade, "-")
         self.progress_bar.max = max(1, len(candidates) * bench.runs * self._inputs)
         self.progress_bar.value, self.progress_bar.bar_style = 0, ""
@@ -419,8 +501,10 @@ class BenchmarkPanel(w.VBox):
                 f'<div style="width:120px;background:#eee"><div style="width:{share:.0f}%;height:8px;background:#4a8">'
             )
             judged_cell = "–" if name == "reference" else done
-            rows.append(f"<tr>{td(label)}{td(f'{landed} / {planned}')}{td(judged_cell)}{td(failed)}"
-                        f"<td>{bar}</div></div></td></tr>")  # fmt: skip
+            rows.append(
+                f"<tr>{td(label)}{td(f'{landed} / {planned}')}{td(judged_cell)}{td(failed)}"
+                f"<td>{bar}</div></div></td></tr>"
+            )
         head = "".join(f"<th>{h}</th>" for h in ("entry", "landed", "judged", "failed", ""))
         self.progress_table.value = f'{CSS}<table class="gb-t"><tr>{head}</tr>{"".join(rows)}</table>'
 
@@ -436,10 +520,12 @@ class BenchmarkPanel(w.VBox):
                 self._fail(f"could not draw {draw.__name__.removeprefix('_')}", exc)
 
     def _header(self) -> str:
-        m = self.report.meta if self.report is not None else {}
-        return (f"<p><b>{esc(m.get('job'))}</b> · grade {esc(m.get('grade'))} · reference "
-                f"{esc(m.get('reference_entry'))} · judge {esc(m.get('judge_entry'))} · salt "
-                f"{esc(repr(m.get('salt', '')))} · scorer {esc(m.get('scorer') or 'none')}</p>")  # fmt: skip
+        m = self.report.meta if self.report is not None else ReportMeta()
+        return (
+            f"<p><b>{esc(m.job)}</b> · grade {esc(m.grade)} · reference "
+            f"{esc(m.reference_entry)} · judge {esc(m.judge_entry)} · salt "
+            f"{esc(repr(m.salt))} · scorer {esc(m.scorer or 'none')}</p>"
+        )
 
     def _draw_runs(self) -> None:
         if self.report is None:
@@ -447,7 +533,7 @@ class BenchmarkPanel(w.VBox):
         up = self.runs_ascending.value
         runs = self.report.runs.sort(self.runs_sort.value, descending=not up, nulls_last=True, maintain_order=True)
         self.runs_ascending.icon = "sort-amount-asc" if up else "sort-amount-desc"
-        rubric = pre(self.report.meta.get("rubric") or "(none)")
+        rubric = pre(self.report.meta.rubric or "(none)")
         caption = f"<details><summary>judged under this rubric</summary>{rubric}</details>"
         self.runs_table.value = self._header() + caption + scroll(html_table(runs, RUN_COLUMNS))
 
@@ -459,9 +545,7 @@ class BenchmarkPanel(w.VBox):
             star.add(pl.col("entry")).alias("entry"),
             interval.fill_null(pl.col("score_mean").round(2).cast(pl.String)).alias("score [95% CI]"),
         )
-        skipped = "".join(
-            f"<li>skipped {esc(e)}: {esc(r)}</li>" for e, r in (self.report.meta.get("skipped") or {}).items()
-        )
+        skipped = "".join(f"<li>skipped {esc(e)}: {esc(r)}</li>" for e, r in (self.report.meta.skipped).items())
         table = html_table(models, MODEL_COLUMNS, empty="no candidate runs")
         self.models_table.value = (
             f"{self._header()}{self._verdicts_html()}{table}<ul>{skipped}</ul><p>{esc(self.report.totals())}</p>"
@@ -481,7 +565,7 @@ class BenchmarkPanel(w.VBox):
             return ""
         pick = self.report.recommend()
         line = f"<p><b>recommendation</b>: {esc(pick.sentence)}</p>" if pick is not None else ""
-        margin = float(self.report.meta.get("margin", 1.0))
+        margin = self.report.meta.margin
         return f"<p>verdict against the reference, margin {margin:g} of 10:</p><ul>{''.join(items)}</ul>{line}"
 
     def _draw_charts(self) -> None:
@@ -522,15 +606,19 @@ class BenchmarkPanel(w.VBox):
             if r is None:
                 return f"{FLEX}<h4>{title}</h4><i>missing</i></div>"
             events = report.transcript(r["run_id"])
-            facts = (f"{r['entry']} ({r['model']}) · input {r['input_id']} · repeat {r['repeat']} · "
-                     f"{'ok' if r['ok'] else 'FAILED'} · {r['calls']} calls · {r['tool_calls']} tool calls · "
-                     f"{text(r['latency_s'])}s · cost {text(r['cost'])} {r['currency']}")  # fmt: skip
+            facts = (
+                f"{r['entry']} ({r['model']}) · input {r['input_id']} · repeat {r['repeat']} · "
+                f"{'ok' if r['ok'] else 'FAILED'} · {r['calls']} calls · {r['tool_calls']} tool calls · "
+                f"{text(r['latency_s'])}s · cost {text(r['cost'])} {r['currency']}"
+            )
             return f"{FLEX}<h4>{title}</h4><p>{esc(facts)}</p>{events_html(events)}</div>"
 
         t = {k: esc(text(row[k])) for k in ("score", "accuracy", "work", "judge_entry", "judge_path", "scorer")}
-        verdict = (f"<p><b>verdict</b>: score {t['score']}/10 (accuracy {t['accuracy']}/7, work {t['work']}/3) · "
-                   f"judge {t['judge_entry']} via {t['judge_path']} · scorer {t['scorer']}</p>"
-                   f"{pre(row['reason'] or '')}")  # fmt: skip
+        verdict = (
+            f"<p><b>verdict</b>: score {t['score']}/10 (accuracy {t['accuracy']}/7, work {t['work']}/3) · "
+            f"judge {t['judge_entry']} via {t['judge_path']} · scorer {t['scorer']}</p>"
+            f"{pre(row['reason'] or '')}"
+        )
         for key in ("judge_error", "scorer_error"):
             verdict += f'<p class="gb-bad">{key}: {esc(row[key])}</p>' if row[key] else ""
         sides = side(row, "candidate") + side(refs.row(0, named=True) if refs.height else None, "reference")

@@ -111,7 +111,7 @@ async def test_rejudge_calls_only_the_judge() -> None:
     report = await bench.rejudge(rubric="A stricter rubric.")
     new = endpoint.requests[before:]
     assert len(new) == 8 and {r.headers["x-gradebench-role"] for r in new} == {"judge"}
-    assert report.meta["rubric"] == "A stricter rubric."
+    assert report.meta.rubric == "A stricter rubric."
     assert all("A stricter rubric." in json.loads(r.content)["messages"][1]["content"] for r in new)
     again = len(endpoint.requests)
     await bench.rejudge(rubric="A stricter rubric.")
@@ -208,7 +208,7 @@ async def test_inputs_from_a_dataframe_get_stable_ids() -> None:
     again = bench_for(endpoint, runs=1).set_inputs(frame.reverse())
     await again.run()
     assert set(again.report().runs.filter(role="reference")["input_id"].to_list()) == set(ids)  # content, not position
-    assert again.report().meta["inputs"][ids[0]] in ({"q": "one?", "lang": "en"}, {"q": "two?", "lang": "fr"})
+    assert again.report().meta.inputs[ids[0]] in ({"q": "one?", "lang": "en"}, {"q": "two?", "lang": "fr"})
 
 
 async def test_a_run_past_its_timeout_is_a_failed_row() -> None:

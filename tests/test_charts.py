@@ -12,9 +12,9 @@ import pytest
 
 import gradebench as gb
 from gradebench import charts
-from gradebench._records import Run, Verdict
-from gradebench._report import MODELS_SCHEMA, BenchmarkReport
-from gradebench._seat import Call
+from gradebench._models import MODELS_SCHEMA
+from gradebench._records import Call, Run, Verdict
+from gradebench._report import BenchmarkReport
 
 META = {"benchmark_id": "b1", "job": "refund-desk", "grade": "standard", "reference_entry": "acme/ref",
         "judge_entry": "acme/judge"}  # fmt: skip
@@ -57,7 +57,7 @@ def report() -> BenchmarkReport:
     runs.append(run("acme/worse", "i1", 2, cost=0.003, ok=False))
     runs.append(run("acme/ref", "i1", 2, cost=0.002, score=None, judge_error="no valid verdict"))
     runs += [run("acme/down", "i1", k, cost=0.0005, ok=False) for k in range(2)]
-    return BenchmarkReport.from_runs(runs, META)
+    return BenchmarkReport(runs, META)
 
 
 def data_of(spec: dict[str, Any], layer: dict[str, Any]) -> list[dict[str, Any]]:
@@ -213,7 +213,7 @@ async def test_scorer_agreement_needs_scorer_values(report: BenchmarkReport):
 
 
 def test_empty_report_says_no_runs():
-    empty = BenchmarkReport.from_runs([], META)
+    empty = BenchmarkReport([], META)
     for build in (charts.cost_quality, charts.latency_quality, charts.score_distribution, charts.scorer_agreement):
         spec = build(empty).to_dict()
         assert spec["data"]["values"][0]["text"].startswith("no runs"), build.__name__
@@ -240,7 +240,7 @@ async def test_save_chart_offline(tmp_path):
 
 
 def test_save_empty_report(tmp_path):
-    out = charts.save_chart(charts.score_distribution(BenchmarkReport.from_runs([], META)), tmp_path / "e.svg")
+    out = charts.save_chart(charts.score_distribution(BenchmarkReport([], META)), tmp_path / "e.svg")
     assert "no runs" in out.read_text()
 
 
@@ -279,7 +279,7 @@ def test_public_names():
 
 
 def test_every_run_failed():
-    failed = BenchmarkReport.from_runs([run("acme/a", "i1", k, ok=False) for k in range(2)], META)
+    failed = BenchmarkReport([run("acme/a", "i1", k, ok=False) for k in range(2)], META)
     for build in (charts.cost_quality, charts.latency_quality, charts.score_distribution):
         spec = build(failed).to_dict()  # builds, says why nothing is drawn
         assert "refund-desk" in spec["title"]["text"], build.__name__

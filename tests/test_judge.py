@@ -5,7 +5,9 @@ import json
 import pytest
 
 import gradebench as gb
-from gradebench._judge import build_judge_messages, identifying_names, judge, parse_verdict, transcript_events
+from gradebench._judge import ask_verdict as judge
+from gradebench._judge import parse_verdict
+from gradebench._prompt import build_judge_messages, identifying_names, transcript_events
 
 from .conftest import Scripted, completion, make_seat, scripted_catalog
 
@@ -129,7 +131,7 @@ async def test_schema_rejected_falls_back_to_prose() -> None:
 
 
 def test_swapped_order_and_neutral_labels() -> None:
-    from gradebench._judge import transcript_labels
+    from gradebench._prompt import transcript_labels
 
     ref, cand = transcript_labels("run-1")
     assert ref != cand and {ref, cand} <= set("KQRTVXZ")

@@ -154,7 +154,7 @@ async def test_unset_key_skips_the_entry_and_the_report_says_why(monkeypatch: py
     bench = gb.Benchmark(OrderAgent, runs=1, catalog=catalog, grade="standard", progress=False)
     await bench.set_inputs(load_inputs("orders")[:1]).run()
     report = bench.report()
-    assert report.meta["skipped"] == {"sim/swift": "environment variable GB_UNSET_KEY is not set"}
+    assert report.meta.skipped == {"sim/swift": "environment variable GB_UNSET_KEY is not set"}
     assert "sim/swift" not in report.runs["entry"].to_list()
     assert "GB_UNSET_KEY" in report.table()
 
@@ -179,7 +179,7 @@ async def test_a_killed_race_resumes_from_the_cache(tmp_path: Path) -> None:
         await task
     before_kill = len(fleet.requests)
     partial = bench.report()  # the runs judged before the kill
-    assert partial.meta["stopped"] and partial.runs.height < 3 + 2 * 3 * 3
+    assert partial.meta.stopped and partial.runs.height < 3 + 2 * 3 * 3
     await bench.run()
     resumed = len(fleet.requests) - before_kill
     # Every answer that reached the cache before the kill is reused; only calls cut off in flight are asked again.

@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 
 import polars as pl
 import pytest
 
-from gradebench._records import Run, Verdict
-from gradebench._report import CALLS_SCHEMA, DIAGNOSTICS_SCHEMA, MODELS_SCHEMA, RUNS_SCHEMA, BenchmarkReport
-from gradebench._seat import Call
+from gradebench._diagnostics import DIAGNOSTICS_SCHEMA
+from gradebench._models import MODELS_SCHEMA
+from gradebench._records import CALLS_SCHEMA, RUNS_SCHEMA, Call, ReportMeta, Run, Verdict
+from gradebench._report import BenchmarkReport
 
 REF, FAST, JUDGE = "sim/steady", "acme/fast", "sim/judge"
 COST = {REF: 0.001, FAST: 0.002}
@@ -24,7 +26,7 @@ META = {
     "gradebench_version": "0.1.0",
     "skipped": {"acme/nokey": "ACME_KEY is not set"},
     "salt": "s0",
-    "runs": 3,
+    "runs_per_entry": 3,
 }
 
 
@@ -146,11 +148,11 @@ def runs() -> list[Run]:
 
 @pytest.fixture
 def report(runs) -> BenchmarkReport:
-    return BenchmarkReport.from_runs(runs, META)
+    return BenchmarkReport(runs, META)
 
 
 def clean_report() -> BenchmarkReport:
-    return BenchmarkReport.from_runs(
+    return BenchmarkReport(
         [make_run(REF, "i0", 0, role="reference"), make_run(FAST, "i0", 0), make_run(FAST, "i0", 1, judged=(6, 3))],
         META,
     )
@@ -170,15 +172,14 @@ def test_schemas(report):
             "benchmark_id job input_id run_id role entry model grade simulated repeat ok error calls tool_calls "
             "input_tokens output_tokens cached_input_tokens reasoning_tokens latency_s wall_s cost cost_source "
             "price_table_cost spent_now currency cached finish_reason truncated refused output score accuracy work "
-            "reason judge_entry judge_path judge_schema judge_error scorer scorer_error judge_attempts judge_cost "
-            "swap_gap "
-            "tool_missing tool_extra tool_arg_mismatch tool_diff"
+            "reason judge_entry judge_path judge_schema judge_error judge_attempts judge_cost swap_gap scorer "
+            "scorer_error tool_missing tool_extra tool_arg_mismatch tool_diff"
         ).split()
     )
 
 
 def test_empty_report_has_every_column():
-    empty = BenchmarkReport.from_runs([], {})
+    empty = BenchmarkReport([], {})
     for frame, schema in [(empty.runs, RUNS_SCHEMA), (empty.calls, CALLS_SCHEMA), (empty.models, MODELS_SCHEMA)]:
         assert frame.height == 0
         assert frame.schema == pl.Schema(schema)
@@ -187,9 +188,11 @@ def test_empty_report_has_every_column():
     assert "no candidate runs" in empty.table()
 
 
-def test_constructor_rejects_missing_columns(report):
-    with pytest.raises(ValueError, match="score"):
-        BenchmarkReport(report.runs.drop("score"), report.calls, META)
+def test_a_stored_report_missing_a_column_is_refused_by_name(report, tmp_path):
+    out = report.to_parquet(tmp_path / "race")
+    report.runs.drop("score").write_parquet(out / "runs.parquet")
+    with pytest.raises(ValueError, match=r"runs.parquet lacks columns \['score'\]"):
+        BenchmarkReport.read_parquet(out)
 
 
 # -------------------------------------------------------------------------------------------------------------- cells
@@ -296,12 +299,12 @@ def test_interval_contains_mean_and_is_reproducible(report, runs):
         assert m["score_lo"] <= m["score_mean"] <= m["score_hi"]
         assert m["score_lo"] < m["score_hi"]
         assert 0 <= m["score_lo"] and m["score_hi"] <= 10
-    again = BenchmarkReport.from_runs(build_runs(), META).models
+    again = BenchmarkReport(build_runs(), META).models
     assert again.equals(report.models)
 
 
 def test_interval_null_below_two_scores():
-    rep = BenchmarkReport.from_runs([make_run(FAST, "i0", 0, judged=(6, 2)), make_run(FAST, "i0", 1, judged=None)], {})
+    rep = BenchmarkReport([make_run(FAST, "i0", 0, judged=(6, 2)), make_run(FAST, "i0", 1, judged=None)], {})
     m = rep.models.row(0, named=True)
     assert m["score_mean"] == 8.0 and m["judged"] == 1 and m["score_lo"] is None and m["score_hi"] is None
     assert m["is_reference"] is False
@@ -344,8 +347,8 @@ def test_repeats_that_never_differ_and_shared_generations_are_flagged():
     runs += [make_run(FAST, "i0", k, output={"k": k}) for k in range(2)]
     shared = runs[-1]
     # the second FAST run was served the first one's generation: what a collapsed cache salt looks like
-    runs[-1] = Run(**{**shared.__dict__, "calls": runs[-2].calls})
-    d = BenchmarkReport.from_runs(runs, META).diagnostics()
+    runs[-1] = Run(**{**shared.__dict__, "calls": [replace(c, run_id=shared.run_id) for c in runs[-2].calls]})
+    d = BenchmarkReport(runs, META).diagnostics()
     identical = d.filter(pl.col("kind") == "identical_outputs")
     assert identical["entry"].to_list() == [REF] and "all 2 inputs" in identical["detail"][0]
     generation = d.filter(pl.col("kind") == "shared_generation")
@@ -354,7 +357,7 @@ def test_repeats_that_never_differ_and_shared_generations_are_flagged():
     # one input that always gets the same answer is normal, not a finding
     varied = [r for r in runs if not (r.entry == REF and r.input_id == "i1" and r.repeat == 2)]
     varied.append(make_run(REF, "i1", 2, output={"decision": "deny"}))
-    assert "identical_outputs" not in BenchmarkReport.from_runs(varied, META).diagnostics()["kind"].to_list()
+    assert "identical_outputs" not in BenchmarkReport(varied, META).diagnostics()["kind"].to_list()
 
 
 def test_no_diagnostics_on_a_clean_run():
@@ -391,12 +394,12 @@ def test_parquet_round_trip(report, runs, tmp_path):
     out = report.to_parquet(tmp_path / "race")
     names = sorted(p.name for p in out.iterdir())
     assert names == ["calls.parquet", "meta.json", "models.parquet", "noise.parquet", "runs.parquet"]
-    assert json.loads((out / "meta.json").read_text()) == META
+    assert json.loads((out / "meta.json").read_text()) == ReportMeta.from_dict(META).to_dict()
     back = BenchmarkReport.read_parquet(out)
     assert back.runs.equals(report.runs)
     assert back.calls.equals(report.calls)
     assert back.models.equals(report.models)
-    assert back.meta == report.meta == META
+    assert back.meta == report.meta == ReportMeta.from_dict(META)
     assert back.table() == report.table()
     assert back.diagnostics().equals(report.diagnostics())
     for run in runs:
@@ -405,7 +408,7 @@ def test_parquet_round_trip(report, runs, tmp_path):
 
 
 def test_empty_round_trip(tmp_path):
-    empty = BenchmarkReport.from_runs([], META)
+    empty = BenchmarkReport([], META)
     back = BenchmarkReport.read_parquet(empty.to_parquet(tmp_path))
     assert back.runs.equals(empty.runs) and back.calls.equals(empty.calls) and back.models.equals(empty.models)
     assert back.runs.schema == pl.Schema(RUNS_SCHEMA) and back.models.schema == pl.Schema(MODELS_SCHEMA)
@@ -424,7 +427,7 @@ def test_an_input_most_candidates_dispute_flags_the_reference():
     runs = [make_run(REF, "i0", 0, role="reference"), make_run(REF, "i1", 0, role="reference")]
     runs += [make_run(e, "i0", k, judged=(2, 3)) for e in (REF, FAST) for k in range(2)]  # everyone disagrees on i0
     runs += [make_run(e, "i1", k, judged=(7, 3)) for e in (REF, FAST) for k in range(2)]
-    d = BenchmarkReport.from_runs(runs, META).diagnostics()
+    d = BenchmarkReport(runs, META).diagnostics()
     disputed = d.filter(pl.col("kind") == "reference_disputed")
     assert disputed.height == 1 and disputed["run_id"][0] == "r-sim/steady-i0-0"
     assert "input i0: 4 of 4 candidate runs" in disputed["detail"][0]
@@ -437,7 +440,7 @@ def without_usage(run: Run) -> Run:
 
 def test_unknown_usage_stays_unknown_in_every_figure():
     runs = [make_run(REF, "i0", 0, role="reference"), make_run(REF, "i0", 0), without_usage(make_run(FAST, "i0", 0))]
-    report = BenchmarkReport.from_runs(runs, META)
+    report = BenchmarkReport(runs, META)
     fast = report.runs.filter(pl.col("entry") == FAST).row(0, named=True)
     assert (fast["input_tokens"], fast["output_tokens"], fast["cost"], fast["spent_now"]) == (None, None, None, None)
     model = report.models.filter(pl.col("entry") == FAST).row(0, named=True)
@@ -454,9 +457,7 @@ def test_a_stale_catalog_price_shows_beside_the_providers_cost():
     calls = [
         Call(**{**c.__dict__, "cost": 0.004, "cost_source": "provider", "price_table_cost": 0.002}) for c in run.calls
     ]
-    report = BenchmarkReport.from_runs(
-        [make_run(REF, "i0", 0, role="reference"), Run(**{**run.__dict__, "calls": calls})], META
-    )
+    report = BenchmarkReport([make_run(REF, "i0", 0, role="reference"), Run(**{**run.__dict__, "calls": calls})], META)
     row = report.runs.filter(pl.col("entry") == FAST).row(0, named=True)
     assert (row["cost"], row["price_table_cost"], row["cost_source"]) == (0.008, 0.004, "provider")
     mismatch = report.diagnostics().filter(pl.col("kind") == "price_mismatch")
@@ -472,13 +473,13 @@ def test_a_reused_response_id_with_other_content_is_not_a_shared_generation():
 
     runs = [make_run(REF, "i0", 0, role="reference"), answered(make_run(FAST, "i0", 0), "yes"),
             answered(make_run(FAST, "i0", 1), "no")]  # fmt: skip
-    assert "shared_generation" not in BenchmarkReport.from_runs(runs, META).diagnostics()["kind"].to_list()
+    assert "shared_generation" not in BenchmarkReport(runs, META).diagnostics()["kind"].to_list()
     runs[-1] = answered(make_run(FAST, "i0", 1), "yes")
-    assert "shared_generation" in BenchmarkReport.from_runs(runs, META).diagnostics()["kind"].to_list()
+    assert "shared_generation" in BenchmarkReport(runs, META).diagnostics()["kind"].to_list()
 
 
 def test_verdict_line_says_why_when_nothing_could_be_paired():
     runs = [make_run(REF, "i0", 0, role="reference"), make_run(FAST, "i0", 0), make_run(FAST, "i0", 1)]
-    lines = BenchmarkReport.from_runs(runs, META).table().splitlines()
+    lines = BenchmarkReport(runs, META).table().splitlines()
     line = next(line for line in lines if line.startswith("  " + FAST) and "inconclusive" in line)
     assert "has no usable candidate runs" in line and "sits on the margin" not in line

@@ -323,7 +323,7 @@ def events(*, called: bool = True, answer: dict | None = None, result: dict = FO
 
 def judge_prompt(reference: list[dict], candidate: list[dict], *, candidate_first: bool = False) -> str:
     """The very prompt the real judge sends (the sim must read it with no side channel)."""
-    from gradebench._judge import build_judge_messages
+    from gradebench._prompt import build_judge_messages
 
     messages = build_judge_messages(
         instructions="Say whether to take an umbrella.", input="Oslo", rubric="Look the forecast up before answering.",

@@ -11,7 +11,7 @@ import numpy as np
 import polars as pl
 import pytest
 
-from gradebench._report import RUNS_SCHEMA
+from gradebench._records import RUNS_SCHEMA
 from gradebench._stats import (
     AS_GOOD,
     INCONCLUSIVE,

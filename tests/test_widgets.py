@@ -223,7 +223,7 @@ async def test_stop_cancels_and_a_rerun_resumes_from_the_cache(tmp_path: Path) -
     assert panel.stop() is True
     await finished(panel)
     assert "stopped" in panel.status.value and "resumes" in panel.status.value
-    assert panel.report is not None and panel.report.meta["stopped"]  # the runs judged before the stop
+    assert panel.report is not None and panel.report.meta.stopped  # the runs judged before the stop
     assert panel.report.runs.height < 3 + 2 * 2 * 3
     assert not panel.run_button.disabled and panel.stop_button.disabled
     assert panel.stop() is False  # nothing left to stop
@@ -270,7 +270,7 @@ async def test_rejudge_calls_only_the_judge_and_refreshes_the_tabs() -> None:
     await finished(panel)
     new = fleet.requests[before:]
     assert new and {r.headers["x-gradebench-role"] for r in new} == {"judge"}
-    assert panel.report is not first and panel.report.meta["rubric"] == panel.rubric.value
+    assert panel.report is not first and panel.report.meta.rubric == panel.rubric.value
     assert "Refund only after &lt;both&gt; the lookup" in panel.runs_table.value
     assert "rejudged 8 runs" in panel.status.value
     assert rows(panel.runs_table.value) == first.runs.height
@@ -302,7 +302,7 @@ async def test_a_scorer_from_the_dropdown_scores_the_runs() -> None:
     panel.scorer.value = "field_equals"
     panel.scorer_path.value = "decision"
     report = await panel.start()
-    assert report.meta["scorer"] == "field_equals(decision)"
+    assert report.meta.scorer == "field_equals(decision)"
     assert report.runs.filter(role="candidate")["scorer"].null_count() == 0
 
 

@@ -125,7 +125,7 @@ PROFILES: tuple[Profile, ...] = (
         judge_noise=0.3,
         max_concurrency=32,
         quirks="very cheap, low accuracy, skips tools, terse",
-    ),  # fmt: skip
+    ),
     Profile(
         name="sim/mini",
         model="sim-mini-1",
@@ -147,7 +147,7 @@ PROFILES: tuple[Profile, ...] = (
         catalog_rpm=120,
         max_concurrency=8,
         quirks="decent; rate-limited server-side at 120 rpm (burst 4); the catalog paces at 120 with a burst of 6",
-    ),  # fmt: skip
+    ),
     Profile(
         name="sim/nano",
         model="sim-nano-1",
@@ -166,7 +166,7 @@ PROFILES: tuple[Profile, ...] = (
         judge_noise=0.25,
         max_concurrency=32,
         quirks="cheap, misreads tool results",
-    ),  # fmt: skip
+    ),
     # standard: the pick, a cheap one that is almost as good (until it skips), a careless reader, an expensive
     # talker that is no better, and a cheap one that fails at the HTTP level.
     Profile(
@@ -186,7 +186,7 @@ PROFILES: tuple[Profile, ...] = (
         failure_rate=0.01,
         judge_noise=0.1,
         quirks="steady, accurate, disciplined",
-    ),  # fmt: skip
+    ),
     Profile(
         name="sim/swift",
         model="sim-swift-1",
@@ -205,7 +205,7 @@ PROFILES: tuple[Profile, ...] = (
         judge_noise=0.15,
         max_concurrency=32,
         quirks="fast and 4x cheaper; skips a tool call ~25%; terse",
-    ),  # fmt: skip
+    ),
     Profile(
         name="sim/squint",
         model="sim-squint-1",
@@ -223,7 +223,7 @@ PROFILES: tuple[Profile, ...] = (
         failure_rate=0.01,
         judge_noise=0.15,
         quirks="misreads a tool result in ~30% of runs",
-    ),  # fmt: skip
+    ),
     Profile(
         name="sim/chatty",
         model="sim-chatty-1",
@@ -242,7 +242,7 @@ PROFILES: tuple[Profile, ...] = (
         judge_noise=0.1,
         max_concurrency=8,
         quirks="verbose: long explanations, many output tokens, slow; dear and no better",
-    ),  # fmt: skip
+    ),
     Profile(
         name="sim/flaky",
         model="sim-flaky-1",
@@ -261,7 +261,7 @@ PROFILES: tuple[Profile, ...] = (
         judge_noise=0.15,
         max_retries=2,
         quirks="503 on ~35% of attempts; the entry retries twice, so some runs still fail",
-    ),  # fmt: skip
+    ),
     # large: the ceiling (judge), the pick, and one that ignores response schemas.
     Profile(
         name="sim/oracle",
@@ -281,7 +281,7 @@ PROFILES: tuple[Profile, ...] = (
         judge_noise=0.1,
         max_concurrency=64,  # the judge serves every verdict of a race
         quirks="the ceiling and judge: accurate, low judge noise, expensive",
-    ),  # fmt: skip
+    ),
     Profile(
         name="sim/sage",
         model="sim-sage-1",
@@ -301,7 +301,7 @@ PROFILES: tuple[Profile, ...] = (
         max_concurrency=8,
         reasoning="deepseek",
         quirks="accurate, slow; thinks first (reasoning_content, which a tool-call turn must pass back)",
-    ),  # fmt: skip
+    ),
     Profile(
         name="sim/prose",
         model="sim-prose-1",
@@ -320,7 +320,7 @@ PROFILES: tuple[Profile, ...] = (
         judge_noise=0.15,
         ignores_schema=True,
         quirks="ignores json_schema response_format: prose with a fenced json block",
-    ),  # fmt: skip
+    ),
 )
 
 GRADES: tuple[str, ...] = ("small", "standard", "large")
