@@ -1,40 +1,113 @@
-"""A report as text: the table logged after a race (one line per entry, the verdicts, the recommendation) and HTML."""
+"""One presenter: what a report says in words, said once and rendered as text (the table), HTML (the panel, a
+notebook's repr) and chart titles.
+
+The header line, the stop marker, the entries not judged, each entry's verdict line, the recommendation, the cost
+line and the number formats live here; `render`, `html` and the charts' titles and the panel's tabs only lay them
+out. It reads a report through `ReportView` (its meta and frames), so it imports no report.
+"""
 
 from __future__ import annotations
 
 import html as _html
-from typing import TYPE_CHECKING
+from dataclasses import dataclass
+from typing import Any, Protocol
 
 import polars as pl
 
-if TYPE_CHECKING:
-    from ._report import BenchmarkReport
+from ._records import ReportMeta
+from ._stats import INCONCLUSIVE, MIN_INPUTS
 
-__all__ = ["header", "html", "render", "totals", "verdict_lines"]
+__all__ = [
+    "ReportView",
+    "VerdictLine",
+    "header",
+    "html",
+    "not_judged",
+    "plural",
+    "recommendation",
+    "render",
+    "self_agreement",
+    "signed",
+    "stopped",
+    "times",
+    "totals",
+    "verdict_lines",
+    "verdicts_title",
+]
 
 
-def _signed(value: float | None) -> str:
-    """A signed number with a real minus sign."""
-    return "-" if value is None else f"{value:+.2f}".replace("-", "−")
+class ReportView(Protocol):
+    """What the presenter reads of a report."""
+
+    meta: ReportMeta
+
+    @property
+    def runs(self) -> pl.DataFrame: ...
+
+    @property
+    def calls(self) -> pl.DataFrame: ...
+
+    @property
+    def models(self) -> pl.DataFrame: ...
+
+    def recommend(self) -> Any: ...
 
 
-def _times(value: float | None) -> str:
+# ---------------------------------------------------------------------------------------------------------- numbers
+
+
+def signed(value: float | None, decimals: int = 2) -> str:
+    """A signed number with a real minus sign; ``-`` for none."""
+    return "-" if value is None else f"{value:+.{decimals}f}".replace("-", "−")
+
+
+def times(value: float | None) -> str:
+    """A ratio, e.g. ``0.21×``; ``-`` for none."""
     return "-" if value is None else f"{value:.2f}×"
 
 
-def header(report: BenchmarkReport) -> str:
+def plural(n: int, word: str) -> str:
+    """``1 input``, ``3 inputs``."""
+    return f"{n} {word}{'' if n == 1 else 's'}"
+
+
+def _num(value: float | None, fmt: str = ".2f", suffix: str = "") -> str:
+    return "-" if value is None else f"{value:{fmt}}{suffix}"
+
+
+# ------------------------------------------------------------------------------------------------------------ lines
+
+
+def header(report: ReportView) -> str:
+    """``job · grade G · reference R · judge J · N inputs × K runs``."""
     m = report.meta
     candidates = report.runs.filter(pl.col("role") == "candidate")
     repeats = candidates["repeat"].n_unique() if candidates.height else 0
     inputs = report.runs["input_id"].n_unique()
     return (
         f"{m.job or '?'} · grade {m.grade or '?'} · reference {m.reference_entry or '-'}"
-        f" · judge {m.judge_entry or '-'} · {inputs} input{'s' if inputs != 1 else ''} × {repeats} runs"
-        + (" · STOPPED EARLY: only the runs judged before the stop" if m.stopped else "")
+        f" · judge {m.judge_entry or '-'} · {plural(inputs, 'input')} × {plural(repeats, 'run')}"
     )
 
 
-def totals(report: BenchmarkReport) -> str:
+def stopped(report: ReportView) -> str | None:
+    """Why the race ended early, said plainly, or None when it ran to the end."""
+    why = report.meta.stopped
+    if why is None:
+        return None
+    if why == "budget":
+        return "STOPPED: the budget would not cover another run; only the runs judged before it are here"
+    return "STOPPED EARLY: only the runs judged before the stop are here"
+
+
+def not_judged(report: ReportView) -> list[str]:
+    """Entries raced with no judged run (none landed, or the judge gave no verdict): never left out silently."""
+    raced = report.meta.candidates or report.models["entry"].to_list()
+    judged = set(report.models.filter(pl.col("score_mean").is_not_null())["entry"].to_list())
+    return [e for e in raced if e not in judged and e not in report.meta.skipped]
+
+
+def totals(report: ReportView) -> str:
     """One line: what the runs cost, what the judge cost, and what was spent now (cache hits cost nothing now).
 
     A sum over calls whose cost is unknown (no usage reported) says so instead of passing for the whole.
@@ -46,7 +119,7 @@ def totals(report: BenchmarkReport) -> str:
 
     def money(*parts: tuple[pl.Series, str]) -> str:
         total = sum(float(column.sum()) for column, _ in parts)
-        unknown = [f"{n} {what}{'s' * (n != 1)}" for column, what in parts if (n := column.null_count())]
+        unknown = [plural(n, what) for column, what in parts if (n := column.null_count())]
         text = f"{total:.6f} {cur}".rstrip()
         return f"{text} + unknown for {' and '.join(unknown)} without usage" if unknown else text
 
@@ -55,90 +128,151 @@ def totals(report: BenchmarkReport) -> str:
     return f"cost of the runs {money(runs)} (+ judge {money(calls)}) · spent now {money(*spent)}"
 
 
-def render(report: BenchmarkReport) -> str:
-    """The fixed-width text table logged after a race: ``*`` marks the reference entry, ``(sim)`` simulated ones."""
+@dataclass(frozen=True, kw_only=True)
+class VerdictLine:
+    """One entry's verdict against the reference entry, with the evidence and what would settle it."""
 
-    def num(v: float | None, fmt: str = ".2f", suffix: str = "") -> str:
-        return "-" if v is None else f"{v:{fmt}}{suffix}"
+    entry: str
+    """The entry tested."""
+    verdict: str
+    """``as good``, ``worse`` or ``inconclusive``."""
+    delta: str
+    """``Δ −0.42 [lower −1.10]``: the mean paired difference and its lower bound."""
+    pairs: int
+    """Paired runs behind it."""
+    ratios: str
+    """``cost 0.21× latency 0.28×`` (``cost unknown`` when it is)."""
+    notes: tuple[str, ...]
+    """What would settle it, the judge's order gap and noise floor."""
 
-    names = [
-        ("* " if r["is_reference"] else "  ") + r["entry"] + (" (sim)" if r["simulated"] else "")
-        for r in report.models.iter_rows(named=True)
-    ]
-    width = max([len("  entry"), *map(len, names)])
-    head = (
-        f"{'  entry':<{width}} {'runs':>5} {'ok':>5} {'score [95% CI]':>20} {'acc':>5} {'work':>5} {'scorer':>6}"
-        f" {'calls':>6} {'tokens in/out':>15} {'latency':>8} {'wall':>8} {'cost/run':>18}"
-    )
-    lines = [header(report), head]
-    for name, r in zip(names, report.models.iter_rows(named=True), strict=True):
-        ci = f"[{num(r['score_lo'])}–{num(r['score_hi'])}]" if r["score_lo"] is not None else ""
-        score = f"{num(r['score_mean'])} {ci}".strip()
-        tokens = f"{num(r['input_tokens_mean'], '.0f')}/{num(r['output_tokens_mean'], '.0f')}"
-        cost = "unknown" if r["cost_per_run"] is None else f"{r['cost_per_run']:.6f}"
-        lines.append(
-            f"{name:<{width}} {r['runs']:>5} {num(r['ok_rate'] * 100, '.0f', '%'):>5} {score:>20}"
-            f" {num(r['accuracy_mean']):>5} {num(r['work_mean']):>5} {num(r['scorer_mean']):>6}"
-            f" {num(r['calls_mean'], '.1f'):>6} {tokens:>15} {num(r['latency_s_mean'], '.2f', 's'):>8}"
-            f" {num(r['wall_s_mean'], '.2f', 's'):>8} {cost:>14} {r['currency'] or '':<3}"
+    def text(self, width: int) -> str:
+        notes = "  · " + " · ".join(self.notes) if self.notes else ""
+        return (
+            f"{'  ' + self.entry:<{width}} {self.verdict:<12} {self.delta:<24} {self.pairs:>4} paired runs  "
+            f"{self.ratios}{notes}"
         )
-    if not report.models.height:
-        lines.append("  (no candidate runs)")
-    skipped = report.meta.skipped
-    if skipped:
-        lines.append("skipped: " + "; ".join(f"{entry} ({why})" for entry, why in skipped.items()))
-    lines.append(totals(report))
-    lines.extend(verdict_lines(report, width))
-    return "\n".join(lines)
 
 
-def verdict_lines(report: BenchmarkReport, width: int) -> list[str]:
-    """Each entry's verdict against the reference entry, the ratios, the floor, and the recommendation."""
-    tested = report.models.filter(pl.col("verdict").is_not_null())
-    if not tested.height:
-        return []
-    m = report.meta
-    margin = float(m.margin)
-    lines = [f"verdict vs {m.reference_entry} (non-inferiority, margin {margin:g} of 10, paired by input, 95%):"]
-    for r in tested.iter_rows(named=True):
-        name = "  " + r["entry"]
-        delta = f"Δ {_signed(r['mean_diff'])} [lower {_signed(r['lower'])}]"
-        cost = "unknown" if r["cost_per_run"] is None else _times(r["cost_ratio"])
-        ratios = f"cost {cost} latency {_times(r['latency_ratio'])}"
-        extra = []
-        if r["verdict"] == "inconclusive" and not r["n_pairs"]:
-            extra.append(r["verdict_reason"] or "nothing could be paired")
-        elif r["verdict"] == "inconclusive" and r["more_runs"]:
-            extra.append(f"~{r['more_runs']} more paired runs would likely settle it")
-        elif r["verdict"] == "inconclusive" and r["mean_diff"] is not None and r["mean_diff"] <= -margin:
-            extra.append("leans worse: more runs would likely show it")
-        elif r["verdict"] == "inconclusive":
-            extra.append("sits on the margin: only very many more runs would settle it")
+def verdict_lines(report: ReportView) -> list[VerdictLine]:
+    """Each tested entry's verdict line, in the models frame's order."""
+    margin = report.meta.margin
+    lines = []
+    for r in report.models.filter(pl.col("verdict").is_not_null()).iter_rows(named=True):
+        notes = []
+        if r["verdict"] == INCONCLUSIVE:
+            notes.append(_what_would_settle(r, margin))
         if r["swap_gap_mean"] is not None:
-            extra.append(f"order gap {r['swap_gap_mean']:.2f}")
+            notes.append(f"order gap {r['swap_gap_mean']:.2f}")
         if r["floor_std"] is not None:
-            extra.append(f"judge noise ±{r['floor_std']:.2f}")
+            notes.append(f"judge noise ±{r['floor_std']:.2f}")
+        cost = "unknown" if r["cost_per_run"] is None else times(r["cost_ratio"])
         lines.append(
-            f"{name:<{width}} {r['verdict']:<12} {delta:<24} {r['n_pairs'] or 0:>4} paired runs  "
-            f"{ratios}" + ("  · " + " · ".join(extra) if extra else "")
+            VerdictLine(
+                entry=r["entry"],
+                verdict=r["verdict"],
+                delta=f"Δ {signed(r['mean_diff'])} [lower {signed(r['lower'])}]",
+                pairs=r["n_pairs"] or 0,
+                ratios=f"cost {cost} latency {times(r['latency_ratio'])}",
+                notes=tuple(notes),
+            )
         )
-    own = report.models.filter(pl.col("is_reference"))
-    if own.height and own["score_mean"][0] is not None:
-        lines.append(
-            f"  {own['entry'][0]} against its own reference run scores {own['score_mean'][0]:.2f}: "
-            "how well the reference agrees with itself, the most a candidate can expect"
-        )
-    pick = report.recommend()
-    if pick is not None:
-        lines.append(f"recommendation: {pick.sentence}")
     return lines
 
 
-def html(report: BenchmarkReport) -> str:
-    parts = [f"<p><b>{_html.escape(header(report))}</b></p>", report.models._repr_html_()]
-    skipped = report.meta.skipped
-    if skipped:
-        items = "".join(f"<li>{_html.escape(str(e))}: {_html.escape(str(w))}</li>" for e, w in skipped.items())
+def _what_would_settle(row: dict[str, Any], margin: float) -> str:
+    if not row["n_pairs"]:
+        return row["verdict_reason"] or "nothing could be paired"
+    if (row["n_inputs"] or 0) < MIN_INPUTS:
+        missing = MIN_INPUTS - (row["n_inputs"] or 0)
+        return f"a verdict needs {MIN_INPUTS} inputs: {missing} more"
+    if row["more_runs"]:
+        return f"~{row['more_runs']} more paired runs would likely settle it"
+    if row["mean_diff"] is not None and row["mean_diff"] <= -margin:
+        return "leans worse: more runs would likely show it"
+    return "sits on the margin: only very many more runs would settle it"
+
+
+def verdicts_title(report: ReportView) -> str:
+    m = report.meta
+    return f"verdict vs {m.reference_entry} (non-inferiority, margin {m.margin:g} of 10, paired by input, 95%):"
+
+
+def self_agreement(report: ReportView) -> str | None:
+    """How well the reference agrees with itself: its own entry's score against its reference run."""
+    own = report.models.filter(pl.col("is_reference"))
+    if not own.height or own["score_mean"][0] is None:
+        return None
+    return (
+        f"{own['entry'][0]} against its own reference run scores {own['score_mean'][0]:.2f}: "
+        "how well the reference agrees with itself, the most a candidate can expect"
+    )
+
+
+def recommendation(report: ReportView) -> str | None:
+    """``recommendation: …`` — the sentence to paste into a review, marked when the race was stopped early."""
+    pick = report.recommend()
+    if pick is None:
+        return None
+    early = " (from a race stopped early)" if report.meta.stopped else ""
+    return f"recommendation{early}: {pick.sentence}"
+
+
+# ---------------------------------------------------------------------------------------------------------- layouts
+
+
+def render(report: ReportView) -> str:
+    """The fixed-width text table logged after a race: ``*`` marks the reference entry, ``(sim)`` simulated ones."""
+    models = list(report.models.iter_rows(named=True))
+    names = [("* " if r["is_reference"] else "  ") + r["entry"] + (" (sim)" if r["simulated"] else "") for r in models]
+    width = max([len("  entry"), *map(len, names)])
+    lines = [header(report)]
+    if (marker := stopped(report)) is not None:
+        lines.append(marker)
+    lines.append(
+        f"{'  entry':<{width}} {'runs':>5} {'ok':>5} {'score [95% CI]':>20} {'acc':>5} {'work':>5} {'scorer':>6}"
+        f" {'calls':>6} {'tokens in/out':>15} {'latency':>8} {'wall':>8} {'cost/run':>18}"
+    )
+    for name, r in zip(names, models, strict=True):
+        ci = f"[{_num(r['score_lo'])}–{_num(r['score_hi'])}]" if r["score_lo"] is not None else ""
+        score = f"{_num(r['score_mean'])} {ci}".strip() if r["score_mean"] is not None else "not judged"
+        tokens = f"{_num(r['input_tokens_mean'], '.0f')}/{_num(r['output_tokens_mean'], '.0f')}"
+        cost = "unknown" if r["cost_per_run"] is None else f"{r['cost_per_run']:.6f}"
+        lines.append(
+            f"{name:<{width}} {r['runs']:>5} {_num(r['ok_rate'] * 100, '.0f', '%'):>5} {score:>20}"
+            f" {_num(r['accuracy_mean']):>5} {_num(r['work_mean']):>5} {_num(r['scorer_mean']):>6}"
+            f" {_num(r['calls_mean'], '.1f'):>6} {tokens:>15} {_num(r['latency_s_mean'], '.2f', 's'):>8}"
+            f" {_num(r['wall_s_mean'], '.2f', 's'):>8} {cost:>14} {r['currency'] or '':<3}"
+        )
+    if not models:
+        lines.append("  (no candidate runs)")
+    absent = [e for e in not_judged(report) if e not in {r["entry"] for r in models}]
+    if absent:
+        lines.append("not judged (no run landed): " + ", ".join(absent))
+    if report.meta.skipped:
+        lines.append("skipped: " + "; ".join(f"{entry} ({why})" for entry, why in report.meta.skipped.items()))
+    lines.append(totals(report))
+    verdicts = verdict_lines(report)
+    if verdicts:
+        lines.append(verdicts_title(report))
+        lines.extend(v.text(width) for v in verdicts)
+        if (agreement := self_agreement(report)) is not None:
+            lines.append("  " + agreement)
+    if (pick := recommendation(report)) is not None:
+        lines.append(pick)
+    return "\n".join(lines)
+
+
+def html(report: ReportView) -> str:
+    """The report as a notebook shows it: the header, the stop marker, the models frame, skipped entries, the cost."""
+    esc = _html.escape
+    parts = [f"<p><b>{esc(header(report))}</b></p>"]
+    if (marker := stopped(report)) is not None:
+        parts.append(f'<p style="color:#b45309"><b>{esc(marker)}</b></p>')
+    parts.append(report.models._repr_html_())
+    if report.meta.skipped:
+        items = "".join(f"<li>{esc(str(e))}: {esc(str(w))}</li>" for e, w in report.meta.skipped.items())
         parts.append(f"<p>skipped:</p><ul>{items}</ul>")
-    parts.append(f"<p>{_html.escape(totals(report))}</p>")
+    parts.append(f"<p>{esc(totals(report))}</p>")
+    if (pick := recommendation(report)) is not None:
+        parts.append(f"<p>{esc(pick)}</p>")
     return "\n".join(parts)

@@ -16,6 +16,7 @@ from typing import Any
 import altair as alt
 import polars as pl
 
+from . import _present
 from ._report import BenchmarkReport
 
 __all__ = [
@@ -96,21 +97,19 @@ def _all_sim(report: BenchmarkReport) -> bool:
 
 
 def _title(report: BenchmarkReport, what: str, *notes: str) -> alt.TitleParams:
-    m, runs = report.meta, report.runs
-    inputs = runs["input_id"].n_unique()
-    repeats = runs.filter(pl.col("role") == "candidate")["repeat"].n_unique()
-    head = f"reference {m.reference_entry or '-'} · judge {m.judge_entry or '-'}"
-    if repeats:
-        head += f" · {inputs} input{'s' if inputs != 1 else ''} × {repeats} run{'s' if repeats != 1 else ''} per entry"
+    """The chart's title: what it shows, the report's header line (the presenter's), its stop marker and notes."""
+    m = report.meta
+    head = _present.header(report).split(" · ", 2)[-1]  # the job and grade are in the title itself
     if _all_sim(report):
         head += " · every entry is simulated"
-    elif runs["simulated"].any():
+    elif report.runs["simulated"].any():
         head += " · (sim) = simulated entry"
-    return alt.TitleParams(
-        f"{what} — {m.job or '?'} · grade {m.grade or '?'}",
-        subtitle=[head, *[n for n in notes if n]],
-        anchor="start",
-    )
+    marker = _present.stopped(report)
+    absent = _present.not_judged(report)
+    lines = [head, *([marker] if marker else []), *[n for n in notes if n]]
+    if absent:
+        lines.append("not judged: " + ", ".join(absent))
+    return alt.TitleParams(f"{what} — {m.job or '?'} · grade {m.grade or '?'}", subtitle=lines, anchor="start")
 
 
 def _no_runs(report: BenchmarkReport, what: str, text: str = "no runs: the report has no candidate runs") -> alt.Chart:
@@ -230,9 +229,9 @@ def _quality(report: BenchmarkReport, x: str, what: str, axis: str, better: str)
     notes = []
     if any(row["plotted"] != "as measured" for row in rows):
         notes.append(f"a {axis.split(' (')[0]} of 0 is drawn at {floor:.1e}: a log axis has no zero")
-    missing = [r["entry"] for r in rows if r["score_mean"] is None or r["x"] is None]
-    if missing:
-        notes.append("not drawn (no judged runs): " + ", ".join(missing))
+    unknown = [r["entry"] for r in rows if r["score_mean"] is not None and r["x"] is None]
+    if unknown:  # entries with no judged run are listed by the title as not judged
+        notes.append(f"not drawn ({axis.split(' (')[0]} unknown: no usage reported): " + ", ".join(unknown))
     notes.append(f"bars: 95% interval of the score · dashed steps: Pareto front (nothing is both {better} and better)")
     shown = [v for v in VERDICT_COLOURS if any(row["verdict_shown"] == v for row in rows)]
     colour = alt.Color(
