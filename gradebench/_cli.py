@@ -10,7 +10,6 @@ import json
 import logging
 import os
 import sys
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -78,6 +77,7 @@ def resolve_job(name: str) -> Any:
 
 
 def resolve_scorer(spec: str | None, job: Any) -> Any:
+    """The scorer a config or flag names: ``job`` (the job's own) or a `scorers.from_spec` spec."""
     if not spec:
         return None
     if spec == "job":
@@ -85,20 +85,10 @@ def resolve_scorer(spec: str | None, job: Any) -> Any:
         if own is None:
             raise ConfigError("scorer = 'job' but the job has no scorer of its own", field="scorer")
         return own
-    kind, _, path = spec.partition(":")
-    makers: dict[str, Callable[[str], Any]] = {
-        "field_equals": scorers.field_equals,
-        "numeric_close": scorers.numeric_close,
-        "set_f1": scorers.set_f1,
-    }
-    if kind in makers and path:
-        return makers[kind](path)
-    if kind == "choice_letter":
-        return scorers.choice_letter(path=path or None)
-    raise ConfigError(
-        f"scorer {spec!r} is not one of job, field_equals:PATH, numeric_close:PATH, set_f1:PATH, choice_letter[:PATH]",
-        field="scorer",
-    )
+    try:
+        return scorers.from_spec(spec)
+    except ValueError as exc:
+        raise ConfigError(f"{exc} (or job)", field="scorer") from None
 
 
 def read_inputs(path: Path, limit: int | None) -> list[Any]:

@@ -23,12 +23,14 @@ __all__ = [
     "ChoiceLetter",
     "FieldEquals",
     "NumericClose",
+    "SPECS",
     "Scorer",
     "SetF1",
     "Shuffled",
     "choice_letter",
     "extract_choice",
     "field_equals",
+    "from_spec",
     "numeric_close",
     "seeded_shuffle",
     "set_f1",
@@ -252,6 +254,28 @@ def set_f1(path: str) -> SetF1:
 def choice_letter(letters: str = DEFAULT_LETTERS, path: str | None = None) -> ChoiceLetter:
     """Scorer: output and reference pick the same multiple-choice letter."""
     return ChoiceLetter(letters=_check_letters(letters), path=None if path is None else _check_path(path))
+
+
+SPECS: dict[str, str] = {
+    "field_equals:PATH": "the value at PATH equals the reference's",
+    "numeric_close:PATH": "the number at PATH is within 1% of the reference's",
+    "set_f1:PATH": "F1 of the collections at PATH, as sets",
+    "choice_letter[:PATH]": "the same multiple-choice letter (in the text, or at PATH)",
+}
+"""The scorers a spec can name (the CLI, a run config and the panel all read specs), with what each scores."""
+
+_BY_KIND: dict[str, Any] = {"field_equals": field_equals, "numeric_close": numeric_close, "set_f1": set_f1}
+
+
+def from_spec(spec: str) -> Scorer:
+    """A scorer from its spec: ``field_equals:decision``, ``numeric_close:total``, ``set_f1:items``,
+    ``choice_letter`` or ``choice_letter:answer``; a bad spec raises a `ValueError` listing the valid ones."""
+    kind, _, path = spec.strip().partition(":")
+    if kind in _BY_KIND and path:
+        return _BY_KIND[kind](path)
+    if kind == "choice_letter":
+        return choice_letter(path=path or None)
+    raise ValueError(f"scorer {spec!r} is not one of {', '.join(SPECS)}")
 
 
 # ----------------------------------------------------------------------------------------------- choice extraction

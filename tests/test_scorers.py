@@ -122,7 +122,7 @@ def test_all_lists_public_names() -> None:
         for n, v in vars(scorers).items()
         if not n.startswith("_") and (callable(v) and getattr(v, "__module__", None) == scorers.__name__)
     }
-    assert set(scorers.__all__) == defined
+    assert set(scorers.__all__) == defined | {"SPECS"}  # and the table of specs
     assert scorers.__all__ == sorted(scorers.__all__)
 
 
@@ -291,3 +291,14 @@ def test_seeded_shuffle_empty_and_bad_targets() -> None:
     shuffled = seeded_shuffle(["a", "b"], key="k")
     assert shuffled.original_index("Z") is None
     assert shuffled.original_index("") is None
+
+
+def test_one_registry_of_specs() -> None:
+    assert scorers.from_spec("field_equals:decision")({"decision": "refund"}, {"decision": "refund"}) == 1.0
+    assert scorers.from_spec("numeric_close:total")({"total": 100.5}, {"total": 100.0}) == 1.0
+    assert scorers.from_spec("set_f1:items")({"items": ["a", "b"]}, {"items": ["a"]}) == pytest.approx(2 / 3)
+    assert scorers.from_spec("choice_letter")("The answer is **B**.", "B") == 1.0
+    assert scorers.from_spec("choice_letter:answer")({"answer": "(C)"}, {"answer": "C"}) == 1.0
+    for bad in ("field_equals", "nope:x", ""):
+        with pytest.raises(ValueError, match="is not one of field_equals:PATH"):
+            scorers.from_spec(bad)
