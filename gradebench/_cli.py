@@ -29,25 +29,47 @@ __all__ = ["main"]
 class RunConfig(pydantic.BaseModel):
     """A ``gradebench run`` config file (TOML)."""
 
-    model_config = pydantic.ConfigDict(extra="forbid")
+    model_config = pydantic.ConfigDict(extra="forbid", use_attribute_docstrings=True)
 
     job: str
-    """An example job's name (``order-agent``, ``selecting-agent``) or ``package.module:Attribute``."""
+    """An example job's name (order-agent, selecting-agent) or package.module:Attribute."""
     catalog: str = "sim"
-    """``sim`` for the simulated fleet, or the path of a catalog TOML file (relative to the config file)."""
+    """sim for the simulated fleet, or a catalog TOML file (relative to the config file)."""
     grade: str
+    """The grade to race (its pick is the reference)."""
     candidates: list[str] | None = None
+    """Entry names to race (default: every callable entry of the grade)."""
     runs: int = pydantic.Field(default=3, ge=1)
+    """Runs per input and entry."""
     inputs: str
-    """A .jsonl, .json, .csv or .parquet file of inputs (relative to the config file)."""
+    """A .jsonl, .json, .csv or .parquet file (relative to the config file), or example:orders / example:selections."""
     limit: int | None = pydantic.Field(default=None, ge=1)
+    """Use only the first N inputs."""
     rubric: str | None = None
+    """What a good answer does, beside the fixed rubric (default: the job's own)."""
     scorer: str | None = None
-    """``job`` (the job's own), or ``field_equals:PATH``, ``numeric_close:PATH``, ``set_f1:PATH``, ``choice_letter``."""
+    """job (the job's own), or a spec: field_equals:PATH, numeric_close:PATH, set_f1:PATH, choice_letter[:PATH]."""
     salt: str = ""
+    """A new salt draws fresh samples."""
     out: str = "out/run"
+    """Where the parquet files and charts go."""
     cache: str | None = None
+    """Cache folder (default: $GRADEBENCH_CACHE or .gradebench/cache)."""
     concurrency: int | None = pydantic.Field(default=None, ge=1)
+    """Requests in flight at once (default: the catalog's)."""
+
+
+def config_fields() -> str:
+    """The config's fields, one per line, for ``run --help``."""
+    lines = []
+    for name, info in RunConfig.model_fields.items():
+        described = info.description or ""
+        if info.is_required():
+            described += " (required)"
+        elif "default" not in described:
+            described += f" (default {info.get_default()!r})"
+        lines.append(f"  {name:<12} {described}")
+    return "\n".join(lines)
 
 
 def load_config(path: Path) -> RunConfig:
@@ -91,7 +113,17 @@ def resolve_scorer(spec: str | None, job: Any) -> Any:
         raise ConfigError(f"{exc} (or job)", field="scorer") from None
 
 
-def read_inputs(path: Path, limit: int | None) -> list[Any]:
+def read_inputs(spec: str, base: Path, limit: int | None) -> list[Any]:
+    """The inputs a config names: ``example:NAME`` (an example job's inputs) or a file relative to ``base``."""
+    if spec.startswith("example:"):
+        from .jobs import load_inputs
+
+        try:
+            rows = load_inputs(spec.removeprefix("example:"))
+        except ValueError as exc:
+            raise ConfigError(f"inputs {spec!r}: {exc}", field="inputs") from None
+        return rows[:limit] if limit else rows
+    path = base / spec
     if not path.exists():
         raise ConfigError(f"inputs file {path} does not exist", path=str(path), field="inputs")
     suffix = path.suffix.lower()
@@ -163,7 +195,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         cache=cfg.cache,
         concurrency=cfg.concurrency,
     )
-    bench.set_inputs(read_inputs(base / cfg.inputs, cfg.limit))
+    bench.set_inputs(read_inputs(cfg.inputs, base, cfg.limit))
     if cfg.candidates:
         bench.set_candidates(cfg.candidates)
     if cfg.rubric is not None:
@@ -179,10 +211,13 @@ def cmd_demo(args: argparse.Namespace) -> int:
 
     catalog = sim.catalog()
     bench = Benchmark(OrderAgent, runs=args.runs, catalog=catalog, grade="standard", salt=args.salt)
-    bench.set_inputs(load_inputs("orders")[: args.inputs])
+    available = load_inputs("orders")
+    if args.inputs > len(available):
+        print(f"--inputs {args.inputs}: the order agent has {len(available)} example inputs; using all of them")
+    bench.set_inputs(available[: args.inputs])
     print(
-        f"Racing {OrderAgent.name} on the simulated '{bench.grade}' grade: {len(bench._candidates)} entries x "
-        f"{args.runs} runs x {args.inputs} inputs, judged by {bench.judge_entry.name}\n"
+        f"Racing {OrderAgent.name} on the simulated '{bench.grade}' grade: {len(bench.entries)} entries x "
+        f"{args.runs} runs x {len(bench.inputs)} inputs, judged by {bench.judge_entry.name}\n"
     )
     asyncio.run(bench.run())
     _print_report(bench.report(), Path(args.out))
@@ -193,15 +228,17 @@ def cmd_rejudge(args: argparse.Namespace) -> int:
     directory = Path(args.dir)
     report = BenchmarkReport.read_parquet(directory)
     catalog = sim.catalog() if args.catalog == "sim" else Catalog.load(args.catalog)
-    job = report.meta.job
     scorer = None
     if args.scorer:
         from .jobs import EXAMPLE_JOBS
 
-        scorer = resolve_scorer(args.scorer, EXAMPLE_JOBS.get(str(job)))
+        scorer = resolve_scorer(args.scorer, EXAMPLE_JOBS.get(report.meta.job))
     rubric = Path(args.rubric_file).read_text() if args.rubric_file else args.rubric
+    out = Path(args.out or directory)
+    where = "over the report in it" if out == directory else "there"
+    print(f"Rejudging {report.runs.height} runs of {directory}; the new report goes to {out} ({where})\n")
     new = asyncio.run(rejudge_report(report, catalog, rubric=rubric, judge=args.judge, cache=args.cache, scorer=scorer))
-    _print_report(new, Path(args.out or directory))
+    _print_report(new, out)
     return 0
 
 
@@ -217,45 +254,83 @@ def cmd_sim_serve(args: argparse.Namespace) -> int:
     return 0
 
 
+class _Help(argparse.ArgumentDefaultsHelpFormatter):
+    """Each option's default, unless it has none or its help already says it."""
+
+    def _get_help_string(self, action: argparse.Action) -> str | None:
+        if action.default in (None, argparse.SUPPRESS) or "default" in (action.help or ""):
+            return action.help
+        return super()._get_help_string(action)
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="gradebench", description=__doc__)
+    parser = argparse.ArgumentParser(
+        prog="gradebench",
+        description="Race an LLM job across the models of its grade, judge every run blind against the pinned "
+        "reference, and report quality, cost and speed.",
+    )
     parser.add_argument("-v", "--verbose", action="store_true", help="log every model call (gradebench's own log)")
     # -v also after the sub-command (gradebench demo -v); SUPPRESS keeps a -v given before it
     verbose = argparse.ArgumentParser(add_help=False)
     verbose.add_argument("-v", "--verbose", action="store_true", default=argparse.SUPPRESS, help=argparse.SUPPRESS)
-    sub = parser.add_subparsers(dest="command", required=True)
-    add_parser = functools.partial(sub.add_parser, parents=[verbose])
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    add_parser = functools.partial(
+        sub.add_parser, parents=[verbose], formatter_class=_Help
+    )
 
-    demo = add_parser("demo", help="race the order agent on the simulated 'standard' grade")
-    demo.add_argument("--runs", type=int, default=3)
-    demo.add_argument("--inputs", type=int, default=6, help="how many example inputs")
+    demo = add_parser(
+        "demo",
+        help="race the order agent on the simulated 'standard' grade",
+        description="Race the example order agent on the simulated fleet's 'standard' grade (offline, no key): "
+        "print the table and the diagnostics, write parquet and charts.",
+    )
+    demo.add_argument("--runs", type=int, default=3, help="runs per input and entry")
+    demo.add_argument("--inputs", type=int, default=6, help="how many of the 26 example inputs")
     demo.add_argument("--salt", default="", help="a new salt draws fresh samples")
-    demo.add_argument("--out", default="out/demo")
+    demo.add_argument("--out", default="out/demo", help="where the parquet files and charts go")
     demo.set_defaults(fn=cmd_demo)
 
-    run = add_parser("run", help="run the benchmark a TOML config describes")
-    run.add_argument("config")
+    run = add_parser(
+        "run",
+        help="run the benchmark a TOML config describes",
+        description="Run the benchmark a TOML config file describes (see data/run.example.toml).",
+        epilog="config fields:\n" + config_fields(),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    run.add_argument("config", help="the config file (TOML)")
     run.add_argument("--out", help="output folder (default: the config's 'out')")
     run.set_defaults(fn=cmd_run)
 
-    rejudge = add_parser("rejudge", help="judge the runs of an exported report again; no candidate is called")
-    rejudge.add_argument("dir")
+    rejudge = add_parser(
+        "rejudge",
+        help="judge the runs of an exported report again; no candidate is called",
+        description="Judge the runs of a report written by to_parquet again, with another rubric or judge. No "
+        "candidate is called; verdicts already in the cache are free.",
+    )
+    rejudge.add_argument("dir", help="the report's folder (runs.parquet, calls.parquet, meta.json, ...)")
     rejudge.add_argument("--catalog", default="sim", help="'sim' or a catalog TOML (its ceiling judges)")
-    rejudge.add_argument("--rubric")
-    rejudge.add_argument("--rubric-file")
+    rejudge.add_argument("--rubric", help="the new rubric text (default: the report's)")
+    rejudge.add_argument("--rubric-file", help="read the new rubric from this file")
     rejudge.add_argument("--judge", help="entry that judges (default: the one that judged before)")
-    rejudge.add_argument("--scorer")
-    rejudge.add_argument("--cache")
-    rejudge.add_argument("--out", help="where to write the new report (default: DIR)")
+    rejudge.add_argument("--scorer", help="'job' or a scorer spec, e.g. field_equals:decision (default: keep)")
+    rejudge.add_argument("--cache", help="cache folder (default: $GRADEBENCH_CACHE or .gradebench/cache)")
+    rejudge.add_argument("--out", help="where to write the new report (default: DIR, replacing the report there)")
     rejudge.set_defaults(fn=cmd_rejudge)
 
-    serve = add_parser("sim-serve", help="serve the simulated fleet over HTTP on 127.0.0.1")
-    serve.add_argument("--host", default="127.0.0.1")
-    serve.add_argument("--port", type=int, default=8000)
-    serve.add_argument(
-        "--latency-scale", type=float, default=float(os.environ.get("GRADEBENCH_SIM_LATENCY_SCALE", "1"))
+    serve = add_parser(
+        "sim-serve",
+        help="serve the simulated fleet over HTTP on 127.0.0.1",
+        description="Serve the simulated fleet over HTTP, for any OpenAI client (base URL http://HOST:PORT/v1).",
     )
-    serve.add_argument("--seed", type=int, default=0)
+    serve.add_argument("--host", default="127.0.0.1", help="address to listen on")
+    serve.add_argument("--port", type=int, default=8000, help="port to listen on")
+    serve.add_argument(
+        "--latency-scale",
+        type=float,
+        default=float(os.environ.get("GRADEBENCH_SIM_LATENCY_SCALE", "1")),
+        help="multiplies every simulated latency (0: none)",
+    )
+    serve.add_argument("--seed", type=int, default=0, help="seed of the fleet's randomness")
     serve.set_defaults(fn=cmd_sim_serve)
     return parser
 

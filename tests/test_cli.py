@@ -15,7 +15,7 @@ import pytest
 
 from gradebench._cli import main
 
-DATA = Path(__file__).parent.parent / "data"
+DATA = Path(__file__).parent.parent / "gradebench" / "jobs" / "data"
 
 
 def test_demo_prints_the_table_and_writes_parquet(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -60,7 +60,9 @@ def test_run_config_then_rejudge(tmp_path: Path, capsys: pytest.CaptureFixture[s
     capsys.readouterr()
     assert main(["rejudge", str(tmp_path / "sel"), "--rubric", "Cheapest option that meets every must-have.",
                  "--out", str(tmp_path / "again")]) == 0  # fmt: skip
-    assert "selecting-agent" in capsys.readouterr().out
+    printed = capsys.readouterr().out
+    assert "selecting-agent" in printed
+    assert printed.index(f"the new report goes to {tmp_path / 'again'}") < printed.index("selecting-agent")
     again = pl.read_parquet(tmp_path / "again" / "runs.parquet")
     judged = ["score", "accuracy", "work", "reason", "judge_cost", "judge_path", "judge_attempts"]
     reused = ["cached", "spent_now"]  # the runs were taken from disk: nothing spent on them now
@@ -71,8 +73,11 @@ def test_run_config_then_rejudge(tmp_path: Path, capsys: pytest.CaptureFixture[s
 def test_the_example_run_config_is_valid() -> None:
     from gradebench._cli import load_config
 
-    cfg = load_config(DATA / "run.example.toml")
-    assert cfg.job == "selecting-agent" and (DATA / cfg.inputs).exists()
+    from gradebench._cli import read_inputs
+
+    example = DATA.parent.parent.parent / "data" / "run.example.toml"
+    cfg = load_config(example)
+    assert cfg.job == "selecting-agent" and len(read_inputs(cfg.inputs, example.parent, cfg.limit)) == 5
 
 
 @pytest.mark.parametrize(
@@ -82,6 +87,7 @@ def test_the_example_run_config_is_valid() -> None:
         ({"runs": 0}, "field 'runs'"),
         ({"job": "nope"}, "job 'nope' is neither an example job"),
         ({"inputs": "/nonexistent/in.jsonl"}, "inputs file /nonexistent/in.jsonl does not exist"),
+        ({"inputs": "example:nope"}, "inputs 'example:nope': unknown input set"),
         ({"grade": "huge"}, "grade must be one of"),
         ({"scorer": "vibes"}, "scorer 'vibes' is not one of"),
         ({"candidates": ["sim/nope"]}, "no entry named 'sim/nope'"),
@@ -147,3 +153,27 @@ def test_verbose_after_the_sub_command_logs_gradebenchs_calls_only(tmp_path: Pat
     assert done.returncode == 0, done.stderr
     assert "gradebench: call entry=sim/steady role=reference" in done.stderr
     assert "a library line" not in done.stderr and "httpx" not in done.stderr
+
+
+def test_every_command_says_what_it_does_and_its_defaults(capsys: pytest.CaptureFixture[str]) -> None:
+    for command, expected in [("demo", "(default: 3)"), ("rejudge", "(default: sim)"), ("sim-serve", "(default: 8000)"),
+                              ("run", "scorer       job (the job's own)")]:  # fmt: skip
+        with pytest.raises(SystemExit):
+            main([command, "--help"])
+        text = capsys.readouterr().out
+        assert " ".join(expected.split()) in " ".join(text.split()), command
+        assert text.split("\n\n")[1].strip(), f"{command} --help has no description"
+    with pytest.raises(SystemExit):
+        main(["run", "--help"])
+    fields = capsys.readouterr().out
+    assert all(f"  {name} " in fields for name in ("job", "catalog", "grade", "inputs", "limit", "out", "concurrency"))
+
+
+def test_demo_says_when_it_has_fewer_inputs_than_asked(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from gradebench.jobs import load_inputs
+
+    available = len(load_inputs("orders"))
+    assert main(["demo", "--inputs", "100", "--runs", "1", "--out", str(tmp_path / "d")]) == 0
+    printed = capsys.readouterr().out
+    assert f"--inputs 100: the order agent has {available} example inputs; using all of them" in printed
+    assert pl.read_parquet(tmp_path / "d" / "runs.parquet")["input_id"].n_unique() == available

@@ -571,7 +571,9 @@ def test_order_data_loads_and_every_ideal_outcome_is_well_formed() -> None:
     inputs = load_inputs("orders")
     assert len(inputs) >= 24
     assert [x["id"] for x in inputs] == [f"ord-{n:02d}" for n in range(1, len(inputs) + 1)]
-    database = json.loads((Path(__file__).resolve().parents[1] / "data" / "orders.json").read_text())
+    database = json.loads(
+        (Path(__file__).resolve().parents[1] / "gradebench" / "jobs" / "data" / "orders.json").read_text()
+    )
     decisions = set()
     for x in inputs:
         assert set(x) == {"id", "message", "order_id"}

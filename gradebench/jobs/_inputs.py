@@ -1,4 +1,4 @@
-"""The example jobs' data: where the ``data/`` folder is, and reading its inputs and its order database."""
+"""The example jobs' data, shipped in the package (``gradebench/jobs/data``): their inputs and the order database."""
 
 from __future__ import annotations
 
@@ -17,10 +17,10 @@ INPUT_FILES = {"orders": "order_requests.jsonl", "selections": "selection_reques
 
 
 def data_dir() -> Path:
-    """The data folder: ``$GRADEBENCH_DATA`` when set, else ``data/`` at the repository root."""
+    """The data folder: ``$GRADEBENCH_DATA`` when set, else the one installed with the package."""
     override = os.environ.get(DATA_ENV)
     # Read on every call, so a test or notebook can point at another folder without reimporting.
-    return Path(override) if override else Path(__file__).resolve().parents[2] / "data"
+    return Path(override) if override else Path(__file__).resolve().parent / "data"
 
 
 def load_inputs(name: str) -> list[dict[str, Any]]:

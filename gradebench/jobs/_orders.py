@@ -1,7 +1,8 @@
 """The returns desk's back office: the order database and the three tools the order agent calls.
 
-The tools are pure: they read ``data/orders.json`` and compute, and keep no state between calls or runs, so every run
-of the benchmark sees the same world (a refund id is derived from the order and amount, not drawn from a counter).
+The tools are pure: they read ``orders.json`` (the example data) and compute, and keep no state between calls or
+runs, so every run of the benchmark sees the same world (a refund id is derived from the order and amount, not
+drawn from a counter).
 """
 
 from __future__ import annotations
