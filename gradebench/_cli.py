@@ -274,9 +274,7 @@ def build_parser() -> argparse.ArgumentParser:
     verbose = argparse.ArgumentParser(add_help=False)
     verbose.add_argument("-v", "--verbose", action="store_true", default=argparse.SUPPRESS, help=argparse.SUPPRESS)
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    add_parser = functools.partial(
-        sub.add_parser, parents=[verbose], formatter_class=_Help
-    )
+    add_parser = functools.partial(sub.add_parser, parents=[verbose], formatter_class=_Help)
 
     demo = add_parser(
         "demo",

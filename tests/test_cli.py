@@ -71,9 +71,7 @@ def test_run_config_then_rejudge(tmp_path: Path, capsys: pytest.CaptureFixture[s
 
 
 def test_the_example_run_config_is_valid() -> None:
-    from gradebench._cli import load_config
-
-    from gradebench._cli import read_inputs
+    from gradebench._cli import load_config, read_inputs
 
     example = DATA.parent.parent.parent / "data" / "run.example.toml"
     cfg = load_config(example)
