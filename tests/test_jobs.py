@@ -668,3 +668,11 @@ async def test_selecting_agent_races_on_the_sim_fleet() -> None:
     runs = bench.report().runs
     assert runs["ok"].all()
     assert set(runs["scorer"].drop_nulls().to_list()) <= {0.0, 1.0} and runs["scorer"].drop_nulls().len() == 2
+
+
+def test_the_example_data_ships_inside_the_package() -> None:
+    import gradebench.jobs
+    from gradebench.jobs import data_dir
+
+    assert data_dir() == Path(gradebench.jobs.__file__).resolve().parent / "data"
+    assert {p.name for p in data_dir().iterdir()} >= {"order_requests.jsonl", "orders.json", "selection_requests.jsonl"}

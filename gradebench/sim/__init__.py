@@ -27,9 +27,9 @@ __all__ = [
     "SimRequest",
     "SimServer",
     "ToolRequest",
+    "catalog",
     "policies",
     "register_policy",
-    "catalog",
     "serve",
     "start_server",
 ]
