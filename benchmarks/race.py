@@ -1,24 +1,35 @@
-"""Measure gradebench's own overhead: race N runs (one model call + one judge call each) on simulated entries.
+"""Measure gradebench's own overhead and memory: race N runs (one model call + one judge call each) on simulated entries.
 
     python benchmarks/race.py --n 2000 --latency-ms 50 --concurrency 100
+    python benchmarks/race.py --n 20000 --memory
 
-Runs the race once at latency 0 to measure the overhead per model call (everything but the wait: the openai SDK,
-the in-process transport, the simulated endpoint's own work, the cache, admission, the judge prompt, the report),
-then at the given latency, then again fully cached. In the same process it measures the openai SDK's own floor: a
-plain ``AsyncOpenAI`` making the same number of calls to the same simulated endpoint through the same transport at the
-same concurrency. Machines differ several times in speed, so ``overhead_ratio`` (gradebench's cost per call over the
-SDK's) is the figure to compare. Ends with one JSON line: n, latency_ms, concurrency, wall_s, limit_s (the ideal
-2·N·L/C), ratio, overhead_ms_per_call, sdk_floor_ms_per_call, overhead_ratio, cached_rerun_s.
+Runs the race once at latency 0 to measure the cost per model call (everything but the wait: the openai SDK, the
+in-process transport, the simulated endpoint's own work, the cache, admission, the judge prompt, the report), then at
+the given latency, then again fully cached. In the same process it measures the openai SDK's own floor: a plain
+``AsyncOpenAI`` making the same number of calls to the same simulated endpoint through the same transport at the same
+concurrency. Machines differ several times in speed, so ``overhead_ratio`` (gradebench's cost per call over the SDK's)
+is the figure to compare. ``--memory`` races N runs and N/10 runs in fresh processes at latency 0 and reports the
+larger one's peak resident memory and the growth per 1,000 runs between the two.
+
+Ends with one JSON line: n, latency_ms, concurrency, wall_s, limit_s (the ideal 2·N·L/C), ratio, overhead_ms_per_call,
+sdk_floor_ms_per_call, overhead_ratio, cached_rerun_s (and peak_rss_mb, rss_mb_per_1k_runs with --memory).
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import dataclasses
 import json
+import resource
+import subprocess
+import sys
 import tempfile
 import time
 from pathlib import Path
+
+import httpx2
+import openai
 
 import gradebench as gb
 from gradebench.sim import SimFleet
@@ -30,41 +41,56 @@ async def one_call(input: dict, seat: gb.Seat) -> str:
     return (await seat.chat([{"role": "user", "content": f"Question {input['id']}: one line, please."}])).text
 
 
-def fixed_latency_catalog(latency_ms: float) -> gb.Catalog:
-    """A two-entry fleet (a runner and a judge) with a fixed latency, no jitter, no failures and no limits."""
+def fixed_latency_fleet(latency_ms: float) -> SimFleet:
+    """A two-entry fleet (a runner and a judge) with a fixed latency, no jitter, no failures and no limits; it keeps
+    no log of its requests (that log is the test seam's, and it would grow with the race)."""
 
     def profile(name: str, grade: str) -> Profile:
-        return Profile(name=name, model=name.replace("/", "-"), grade=grade, price_in=0.1, price_out=0.4, accuracy=1.0,
-                       skip_rate=0.0, misread_rate=0.0, verbosity=1.0, latency_ms=latency_ms, jitter_ms=0.0,
-                       ms_per_token=0.0, failure_rate=0.0, judge_noise=0.0, max_concurrency=None)  # fmt: skip
-
-    profiles = [profile("bench/runner", "standard"), profile("bench/judge", "large")]
-    fleet = SimFleet(latency_scale=1.0, profiles=profiles)
-    entries = [
-        gb.Entry(
-            name=p.name,
-            model=p.model,
-            grade=p.grade,
-            base_url="http://bench.invalid/v1",
-            price_in=p.price_in,
-            price_out=p.price_out,
+        return Profile(
+            name=name,
+            model=name.replace("/", "-"),
+            grade=grade,
+            price_in=0.1,
+            price_out=0.4,
+            accuracy=1.0,
+            skip_rate=0.0,
+            misread_rate=0.0,
+            verbosity=1.0,
+            latency_ms=latency_ms,
+            jitter_ms=0.0,
+            ms_per_token=0.0,
+            failure_rate=0.0,
+            judge_noise=0.0,
+            max_concurrency=None,
             max_retries=0,
-            simulated=True,
-        )  # fmt: skip
-        for p in profiles
-    ]
-    return gb.Catalog(entries, grades=["standard", "large"], picks={"standard": "bench/runner"}, ceiling="bench/judge",
-                      transport=fleet.transport(), fleet=fleet, source="benchmark")  # fmt: skip
+        )
+
+    return SimFleet(latency_scale=1.0, record=False, profiles=[profile("bench/runner", "standard"),
+                                                                profile("bench/judge", "large")])  # fmt: skip
+
+
+def race(n: int, latency_ms: float, concurrency: int, cache: Path, salt: str) -> tuple[float, gb.Benchmark]:
+    catalog = fixed_latency_fleet(latency_ms).catalog()
+    bench = gb.Benchmark(one_call, runs=n, catalog=catalog, grade="standard", salt=salt, cache=cache,
+                         concurrency=concurrency, progress=False)  # fmt: skip
+    bench.set_input({"id": "q"})
+    started = time.perf_counter()
+    asyncio.run(bench.run())
+    report = bench.report()
+    report.runs, report.calls, report.models  # the frames are part of the work
+    wall = time.perf_counter() - started
+    runs = report.runs
+    failed = runs.filter(~runs["ok"]).height + runs["judge_error"].drop_nulls().len()
+    if failed:
+        raise SystemExit(f"{failed} runs or verdicts failed; the figures would be meaningless")
+    return wall, bench
 
 
 async def sdk_floor(calls: int, concurrency: int) -> float:
     """Seconds for a plain AsyncOpenAI to make ``calls`` chat calls to the same endpoint, ``concurrency`` at a time."""
-    import httpx2
-    import openai
-
-    catalog = fixed_latency_catalog(0.0)
-    runner = catalog["bench/runner"]
-    http = httpx2.AsyncClient(transport=catalog.transport)
+    fleet = fixed_latency_fleet(0.0)
+    runner = dataclasses.replace(fleet.catalog()["bench/runner"])
+    http = httpx2.AsyncClient(transport=fleet.transport())
     client = openai.AsyncOpenAI(base_url=runner.base_url, api_key="floor", max_retries=0, http_client=http)
     gate = asyncio.Semaphore(concurrency)
 
@@ -81,19 +107,11 @@ async def sdk_floor(calls: int, concurrency: int) -> float:
     return elapsed
 
 
-def race(n: int, latency_ms: float, concurrency: int, cache: Path, salt: str) -> tuple[float, gb.Benchmark]:
-    catalog = fixed_latency_catalog(latency_ms)
-    bench = gb.Benchmark(one_call, runs=n, catalog=catalog, grade="standard", salt=salt, cache=cache,
-                         concurrency=concurrency, progress=False)  # fmt: skip
-    bench.set_input({"id": "q"})
-    started = time.perf_counter()
-    asyncio.run(bench.run())
-    wall = time.perf_counter() - started
-    runs = bench.report().runs
-    failed = runs.filter(~runs["ok"]).height + runs["judge_error"].drop_nulls().len()
-    if failed:
-        raise SystemExit(f"{failed} runs or verdicts failed; the figures would be meaningless")
-    return wall, bench
+def peak_rss_mb(n: int, concurrency: int) -> float:
+    """Peak resident memory (MB) of a fresh process that races ``n`` runs at latency 0."""
+    done = subprocess.run([sys.executable, __file__, "--peak-of", str(n), "--concurrency", str(concurrency)],
+                          capture_output=True, text=True, check=True)  # fmt: skip
+    return float(done.stdout.strip().splitlines()[-1])
 
 
 def main() -> None:
@@ -101,7 +119,14 @@ def main() -> None:
     parser.add_argument("--n", type=int, default=2000, help="candidate runs")
     parser.add_argument("--latency-ms", type=float, default=50.0)
     parser.add_argument("--concurrency", type=int, default=100)
+    parser.add_argument("--memory", action="store_true", help="also measure peak memory (N and N/10 runs)")
+    parser.add_argument("--peak-of", type=int, help=argparse.SUPPRESS)  # the child process of --memory
     args = parser.parse_args()
+    if args.peak_of:
+        with tempfile.TemporaryDirectory() as tmp:
+            race(args.peak_of, 0.0, args.concurrency, Path(tmp) / "cache", "memory")
+        print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)  # KiB on Linux
+        return
     with tempfile.TemporaryDirectory() as tmp:
         zero_wall, _ = race(args.n, 0.0, args.concurrency, Path(tmp) / "zero", "zero")
         calls = 2 * args.n + 1  # each run and its verdict, plus the reference
@@ -112,12 +137,23 @@ def main() -> None:
         if not again.report().runs["cached"].all():
             raise SystemExit("the rerun was not fully cached")
     limit = 2 * args.n * args.latency_ms / 1000 / args.concurrency
-    print(json.dumps({
-        "n": args.n, "latency_ms": args.latency_ms, "concurrency": args.concurrency, "wall_s": round(wall, 3),
-        "limit_s": round(limit, 3), "ratio": round(wall / limit, 3) if limit else None,
-        "overhead_ms_per_call": round(overhead_ms, 3), "sdk_floor_ms_per_call": round(floor_ms, 3),
-        "overhead_ratio": round(overhead_ms / floor_ms, 2), "cached_rerun_s": round(cached, 3),
-    }))  # fmt: skip
+    figures = {
+        "n": args.n,
+        "latency_ms": args.latency_ms,
+        "concurrency": args.concurrency,
+        "wall_s": round(wall, 3),
+        "limit_s": round(limit, 3),
+        "ratio": round(wall / limit, 3) if limit else None,
+        "overhead_ms_per_call": round(overhead_ms, 3),
+        "sdk_floor_ms_per_call": round(floor_ms, 3),
+        "overhead_ratio": round(overhead_ms / floor_ms, 2),
+        "cached_rerun_s": round(cached, 3),
+    }
+    if args.memory:
+        small, large = peak_rss_mb(args.n // 10, args.concurrency), peak_rss_mb(args.n, args.concurrency)
+        figures["peak_rss_mb"] = round(large, 1)
+        figures["rss_mb_per_1k_runs"] = round((large - small) / (args.n * 0.9 / 1000), 2)
+    print(json.dumps(figures))
 
 
 if __name__ == "__main__":

@@ -11,15 +11,28 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import diskcache
 
-__all__ = ["CallCache", "canonical_json", "default_cache_dir"]
+__all__ = ["CallCache", "Cached", "canonical_json", "default_cache_dir"]
 
-FORMAT = 1
+FORMAT = 2
 """Bumped whenever what a key covers or what a value holds changes, so old entries are never misread."""
+
+
+@dataclass(frozen=True)
+class Cached:
+    """What the cache holds for one call: the response as received (its text) and what was measured of it."""
+
+    response: str
+    """The response body, as text (keys scrubbed)."""
+    latency_s: float
+    """Time the original request took."""
+    header_cost: float | None = None
+    """A cost the endpoint reported in a header (LiteLLM's), or None."""
 
 
 def canonical_json(value: Any) -> str:
@@ -46,12 +59,13 @@ class CallCache:
         material = canonical_json({"v": FORMAT, "entry": entry_identity, "body": body, "salt": salt})
         return hashlib.sha256(material.encode()).hexdigest()
 
-    def get(self, key: str) -> dict[str, Any] | None:
+    def get(self, key: str) -> Cached | None:
         value = self._store.get(key)
-        return json.loads(value) if value is not None else None
+        return Cached(*value) if value is not None else None
 
-    def set(self, key: str, value: dict[str, Any]) -> None:
-        self._store.set(key, canonical_json(value))
+    def set(self, key: str, value: Cached) -> None:
+        # a tuple of plain values: the response text is stored once, as received, never re-encoded
+        self._store.set(key, (value.response, value.latency_s, value.header_cost))
 
     def __len__(self) -> int:
         return len(self._store)

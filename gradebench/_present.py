@@ -14,7 +14,7 @@ from typing import Any, Protocol
 
 import polars as pl
 
-from ._records import ReportMeta
+from ._records import ReportMeta, Run
 from ._stats import INCONCLUSIVE, MIN_INPUTS
 
 __all__ = [
@@ -51,6 +51,8 @@ class ReportView(Protocol):
     def models(self) -> pl.DataFrame: ...
 
     def recommend(self) -> Any: ...
+
+    def to_runs(self) -> list[Run]: ...
 
 
 # ---------------------------------------------------------------------------------------------------------- numbers
@@ -114,17 +116,16 @@ def totals(report: ReportView) -> str:
     """
     currencies = report.runs["currency"].drop_nulls().unique(maintain_order=True).to_list()
     cur = currencies[0] if len(currencies) == 1 else "(mixed currencies)" if currencies else ""
-    judge = report.calls.filter(pl.col("role") == "judge")
-    fresh_judge = judge.filter(~pl.col("cache_hit"))
+    judge = [c for r in report.to_runs() if r.verdict is not None and r.role != "reference" for c in r.verdict.calls]
 
-    def money(*parts: tuple[pl.Series, str]) -> str:
-        total = sum(float(column.sum()) for column, _ in parts)
-        unknown = [plural(n, what) for column, what in parts if (n := column.null_count())]
+    def money(*parts: tuple[list[float | None], str]) -> str:
+        total = sum(v for values, _ in parts for v in values if v is not None)
+        unknown = [plural(n, what) for values, what in parts if (n := sum(v is None for v in values))]
         text = f"{total:.6f} {cur}".rstrip()
         return f"{text} + unknown for {' and '.join(unknown)} without usage" if unknown else text
 
-    runs, calls = (report.runs["cost"], "run"), (judge["cost"], "judge call")
-    spent = (report.runs["spent_now"], "run"), (fresh_judge["cost"], "judge call")
+    runs, calls = (report.runs["cost"].to_list(), "run"), ([c.cost for c in judge], "judge call")
+    spent = (report.runs["spent_now"].to_list(), "run"), ([c.spent_now for c in judge], "judge call")
     return f"cost of the runs {money(runs)} (+ judge {money(calls)}) · spent now {money(*spent)}"
 
 

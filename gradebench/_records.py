@@ -13,6 +13,7 @@ import dataclasses
 import json
 import types
 import typing
+import zlib
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -32,6 +33,7 @@ __all__ = [
     "Run",
     "Verdict",
     "frame",
+    "pack",
 ]
 
 _SCALARS: dict[Any, pl.DataType] = {int: pl.Int64(), float: pl.Float64(), str: pl.String(), bool: pl.Boolean()}
@@ -97,9 +99,25 @@ class Columns:
         }
 
 
+FRAME_CHUNK = 4096
+"""Rows turned into a frame at a time: a report of 100,000 runs never holds 100,000 row dicts at once."""
+
+
 def frame(rows: Iterable[Mapping[str, Any]], schema: Mapping[str, pl.DataType]) -> pl.DataFrame:
     """Rows as a frame of exactly ``schema`` (an empty frame still has every column)."""
-    rows = list(rows)
+    parts = []
+    chunk: list[Mapping[str, Any]] = []
+    for row in rows:
+        chunk.append(row)
+        if len(chunk) == FRAME_CHUNK:
+            parts.append(_chunk(chunk, schema))
+            chunk = []
+    if chunk or not parts:
+        parts.append(_chunk(chunk, schema))
+    return parts[0] if len(parts) == 1 else pl.concat(parts, rechunk=True)
+
+
+def _chunk(rows: list[Mapping[str, Any]], schema: Mapping[str, pl.DataType]) -> pl.DataFrame:
     return pl.DataFrame({name: [r.get(name) for r in rows] for name in schema}, schema=dict(schema))
 
 
@@ -116,7 +134,7 @@ def _total(values: Iterable[Any]) -> Any:
 # -------------------------------------------------------------------------------------------------------------- call
 
 
-@dataclass(frozen=True, kw_only=True)
+@dataclass(frozen=True, kw_only=True, slots=True)
 class Call:
     """One model call and what came of it: request, response, the tools it asked for and what they returned.
 
@@ -131,10 +149,10 @@ class Call:
     """``reference``, ``candidate`` or ``judge``."""
     entry: str
     """The catalog entry called."""
-    request: dict[str, Any]
-    """The JSON body sent (model, messages, tools, parameters); never headers or keys."""
-    response: dict[str, Any] | None
-    """The JSON body received, or None when the call failed."""
+    request_packed: bytes
+    """The JSON body sent (model, messages, tools, parameters), packed (see `request_json`); never headers or keys."""
+    response_packed: bytes | None = None
+    """The JSON body received (keys scrubbed), packed; None when the call failed."""
     tool_results: list[dict[str, Any]] = field(default_factory=list)
     """Each tool call the response asked for: ``{id, name, arguments, result}`` or ``{..., error}``."""
     input_tokens: int | None = None
@@ -164,6 +182,32 @@ class Call:
     """Why the call failed, or None."""
 
     @property
+    def request_json(self) -> str:
+        """The JSON body sent, as text: the ``calls`` frame's ``request``."""
+        return _unpack(self.request_packed)
+
+    @property
+    def response_json(self) -> str | None:
+        """The JSON body received, as text (None when the call failed): the ``calls`` frame's ``response``."""
+        return None if self.response_packed is None else _unpack(self.response_packed)
+
+    @property
+    def request(self) -> dict[str, Any]:
+        """The JSON body sent, parsed."""
+        return json.loads(self.request_json)
+
+    @property
+    def response(self) -> dict[str, Any] | None:
+        """The JSON body received, parsed (None when the call failed)."""
+        text = self.response_json
+        return None if text is None else json.loads(text)
+
+    @property
+    def answered(self) -> bool:
+        """True when the endpoint answered with a completion."""
+        return self.response_packed is not None
+
+    @property
     def spent_now(self) -> float | None:
         """What this call cost this time: nothing on a cache hit; None when its cost is unknown."""
         return 0.0 if self.cache_hit else self.cost
@@ -171,9 +215,10 @@ class Call:
     @property
     def message(self) -> dict[str, Any]:
         """The assistant message of the response (empty when the call failed)."""
-        if not self.response or not self.response.get("choices"):
+        response = self.response
+        if not response or not response.get("choices"):
             return {}
-        return self.response["choices"][0].get("message") or {}
+        return response["choices"][0].get("message") or {}
 
     @property
     def has_usage(self) -> bool:
@@ -189,10 +234,60 @@ class Call:
         """A call taken back from its row."""
         values = _CALL.values(row)
         values["tool_results"] = values["tool_results"] or []
-        return cls(**values)
+        response = row["response"]
+        return cls(
+            **values, request_packed=pack(row["request"]), response_packed=None if response is None else pack(response)
+        )
 
 
-_CALL = Columns(Call, [f.name for f in dataclasses.fields(Call)])
+_CALL = Columns(
+    Call,
+    [
+        {"request_packed": "request_json", "response_packed": "response_json"}.get(f.name, f.name)
+        for f in dataclasses.fields(Call)
+    ],
+    names={"request_json": "request", "response_json": "response"},
+)
+_generated_init = Call.__init__
+
+PACK_FROM = 512
+"""Bodies of this many bytes or more are kept zlib-compressed: a judge's request holds both transcripts, and a race
+of 100,000 runs holds 100,000 of them."""
+
+
+def pack(text: str) -> bytes:
+    """A body's text as a call keeps it: compressed when long (see `PACK_FROM`)."""
+    raw = text.encode()
+    return b"z" + zlib.compress(raw, 1) if len(raw) >= PACK_FROM else b"=" + raw
+
+
+def _unpack(packed: bytes) -> str:
+    return (zlib.decompress(packed[1:]) if packed[:1] == b"z" else packed[1:]).decode()
+
+
+def _call_init(
+    self: Call,
+    *,
+    request: Any = None,
+    response: Any = None,
+    request_json: str | None = None,
+    response_json: str | None = None,
+    **fields: Any,
+) -> None:
+    """``Call(request={...}, response={...})`` or ``Call(request_json=..., response_json=...)``: the bodies are
+    kept packed (see `PACK_FROM`)."""
+    if request is not None:
+        request_json = _dumps(request)
+    if response is not None:
+        response_json = _dumps(response)
+    if request_json is not None:
+        fields["request_packed"] = pack(request_json)
+    if response_json is not None:
+        fields["response_packed"] = pack(response_json)
+    _generated_init(self, **fields)
+
+
+Call.__init__ = _call_init  # type: ignore[method-assign]
 CALLS_SCHEMA: dict[str, pl.DataType] = _CALL.schema
 """One row per model call, judge calls included (``role`` says which)."""
 
@@ -200,7 +295,7 @@ CALLS_SCHEMA: dict[str, pl.DataType] = _CALL.schema
 # ----------------------------------------------------------------------------------------------------------- verdict
 
 
-@dataclass(frozen=True, kw_only=True)
+@dataclass(frozen=True, kw_only=True, slots=True)
 class Verdict:
     """The blind judge's score of one run against the reference."""
 
@@ -284,7 +379,7 @@ _FAILED = {
 # --------------------------------------------------------------------------------------------------------------- run
 
 
-@dataclass(frozen=True, kw_only=True)
+@dataclass(frozen=True, kw_only=True, slots=True)
 class Run:
     """One execution of the job on one entry: its calls, its output or error, and how it was judged and scored."""
 
@@ -422,7 +517,7 @@ class Run:
     @property
     def _answered(self) -> list[Call]:
         """Calls that got a response (a failed call has no usage to miss and costs nothing)."""
-        return [c for c in self.calls if c.response is not None]
+        return [c for c in self.calls if c.answered]
 
     def to_row(self) -> dict[str, Any]:
         """The run's row in the report's ``runs`` frame. A candidate run that failed has no verdict: it scores 0."""

@@ -20,11 +20,11 @@ import openai
 import pydantic
 
 from ._admission import Admission, call_error
-from ._cache import CallCache
+from ._cache import Cached, CallCache
 from ._catalog import Entry
 from ._errors import CallError, ToolLoopError
 from ._protocol import content_text, label_headers, reasoning_text
-from ._records import Call
+from ._records import Call, pack
 from ._redact import scrub, scrub_bytes, scrub_value
 
 __all__ = ["Reply", "Seat", "SeatContext", "Tool", "tool"]
@@ -259,13 +259,20 @@ class Seat:
         seq = self._seq
         self._seq += 1
         body = {"model": entry.model, "messages": conversation, **params, **entry.routing}
-        body = json.loads(_to_json(body))  # freeze a copy: later turns must not change what this call recorded
+        # the text is the record (later turns of the loop must not change what this call sent) and the cache key
+        text = _to_json(body)
         key = ctx.cache.key(entry.identity(), body, {**ctx.salt, "seq": seq, "attempt": attempt, "sample": ctx.sample})
-        base = {"run_id": ctx.run_id, "seq": seq, "role": ctx.role, "entry": entry.name, "request": body}
+        base: dict[str, Any] = {
+            "run_id": ctx.run_id,
+            "seq": seq,
+            "role": ctx.role,
+            "entry": entry.name,
+            "request_json": text,
+        }
         cached = ctx.cache.get(key)
         if cached is not None:
             call = _call_from_response(
-                entry, base, cached["response"], cached["latency_s"], cached.get("header_cost"), cache_hit=True
+                entry, base, cached.response, cached.latency_s, cached.header_cost, cache_hit=True
             )
             _log_call(call)
             return call
@@ -286,22 +293,23 @@ class Seat:
 
         try:
             raw = await ctx.admission.request(entry, send)
-            response = json.loads(scrub_bytes(raw.content))
+            response = scrub_bytes(raw.content).decode("utf-8")
+            parsed = json.loads(response)
         except (openai.OpenAIError, json.JSONDecodeError, CallError) as exc:
             error = call_error(entry, exc)
             latency = time.perf_counter() - sent[-1] if sent else 0.0
-            failed = Call(**base, response=None, error=str(error), latency_s=latency)
+            failed = Call(**base, error=str(error), latency_s=latency)
             self.calls.append(failed)  # a failed call is part of the run's record too
             _log_call(failed)
             raise error from None
         latency = time.perf_counter() - sent[-1]
-        if not isinstance(response, dict) or not response.get("choices"):
+        if not isinstance(parsed, dict) or not parsed.get("choices"):
             error = CallError(f"{entry.name}: the endpoint answered 200 without choices", entry=entry.name, status=200)
-            self.calls.append(Call(**base, response=None, error=str(error), latency_s=latency))
+            self.calls.append(Call(**base, error=str(error), latency_s=latency))
             raise error
         header_cost = _number(raw.headers.get(LITELLM_COST_HEADER))
-        ctx.cache.set(key, {"response": response, "latency_s": latency, "header_cost": header_cost})
-        call = _call_from_response(entry, base, response, latency, header_cost, cache_hit=False)
+        ctx.cache.set(key, Cached(response=response, latency_s=latency, header_cost=header_cost))
+        call = _call_from_response(entry, base, response, latency, header_cost, cache_hit=False, parsed=parsed)
         _log_call(call)
         return call
 
@@ -334,13 +342,16 @@ def _number(value: Any) -> float | None:
 def _call_from_response(
     entry: Entry,
     base: dict[str, Any],
-    response: dict[str, Any],
+    response: str,
     latency: float,
     header_cost: float | None,
     *,
     cache_hit: bool,
+    parsed: dict[str, Any] | None = None,
 ) -> Call:
-    usage = response.get("usage")
+    """The record of an answered call: ``response`` is the body's text (``parsed``, when the caller has it)."""
+    body: dict[str, Any] = parsed if parsed is not None else json.loads(response)
+    usage = body.get("usage")
     usage = usage if isinstance(usage, dict) else {}
     tin, tout = _count(usage.get("prompt_tokens")), _count(usage.get("completion_tokens"))
     cached = _detail(usage, "prompt_tokens_details", "cached_tokens")
@@ -358,7 +369,7 @@ def _call_from_response(
         cost, source = reported, "provider"
     return Call(
         **base,
-        response=response,
+        response_packed=pack(response),
         input_tokens=tin,
         output_tokens=tout,
         cached_input_tokens=cached,
@@ -368,8 +379,8 @@ def _call_from_response(
         cost_source=source,
         price_table_cost=table,
         cache_hit=cache_hit,
-        generation_id=response.get("id"),
-        finish_reason=(response.get("choices") or [{}])[0].get("finish_reason"),
+        generation_id=body.get("id"),
+        finish_reason=(body.get("choices") or [{}])[0].get("finish_reason"),
     )
 
 

@@ -45,8 +45,10 @@ DEFAULT_LETTERS = "ABCDEFGHIJ"
 class Scorer(Protocol):
     """Compares an output with the reference output: 0..1, or None when the pair cannot be compared."""
 
-    name: str
-    """Label of the scorer in reports."""
+    @property
+    def name(self) -> str:
+        """Label of the scorer in reports."""
+        ...
 
     def __call__(self, output: Any, reference_output: Any) -> float | None: ...
 

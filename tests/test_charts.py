@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 from typing import Any
 
 import altair as alt
@@ -50,7 +51,7 @@ def report() -> BenchmarkReport:
             "acme/dear": (0.01, [(7, 3), (7, 3)]), "acme/worse": (0.003, [(3, 1), (4, 1)]),
             "sim/tiny": (0.001, [(5, 2), (6, 2)])}  # fmt: skip
     runs = [run("acme/ref", "i1", 0, cost=0.002)]
-    runs[0] = Run(**{**runs[0].__dict__, "role": "reference", "verdict": None})
+    runs[0] = replace(runs[0], role="reference", verdict=None)
     for entry, (cost, scores) in plan.items():
         sim = entry.startswith("sim/")
         runs += [run(entry, "i1", k, cost=cost, score=s, simulated=sim) for k, s in enumerate(scores)]

@@ -347,7 +347,7 @@ def test_repeats_that_never_differ_and_shared_generations_are_flagged():
     runs += [make_run(FAST, "i0", k, output={"k": k}) for k in range(2)]
     shared = runs[-1]
     # the second FAST run was served the first one's generation: what a collapsed cache salt looks like
-    runs[-1] = Run(**{**shared.__dict__, "calls": [replace(c, run_id=shared.run_id) for c in runs[-2].calls]})
+    runs[-1] = replace(shared, calls=[replace(c, run_id=shared.run_id) for c in runs[-2].calls])
     d = BenchmarkReport(runs, META).diagnostics()
     identical = d.filter(pl.col("kind") == "identical_outputs")
     assert identical["entry"].to_list() == [REF] and "all 2 inputs" in identical["detail"][0]
@@ -434,8 +434,8 @@ def test_an_input_most_candidates_dispute_flags_the_reference():
 
 
 def without_usage(run: Run) -> Run:
-    calls = [Call(**{**c.__dict__, "input_tokens": None, "output_tokens": None, "cost": None}) for c in run.calls]
-    return Run(**{**run.__dict__, "calls": calls})
+    calls = [replace(c, input_tokens=None, output_tokens=None, cost=None) for c in run.calls]
+    return replace(run, calls=calls)
 
 
 def test_unknown_usage_stays_unknown_in_every_figure():
@@ -455,9 +455,9 @@ def test_unknown_usage_stays_unknown_in_every_figure():
 def test_a_stale_catalog_price_shows_beside_the_providers_cost():
     run = make_run(FAST, "i0", 0)
     calls = [
-        Call(**{**c.__dict__, "cost": 0.004, "cost_source": "provider", "price_table_cost": 0.002}) for c in run.calls
+        replace(c, cost=0.004, cost_source="provider", price_table_cost=0.002) for c in run.calls
     ]
-    report = BenchmarkReport([make_run(REF, "i0", 0, role="reference"), Run(**{**run.__dict__, "calls": calls})], META)
+    report = BenchmarkReport([make_run(REF, "i0", 0, role="reference"), replace(run, calls=calls)], META)
     row = report.runs.filter(pl.col("entry") == FAST).row(0, named=True)
     assert (row["cost"], row["price_table_cost"], row["cost_source"]) == (0.008, 0.004, "provider")
     mismatch = report.diagnostics().filter(pl.col("kind") == "price_mismatch")
@@ -466,10 +466,9 @@ def test_a_stale_catalog_price_shows_beside_the_providers_cost():
 
 def test_a_reused_response_id_with_other_content_is_not_a_shared_generation():
     def answered(run: Run, text: str) -> Run:
-        calls = [Call(**{**c.__dict__, "generation_id": "chatcmpl-mock", "response": {
-            "id": "chatcmpl-mock", "choices": [{"message": {"content": text}, "finish_reason": "stop"}]}})
-            for c in run.calls]  # fmt: skip
-        return Run(**{**run.__dict__, "calls": calls})
+        body = {"id": "chatcmpl-mock", "choices": [{"message": {"content": text}, "finish_reason": "stop"}]}
+        calls = [replace(c, generation_id="chatcmpl-mock", response=body) for c in run.calls]
+        return replace(run, calls=calls)
 
     runs = [make_run(REF, "i0", 0, role="reference"), answered(make_run(FAST, "i0", 0), "yes"),
             answered(make_run(FAST, "i0", 1), "no")]  # fmt: skip

@@ -108,6 +108,7 @@ class SimFleet:
         seed: int = 0,
         profiles: Iterable[Profile] | None = None,
         policies: Iterable[Policy] | None = None,
+        record: bool = True,
     ):
         """``latency_scale`` None reads ``GRADEBENCH_SIM_LATENCY_SCALE`` (default 1); ``policies`` None: the ones
         registered with `register_policy` (the example jobs register theirs when imported), looked up per request."""
@@ -118,6 +119,8 @@ class SimFleet:
         self.latency_scale = float(latency_scale)
         self.seed = seed
         self.policies = None if policies is None else list(policies)
+        self.record = record
+        """Whether `requests` keeps every request answered (off for long benchmarks: it grows with them)."""
         self.profiles: dict[str, Profile] = {p.model: p for p in (profiles if profiles is not None else PROFILES)}
         self._by_name = {p.name: p for p in self.profiles.values()}
         self._slots: list[SimRequest | None] = []
@@ -169,7 +172,16 @@ class SimFleet:
             )
             for p in self.profiles.values()
         ]
-        return Catalog(entries, grades=GRADES, picks=PICKS, ceiling=CEILING, source="sim")
+        if set(self.profiles.values()) <= set(PROFILES):  # the built-in fleet (or part of it): its own picks
+            grades = [g for g in GRADES if any(e.grade == g for e in entries)]
+            picks = {g: n for g, n in PICKS.items() if g in grades and n in {e.name for e in entries}}
+            ceiling = CEILING if CEILING in {e.name for e in entries} else entries[-1].name
+        else:  # a fleet of its own profiles: the first entry of each grade is its pick, the strongest grade's judges
+            grades = list(dict.fromkeys([*(g for g in GRADES if any(e.grade == g for e in entries)),
+                                         *(e.grade for e in entries)]))  # fmt: skip
+            picks = {g: next(e.name for e in entries if e.grade == g) for g in grades}
+            ceiling = picks[grades[-1]]
+        return Catalog(entries, grades=grades, picks=picks, ceiling=ceiling, source="sim")
 
     def profile(self, model: str) -> Profile | None:
         """The profile a model id (or entry name) names."""
@@ -178,7 +190,8 @@ class SimFleet:
     async def handle(self, request: httpx2.Request) -> httpx2.Response:
         """Answer one HTTP request."""
         slot = len(self._slots)
-        self._slots.append(None)
+        if self.record:
+            self._slots.append(None)
         raw = await request.aread()
         body: Any = None
         if raw:
@@ -191,6 +204,8 @@ class SimFleet:
         except Exception as exc:  # a sim or policy bug: say so once, do not let the SDK retry it
             log.exception("gradebench sim: error answering %s %s", request.method, request.url.path)
             response = _error(500, f"sim internal error: {exc!r}", "server_error", headers={"x-should-retry": "false"})
+        if not self.record:
+            return response
         headers = {k.lower(): v for k, v in request.headers.items()}
         if "authorization" in headers:
             headers["authorization"] = "<redacted>"
