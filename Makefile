@@ -1,9 +1,9 @@
-# The two commands: `make demo` and `make test`. Each creates .venv when it is missing.
+# The two commands: `make demo` and `make test`; and `make lab` for the notebooks. Each creates .venv when missing.
 PYTHON ?= python3
 VENV   ?= .venv
 PY     := $(VENV)/bin/python
 
-.PHONY: demo test lint clean
+.PHONY: demo test lab lint clean
 
 $(VENV)/.base: pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -15,8 +15,15 @@ $(VENV)/.test: $(VENV)/.base
 	$(PY) -m pip install --quiet -e '.[test]'
 	touch $@
 
+$(VENV)/.notebook: $(VENV)/.base
+	$(PY) -m pip install --quiet -e '.[notebook]'
+	touch $@
+
 demo: $(VENV)/.base
 	$(VENV)/bin/gradebench demo
+
+lab: $(VENV)/.notebook  # JupyterLab on the notebooks (as root, e.g. in a container, it needs --allow-root)
+	$(VENV)/bin/jupyter lab notebooks/ $(if $(filter 0,$(shell id -u)),--allow-root)
 
 test: $(VENV)/.test
 	$(PY) -m pytest -q

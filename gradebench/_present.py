@@ -18,6 +18,7 @@ from ._records import ReportMeta, Run
 from ._stats import INCONCLUSIVE, MIN_INPUTS
 
 __all__ = [
+    "NOT_JUDGED",
     "ReportView",
     "VerdictLine",
     "header",
@@ -26,6 +27,7 @@ __all__ = [
     "plural",
     "recommendation",
     "render",
+    "score_interval",
     "self_agreement",
     "signed",
     "stopped",
@@ -75,6 +77,18 @@ def plural(n: int, word: str) -> str:
 
 def _num(value: float | None, fmt: str = ".2f", suffix: str = "") -> str:
     return "-" if value is None else f"{value:{fmt}}{suffix}"
+
+
+NOT_JUDGED = "not judged"
+"""What a score says for an entry with no judged run."""
+
+
+def score_interval(row: dict[str, Any]) -> str:
+    """A models row's score: ``8.40 [5.87–10.00]``, the mean alone when it has no interval, ``not judged``."""
+    if row["score_mean"] is None:
+        return NOT_JUDGED
+    ci = f" [{_num(row['score_lo'])}–{_num(row['score_hi'])}]" if row["score_lo"] is not None else ""
+    return f"{_num(row['score_mean'])}{ci}"
 
 
 # ------------------------------------------------------------------------------------------------------------ lines
@@ -234,8 +248,7 @@ def render(report: ReportView) -> str:
         f" {'calls':>6} {'tokens in/out':>15} {'latency':>8} {'wall':>8} {'cost/run':>18}"
     )
     for name, r in zip(names, models, strict=True):
-        ci = f"[{_num(r['score_lo'])}–{_num(r['score_hi'])}]" if r["score_lo"] is not None else ""
-        score = f"{_num(r['score_mean'])} {ci}".strip() if r["score_mean"] is not None else "not judged"
+        score = score_interval(r)
         tokens = f"{_num(r['input_tokens_mean'], '.0f')}/{_num(r['output_tokens_mean'], '.0f')}"
         cost = "unknown" if r["cost_per_run"] is None else f"{r['cost_per_run']:.6f}"
         lines.append(

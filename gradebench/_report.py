@@ -22,11 +22,13 @@ from ._models import NOISE_SCHEMA, conform, models_frame
 from ._prompt import transcript_events
 from ._records import CALLS_SCHEMA, RUNS_SCHEMA, Call, ReportMeta, Run, frame
 
-__all__ = ["BenchmarkReport"]
+__all__ = ["REPORT_FILES", "BenchmarkReport"]
 
 log = logging.getLogger("gradebench")
 
-_FILES = ("runs.parquet", "models.parquet", "calls.parquet", "meta.json")
+REPORT_FILES = ("runs.parquet", "models.parquet", "calls.parquet", "noise.parquet", "meta.json")
+"""What `BenchmarkReport.to_parquet` writes."""
+_FILES = tuple(name for name in REPORT_FILES if name != "noise.parquet")  # what read_parquet needs (older: no noise)
 
 
 class BenchmarkReport:

@@ -37,7 +37,8 @@ WIDTH, HEIGHT = 560, 340
 SCORER_PASS, JUDGE_PASS = 0.5, 7
 """`scorer_agreement` flags a run whose scorer and judge fall on opposite sides of these marks."""
 FAILED_X = -1
-"""Where `score_distribution` draws runs that have no score (failed, or the judge gave no verdict)."""
+"""Where `score_distribution` draws runs that were not judged: failed (they count as 0, but a judged 0 is drawn at
+0, apart from them) or left without a verdict by the judge."""
 
 _TOOLTIP = [
     ("entry", "entry", None),
@@ -70,8 +71,10 @@ _TOOLTIP = [
     ("swap_gap_mean", "order gap", ".2f"),
 ]
 
+REFERENCE, REFERENCE_COLOUR = "reference", "#4c78a8"
+"""The reference entry's colour key and colour: it is what the verdicts are against, so the legend leaves it out
+(the role legend's diamond says which point it is)."""
 VERDICT_COLOURS = {
-    "reference": "#4c78a8",
     "as good": "#2ca02c",
     "inconclusive": "#e0a100",
     "worse": "#d62728",
@@ -167,8 +170,8 @@ def _place_labels(rows: list[dict[str, Any]], front: list[str], lo: float, hi: f
         if r["score_lo"] is not None:
             boxes.append((x - 4, py(r["score_hi"]), x + 4, py(r["score_lo"])))
     steps = [(px(r["x"]), py(r["score_mean"])) for name in front for r in drawn if r["entry"] == name]
-    for (x0, y0), (x1, y1) in zip(steps, steps[1:], strict=False):
-        boxes += [(x0, y0 - 2, x1, y0 + 2), (x1 - 2, min(y0, y1), x1 + 2, max(y0, y1))]
+    for (x0, y0), (x1, y1) in zip(steps, steps[1:], strict=False):  # up at x0, then across at y1 (step-before)
+        boxes += [(x0 - 2, min(y0, y1), x0 + 2, max(y0, y1)), (x0, y1 - 2, x1, y1 + 2)]
 
     def cost(box: tuple[float, ...]) -> float:  # overlap with what is drawn, and a steep price for leaving the plot
         area = (box[2] - box[0]) * (box[3] - box[1])
@@ -205,7 +208,7 @@ def _quality(report: BenchmarkReport, x: str, what: str, axis: str, better: str)
     rows = []
     for r in models.iter_rows(named=True):
         clamped = r[x] is not None and r[x] <= 0
-        verdict = "reference" if r["is_reference"] else (r["verdict"] or "not tested")
+        verdict = REFERENCE if r["is_reference"] else (r["verdict"] or "not tested")
         rows.append(
             {
                 **r,
@@ -233,11 +236,14 @@ def _quality(report: BenchmarkReport, x: str, what: str, axis: str, better: str)
     if unknown:  # entries with no judged run are listed by the title as not judged
         notes.append(f"not drawn ({axis.split(' (')[0]} unknown: no usage reported): " + ", ".join(unknown))
     notes.append(f"bars: 95% interval of the score · dashed steps: Pareto front (nothing is both {better} and better)")
-    shown = [v for v in VERDICT_COLOURS if any(row["verdict_shown"] == v for row in rows)]
+    drawn = [v for v in (REFERENCE, *VERDICT_COLOURS) if any(row["verdict_shown"] == v for row in rows)]
+    verdicts = [v for v in drawn if v != REFERENCE]  # the reference is what verdicts are against, not one of them
     colour = alt.Color(
         "verdict_shown:N",
-        scale=alt.Scale(domain=shown, range=[VERDICT_COLOURS[v] for v in shown]),
-        legend=alt.Legend(title="verdict vs reference"),
+        scale=alt.Scale(
+            domain=drawn, range=[REFERENCE_COLOUR if v == REFERENCE else VERDICT_COLOURS[v] for v in drawn]
+        ),
+        legend=alt.Legend(title="verdict vs reference", values=verdicts) if verdicts else None,
     )
     bands = _bands(report, rows)
     if bands:
@@ -258,7 +264,9 @@ def _quality(report: BenchmarkReport, x: str, what: str, axis: str, better: str)
     base = alt.Chart().encode(x=x_enc)
     step = (
         alt.Chart(alt.Data(values=[row for name in front for row in rows if row["entry"] == name]))
-        .mark_line(interpolate="step-after", strokeDash=[6, 3], color="#444", strokeWidth=2)
+        # up, then across: a step line through the front's points only (across first would run through an entry
+        # as good but dearer, beaten by the point the step starts at)
+        .mark_line(interpolate="step-before", strokeDash=[6, 3], color="#444", strokeWidth=2)
         .encode(x=x_enc, y=y_enc, order=alt.Order("x:Q"))
     )
     bars = base.mark_errorbar(ticks=True, thickness=1.5, opacity=0.6).encode(
@@ -328,7 +336,8 @@ def latency_quality(report: BenchmarkReport) -> _Chart:
 
 def score_distribution(report: BenchmarkReport) -> _Chart:
     """Every candidate run's judge score per entry (jittered points), the mean and its 95% interval; runs without a
-    score (failed, or no verdict) drawn as red crosses in a "no score" column at the left."""
+    judge's score drawn in a column of their own at the left: a failed run (never judged; it counts as 0 in the mean)
+    as a red cross, a run the judge gave no verdict as a grey ring. A run judged 0 is a dot at 0."""
     what = "judge scores per run"
     models = report.models
     runs = report.runs.filter(pl.col("role") == "candidate")
@@ -338,6 +347,7 @@ def score_distribution(report: BenchmarkReport) -> _Chart:
     labels = {r["entry"]: _label(r, all_sim) for r in models.iter_rows(named=True)}
     rows = []
     for r in runs.iter_rows(named=True):
+        # ok first: a failed run's score is 0 in the frame, but it was never judged
         status = "failed" if not r["ok"] else "judged" if r["score"] is not None else "no verdict"
         why = r["error"] if not r["ok"] else r["judge_error"] if r["score"] is None else r["reason"]
         rows.append(
@@ -359,7 +369,9 @@ def score_distribution(report: BenchmarkReport) -> _Chart:
         "x:Q",
         title="judge score (0–10)",
         scale=alt.Scale(domain=[FAILED_X - 0.6, 10.4], nice=False),
-        axis=alt.Axis(values=[FAILED_X, *range(11)], labelExpr=f"datum.value == {FAILED_X} ? 'no score' : datum.label"),
+        axis=alt.Axis(
+            values=[FAILED_X, *range(11)], labelExpr=f"datum.value == {FAILED_X} ? 'not judged' : datum.label"
+        ),
     )
     y_enc = alt.Y("label:N", sort=list(labels.values()), title=None, axis=alt.Axis(labelLimit=260))
     tips = ["entry:N", "input_id:N", "repeat:Q", "status:N", "score:Q", "accuracy:Q", "work:Q", "why:N"]
@@ -370,10 +382,16 @@ def score_distribution(report: BenchmarkReport) -> _Chart:
         .mark_circle(size=60, opacity=0.75)
         .encode(x=x_enc, y=y_enc, yOffset=offset, color=_colour(models), tooltip=tips)
     )
-    unscored = (
+    failed = (
         alt.Chart()
-        .transform_filter("datum.status != 'judged'")
+        .transform_filter("datum.status == 'failed'")
         .mark_point(shape="cross", filled=True, size=80, color="#d62728")
+        .encode(x=x_enc, y=y_enc, yOffset=offset, tooltip=tips)
+    )
+    no_verdict = (
+        alt.Chart()
+        .transform_filter("datum.status == 'no verdict'")
+        .mark_point(shape="circle", filled=False, size=70, strokeWidth=2, color="#777777")
         .encode(x=x_enc, y=y_enc, yOffset=offset, tooltip=tips)
     )
     stats = [{**r, "label": labels[r["entry"]]} for r in models.iter_rows(named=True)]
@@ -385,12 +403,12 @@ def score_distribution(report: BenchmarkReport) -> _Chart:
     interval = alt.Chart(alt.Data(values=stats)).mark_rule(color="black", opacity=0.5)
     interval = interval.encode(x="score_lo:Q", x2="score_hi:Q", y=y_enc)
     divider = alt.Chart(alt.Data(values=[{"x": FAILED_X + 0.5}])).mark_rule(color="#bbb").encode(x="x:Q")
-    note = (
-        "dots: runs · black tick and line: mean and 95% interval · red cross: the run failed (it counts as 0 in "
-        "the mean) or the judge gave no verdict"
+    notes = (
+        "dots: judged runs · black tick and line: mean and 95% interval",
+        "not judged: red cross, the run failed (it counts as 0 in the mean) · grey ring, the judge gave no verdict",
     )
-    layers = [divider, interval, judged, unscored, mean]
-    title = _title(report, what, note)
+    layers = [divider, interval, judged, failed, no_verdict, mean]
+    title = _title(report, what, *notes)
     return alt.LayerChart(layer=layers, data=alt.Data(values=rows), width=WIDTH, height=alt.Step(34), title=title)
 
 

@@ -47,7 +47,7 @@ class Scorer(Protocol):
 
     @property
     def name(self) -> str:
-        """Label of the scorer in reports."""
+        """Label of the scorer in reports (an attribute or a property)."""
         ...
 
     def __call__(self, output: Any, reference_output: Any) -> float | None: ...
@@ -271,9 +271,10 @@ _BY_KIND: dict[str, Any] = {"field_equals": field_equals, "numeric_close": numer
 
 def from_spec(spec: str) -> Scorer:
     """A scorer from its spec: ``field_equals:decision``, ``numeric_close:total``, ``set_f1:items``,
-    ``choice_letter`` or ``choice_letter:answer``; a bad spec raises a `ValueError` listing the valid ones."""
-    kind, _, path = spec.strip().partition(":")
-    if kind in _BY_KIND and path:
+    ``choice_letter`` or ``choice_letter:answer``; a bad spec raises a `ValueError` listing the valid ones, and a
+    bad path after a known kind (``field_equals:`` with none) one saying what a path is."""
+    kind, colon, path = spec.strip().partition(":")
+    if kind in _BY_KIND and colon:
         return _BY_KIND[kind](path)
     if kind == "choice_letter":
         return choice_letter(path=path or None)

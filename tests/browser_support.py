@@ -1,4 +1,4 @@
-"""Machinery for the browser test: a throwaway JupyterLab server, headless Chromium, and a stand-in notebook.
+"""Machinery for the browser test: a throwaway JupyterLab server, headless Chromium, a notebook to run.
 
 Nothing here reaches past loopback: JupyterLab is told not to fetch news, check for updates or query PyPI, and
 Chromium runs with its background networking off.
@@ -207,63 +207,20 @@ class JupyterLab:
         self.stop()
 
 
-STANDIN_CELLS = [
-    "# A stand-in for notebooks/01_race_a_grade.ipynb: a widget panel with a Run button and an offline Altair chart.",
-    """\
-import altair as alt
-import ipywidgets as widgets
-import polars as pl
-
-alt.JupyterChart.enable_offline()
-rows = pl.DataFrame({"entry": ["sim/steady", "sim/swift", "sim/squint"], "cost": [0.95, 0.21, 0.54],
-                     "score": [8.8, 7.4, 8.7]})
-chart = alt.Chart(rows).mark_circle(size=120).encode(x="cost", y="score", color="entry", tooltip=["entry"])
-tabs = widgets.Tab(children=[alt.JupyterChart(chart), widgets.HTML("<p>per-run rows</p>")],
-                   titles=["Cost vs quality", "Runs"])
-panel = widgets.VBox([widgets.HBox([widgets.Button(description="Run"), widgets.Label("stand-in")]), tabs])
-panel""",
-]
-
-
-def standin_notebook() -> dict[str, Any]:
-    """The stand-in notebook as nbformat 4 JSON."""
-    return {
-        "nbformat": 4,
-        "nbformat_minor": 5,
-        "metadata": {
-            "kernelspec": {"name": "python3", "display_name": "Python 3 (ipykernel)", "language": "python"},
-            "language_info": {"name": "python"},
-        },
-        "cells": [
-            {
-                "cell_type": "markdown" if i == 0 else "code",
-                "id": f"cell-{i}",
-                "metadata": {},
-                "source": source.lstrip("# ") if i == 0 else source,
-                **({} if i == 0 else {"outputs": [], "execution_count": None}),
-            }
-            for i, source in enumerate(STANDIN_CELLS)
-        ],
-    }
-
-
-def prepare_notebook(source: Path | None, dest_dir: Path, name: str) -> Path:
+def prepare_notebook(source: Path, dest_dir: Path) -> Path:
     """Write the notebook to run into ``dest_dir``: a copy of ``source`` with outputs cleared and the kernel set to
-    the server's own ``python3`` (so no kernel picker appears), or the stand-in when ``source`` is None."""
-    if source is None:
-        nb = standin_notebook()
-    else:
-        nb = json.loads(source.read_text())
-        for cell in nb.get("cells", []):
-            if cell.get("cell_type") == "code":
-                cell["outputs"] = []
-                cell["execution_count"] = None
-        nb.setdefault("metadata", {})["kernelspec"] = {
-            "name": "python3",
-            "display_name": "Python 3 (ipykernel)",
-            "language": "python",
-        }
-        nb["metadata"].pop("widgets", None)  # saved widget state would render stale views before the run
-    path = dest_dir / name
+    the server's own ``python3`` (so no kernel picker appears)."""
+    nb = json.loads(source.read_text())
+    for cell in nb.get("cells", []):
+        if cell.get("cell_type") == "code":
+            cell["outputs"] = []
+            cell["execution_count"] = None
+    nb.setdefault("metadata", {})["kernelspec"] = {
+        "name": "python3",
+        "display_name": "Python 3 (ipykernel)",
+        "language": "python",
+    }
+    nb["metadata"].pop("widgets", None)  # saved widget state would render stale views before the run
+    path = dest_dir / source.name
     path.write_text(json.dumps(nb, indent=1))
     return path

@@ -1,7 +1,12 @@
-"""The race-a-grade notebook runs in a real JupyterLab in headless Chromium: the panel's widgets and an offline Vega
-chart render, no cell shows a traceback, and screenshots land in out/browser/ for the README.
+"""The race-a-grade notebook in a real JupyterLab in headless Chromium, and its panel driven as a user would.
 
-Slow (~20 s on 2 cores) and needs Chromium at /usr/bin/chromium; skips with a hint when that is missing or will not
+Every cell runs (no traceback; the panel and an offline Vega chart render), then the panel is clicked through: a grade
+change, Run with a fresh salt and Stop mid-race (the stop marker shows), every tab (the Runs tab one line per run,
+the Models tab's ids unwrapped), Rejudge, Export (every file listed), Run again from the cache. No browser console
+error may appear on the way. The panel's screenshot is the README's docs/panel.png, so it cannot drift from the
+panel; out/browser/ gets the whole notebook and each tab of the stopped race.
+
+Slow (~45 s on 2 cores) and needs Chromium at /usr/bin/chromium; skips with a hint when that is missing or will not
 start, and when GRADEBENCH_SKIP_BROWSER=1.
 """
 
@@ -28,15 +33,19 @@ sync_api = pytest.importorskip(
 REPO = Path(__file__).resolve().parent.parent
 NOTEBOOK = REPO / "notebooks" / "01_race_a_grade.ipynb"
 SHOTS = REPO / "out" / "browser"
+README_SHOT = REPO / "docs" / "panel.png"
 
 RUN_TIMEOUT_S = 120  # all cells, from "Run All Cells" to an idle kernel
 UI_TIMEOUT_MS = 30_000  # any single page step
+STOP_AFTER_MS = 1_200  # how long the fresh race runs before Stop (the whole race takes ~5 s)
 
 STDERR = '.jp-RenderedText[data-mime-type="application/vnd.jupyter.stderr"]'
 KERNEL_STATUS_TEXT = '.jp-StatusBar-TextItem[title^="Change kernel for"]'  # "Python 3 (ipykernel) | Idle"
 ERROR_LINE = re.compile(r"^\w*(Error|Exception)\b", re.MULTILINE)  # "SyntaxError: ..." has no "Traceback" line
 CHART = "svg.marks, canvas.marks"  # what vega-embed draws, inside its .vega-embed element
 MAX_HEIGHT = 16000  # px; the tallest window the notebook screenshot may use (Chromium caps textures at 16384)
+TABS = ("Runs", "Models", "Cost vs quality", "Latency vs quality", "Transcript", "Diagnostics")
+EXPORTED = ("runs.parquet", "models.parquet", "calls.parquet", "noise.parquet", "meta.json")
 
 
 @pytest.fixture
@@ -58,13 +67,12 @@ def browser() -> Iterator[Any]:
             chromium.close()
 
 
-def test_notebook_renders_the_panel_in_jupyterlab(browser: Any, tmp_path: Path) -> None:
+def test_the_panel_in_jupyterlab(browser: Any, tmp_path: Path) -> None:
     started = time.monotonic()
     root = tmp_path / "root"  # mirrors the repo's layout, so paths relative to the notebook resolve the same
-    real = NOTEBOOK.exists()
     shutil.copytree(REPO / "notebooks", root / "notebooks", ignore=shutil.ignore_patterns("*.ipynb", ".*"))
     shutil.copytree(REPO / "data", root / "data")
-    nb = prepare_notebook(NOTEBOOK if real else None, root / "notebooks", NOTEBOOK.name)
+    nb = prepare_notebook(NOTEBOOK, root / "notebooks")
     SHOTS.mkdir(parents=True, exist_ok=True)
     (SHOTS / "failure.png").unlink(missing_ok=True)
     env = {"GRADEBENCH_SIM_LATENCY_SCALE": "0.02", "GRADEBENCH_CACHE": str(tmp_path / "cache")}
@@ -75,6 +83,7 @@ def test_notebook_renders_the_panel_in_jupyterlab(browser: Any, tmp_path: Path) 
         page.set_default_timeout(UI_TIMEOUT_MS)
         console: list[str] = []
         page.on("console", lambda m: console.append(f"{m.type}: {m.text}") if m.type == "error" else None)
+        page.on("pageerror", lambda e: console.append(f"page error: {e}"))
         try:
             path = nb.relative_to(root).as_posix()
             page.goto(f"{lab.url}/lab/tree/{path}?token={lab.token}", wait_until="domcontentloaded")
@@ -85,11 +94,24 @@ def test_notebook_renders_the_panel_in_jupyterlab(browser: Any, tmp_path: Path) 
             run_all_cells(page)
             wait_until_all_cells_ran(page, lab)
             timings["cells ran"] = time.monotonic() - started
-
             check_page(page, console)
-            show_chart_tab(page)
+
+            panel = panel_output(page)
+            change_grade_and_back(panel)
+            stop_a_fresh_race(page, panel)
+            timings["stopped"] = time.monotonic() - started
+            visit_every_tab(panel)
+            click_and_wait(panel, "Rejudge", r"^rejudged \d+ runs")
+            exported = click_and_wait(panel, "Export", r"^wrote ")
+            assert all(name in exported for name in EXPORTED), exported
+            panel.locator(".widget-text", has_text="cache salt").locator("input").fill("")
+            click_and_wait(panel, "Run", r"^done in ")  # the notebook's race again: from the cache
+            timings["clicked through"] = time.monotonic() - started
+
+            assert not console, "browser console errors:\n" + "\n".join(console)
+            show_chart_tab(panel)
             frame_for_screenshots(page)
-            panel_output(page).screenshot(path=str(SHOTS / "panel.png"))
+            panel_output(page).screenshot(path=str(README_SHOT))
             page.screenshot(path=str(SHOTS / "notebook.png"), full_page=True)
         except Exception as e:
             e.add_note(f"JupyterLab log (tail):\n{lab.log(4000)}\nbrowser console errors: {console}")
@@ -100,9 +122,10 @@ def test_notebook_renders_the_panel_in_jupyterlab(browser: Any, tmp_path: Path) 
         finally:
             page.close()
     timings["total"] = time.monotonic() - started
-    print(f"\nbrowser test ({'real notebook' if real else 'stand-in'}):", {k: round(v, 1) for k, v in timings.items()})
-    if console:
-        print("browser console errors:", *console, sep="\n  ")
+    print("\nbrowser test:", {k: round(v, 1) for k, v in timings.items()})
+
+
+# ------------------------------------------------------------------------------------------------------ the notebook
 
 
 def wait_for_kernel_idle(page: Any, timeout_s: float) -> None:
@@ -175,13 +198,106 @@ def check_page(page: Any, console: list[str]) -> None:
     assert not unavailable, f"the panel could not draw a chart: {unavailable}"
 
 
-def show_chart_tab(page: Any) -> None:
-    """Select the panel's "Cost vs quality" tab and wait until its chart is drawn and visible (the notebook races
-    from the panel, so the tab holds a chart rather than its "run the benchmark" hint)."""
-    panel = panel_output(page)
+# --------------------------------------------------------------------------------------------------------- the panel
+
+
+def panel_output(page: Any) -> Any:
+    """The output area that holds the panel (the widget view with the Run button)."""
+    run = page.locator(".jupyter-widgets.widget-button", has_text="Run")
+    return page.locator(".jp-OutputArea-output").filter(has=run).first
+
+
+def button(panel: Any, name: str) -> Any:
+    return panel.locator("button.widget-button").filter(has_text=re.compile(rf"^\s*{name}\s*$")).first
+
+
+def status(panel: Any, pattern: str) -> Any:
+    """The status line, once it says something matching ``pattern``."""
+    return panel.locator(".widget-html-content > span").filter(has_text=re.compile(pattern)).first
+
+
+def click_and_wait(panel: Any, name: str, said: str) -> str:
+    """Click a panel button and wait until the status line says ``said`` (a regex); the status text."""
+    button(panel, name).click()
+    line = status(panel, said)
+    line.wait_for(state="visible")
+    return str(line.inner_text())
+
+
+def change_grade_and_back(panel: Any) -> None:
+    """Pick the large grade, then standard again: the candidates list is rebuilt twice (fewer options, then more);
+    this once logged "Cannot set properties of undefined (setting 'selected')". And the grade's labels fit."""
+    grade = panel.locator(".widget-dropdown", has_text="grade").locator("select")
+    fit = grade.evaluate(
+        """el => {
+            const s = getComputedStyle(el), ctx = document.createElement("canvas").getContext("2d");
+            ctx.font = `${s.fontSize} ${s.fontFamily}`;
+            const widest = Math.max(...[...el.options].map(o => ctx.measureText(o.textContent).width));
+            return {widest, room: el.clientWidth - parseFloat(s.paddingLeft) - parseFloat(s.paddingRight)};
+        }"""
+    )
+    assert fit["widest"] <= fit["room"], f"the grade dropdown cuts its labels: {fit}"
+    for name in ("large", "standard"):
+        label = next(o for o in grade.locator("option").all_inner_texts() if o.startswith(name))
+        grade.select_option(label=label)
+        candidates = panel.locator(".widget-select-multiple select option")
+        sync_api.expect(candidates.first).to_contain_text(f" · {name} · ")
+
+
+def stop_a_fresh_race(page: Any, panel: Any) -> None:
+    """Run with a new salt (nothing cached), Stop it mid-race: the status says so and the tabs carry the marker."""
+    panel.locator(".widget-text", has_text="cache salt").locator("input").fill("browser")
+    click_and_wait(panel, "Run", r"^racing ")
+    page.wait_for_timeout(STOP_AFTER_MS)
+    click_and_wait(panel, "Stop", r"^stopped: ")
+    shown = visible_tab(panel)  # the Runs tab
+    sync_api.expect(shown).to_contain_text("STOPPED")
+
+
+def visible_tab(panel: Any) -> Any:
+    return panel.locator(".widget-tab-contents > :not(.lm-mod-hidden)").first
+
+
+def visit_every_tab(panel: Any) -> None:
+    for title in TABS:
+        panel.locator(".lm-TabBar-tab", has_text=title).first.click()
+        shown = visible_tab(panel)
+        shown.wait_for(state="visible")
+        slug = title.lower().replace(" ", "-")
+        if title in ("Cost vs quality", "Latency vs quality"):
+            shown.locator(CHART).first.wait_for(state="visible")
+        elif title == "Runs":
+            sync_api.expect(shown).to_contain_text("STOPPED")
+            check_one_line_per_row(shown.locator("table.gb-line"), "Runs")
+        elif title == "Models":
+            sync_api.expect(shown).to_contain_text("STOPPED")
+            check_one_line_per_row(shown.locator("table.gb-fit"), "Models")
+        else:
+            sync_api.expect(shown).to_contain_text("STOPPED")
+        shown.screenshot(path=str(SHOTS / f"tab-{slug}.png"))
+
+
+def check_one_line_per_row(table: Any, tab: str) -> None:
+    """Every body row of ``table`` is one line of text high: its box against its cells' line height and padding."""
+    rows = table.evaluate(
+        """t => {
+            const td = t.querySelector("tbody td"), s = getComputedStyle(td);
+            const line = parseFloat(s.lineHeight) || 1.2 * parseFloat(s.fontSize);
+            const one = line + parseFloat(s.paddingTop) + parseFloat(s.paddingBottom) + 2;  // and the borders
+            const heights = [...t.querySelectorAll("tbody tr")].map(r => r.getBoundingClientRect().height);
+            return {line, one, heights};
+        }"""
+    )
+    assert rows["heights"], f"the {tab} tab has no rows"
+    tall = [h for h in rows["heights"] if h > rows["one"] + 0.5]
+    assert not tall, f"{tab} tab rows wrap: {len(tall)} of {len(rows['heights'])} taller than one line ({rows})"
+    assert max(rows["heights"]) < 2 * rows["line"]
+
+
+def show_chart_tab(panel: Any) -> None:
+    """Select the "Cost vs quality" tab and wait until its chart is drawn and visible."""
     panel.locator(".lm-TabBar-tab", has_text="Cost vs quality").first.click()
-    shown = panel.locator(".widget-tab-contents > :not(.lm-mod-hidden)").first
-    shown.locator(CHART).first.wait_for(state="visible")  # the tab's child may itself be the .vega-embed element
+    visible_tab(panel).locator(CHART).first.wait_for(state="visible")  # the tab's child may be the .vega-embed
 
 
 def frame_for_screenshots(page: Any) -> None:
@@ -201,9 +317,3 @@ def frame_for_screenshots(page: Any) -> None:
         page.set_viewport_size({"width": size["width"], "height": min(size["height"] + overflow + 40, MAX_HEIGHT)})
     scroller.evaluate("el => el.scrollTo(0, 0)")
     page.wait_for_timeout(300)  # let Lumino lay the panels out again
-
-
-def panel_output(page: Any) -> Any:
-    """The output area that holds the panel (the widget view with the Run button)."""
-    run = page.locator(".jupyter-widgets.widget-button", has_text="Run")
-    return page.locator(".jp-OutputArea-output").filter(has=run).first

@@ -132,7 +132,7 @@ def test_cost_quality_spec(report: BenchmarkReport):
     assert all(isinstance(r["lx"], float) for r in rows.values() if r["score_mean"] is not None)
 
     step = layers_with(spec, "line")[0]
-    assert step["mark"]["interpolate"] == "step-after"
+    assert step["mark"]["interpolate"] == "step-before"  # up, then across: through front points only
     assert [r["entry"] for r in data_of(spec, step)] == charts.pareto_front(report.models)
 
     tips = {t["field"]: t for t in points["encoding"]["tooltip"]}
@@ -148,6 +148,7 @@ def test_cost_quality_spec(report: BenchmarkReport):
     shown = {r["verdict_shown"] for r in rows.values()}
     assert set(colour["scale"]["domain"]) == shown and "reference" in shown
     assert rows["acme/ref"]["verdict_shown"] == "reference"
+    assert colour["legend"]["values"] == [v for v in colour["scale"]["domain"] if v != "reference"]  # not a verdict
     for name, row in rows.items():
         if name != "acme/ref":
             assert row["verdict_shown"] == (row["verdict"] or "not tested")
@@ -178,11 +179,51 @@ def test_score_distribution_spec(report: BenchmarkReport):
     assert unscored and all(abs(r["x"] - charts.FAILED_X) < 0.5 for r in unscored)
     crosses = layers_with(spec, "point")[0]
     assert crosses["mark"]["shape"] == "cross" and crosses["mark"]["color"] == "#d62728"  # runs without a score
-    assert crosses["transform"] == [{"filter": "datum.status != 'judged'"}]
+    assert crosses["transform"] == [{"filter": "datum.status == 'failed'"}]
+    rings = layers_with(spec, "point")[1]  # the judge gave no verdict: not a failure, not a 0
+    assert rings["transform"] == [{"filter": "datum.status == 'no verdict'"}] and rings["mark"]["filled"] is False
     y = layers_with(spec, "circle")[0]["encoding"]["y"]
     assert y["sort"] == ["acme/ref (reference)", "acme/cheap", "acme/dear", "acme/worse", "sim/tiny (sim)", "acme/down"]
     assert {r["label"] for r in rows if r["entry"] == "acme/ref"} == {"acme/ref (reference)"}
     assert {r["label"] for r in rows if r["entry"] == "sim/tiny"} == {"sim/tiny (sim)"}
+
+
+def step_segments(points: list[tuple[float, float]], how: str) -> list[tuple[tuple[float, float], ...]]:
+    """The segments a step line through ``points`` (sorted by x) draws: across then up, or up then across."""
+    segments = []
+    for (x0, y0), (x1, y1) in zip(points, points[1:], strict=False):
+        corner = (x1, y0) if how == "step-after" else (x0, y1)
+        segments += [((x0, y0), corner), (corner, (x1, y1))]
+    return segments
+
+
+def on_segment(p: tuple[float, float], seg: tuple[tuple[float, float], ...]) -> bool:
+    (x0, y0), (x1, y1) = seg
+    return min(x0, x1) <= p[0] <= max(x0, x1) and min(y0, y1) <= p[1] <= max(y0, y1)
+
+
+def test_the_pareto_step_line_passes_only_through_front_points():
+    # acme/b scores as acme/a does and costs more; acme/d costs what acme/c does and scores less: both beaten
+    plan = {
+        "acme/a": (0.001, [(5, 3)] * 2),
+        "acme/b": (0.002, [(5, 3)] * 2),
+        "acme/c": (0.004, [(6, 3)] * 2),
+        "acme/d": (0.004, [(5, 3), (6, 3)]),
+    }
+    runs = [Run(**{**run("acme/a", "i1", 9).__dict__, "role": "reference", "verdict": None})]
+    runs += [run(e, "i1", k, cost=c, score=s) for e, (c, scores) in plan.items() for k, s in enumerate(scores)]
+    report = BenchmarkReport(runs, {**META, "reference_entry": "acme/a"})
+    spec = charts.cost_quality(report).to_dict()
+    step = layers_with(spec, "line")[0]
+    front = [(r["x"], r["score_mean"]) for r in data_of(spec, step)]
+    assert [r["entry"] for r in data_of(spec, step)] == ["acme/a", "acme/c"]
+    others = [(r["x"], r["score_mean"]) for r in data_of(spec, layers_with(spec, "point")[0])]
+    others = [p for p in others if p not in front]
+    assert others  # acme/b and acme/d
+    crossed = [p for p in others for seg in step_segments(front, step["mark"]["interpolate"]) if on_segment(p, seg)]
+    assert crossed == []
+    # across-then-up would have run through both beaten entries
+    assert {p for p in others for seg in step_segments(front, "step-after") if on_segment(p, seg)} == set(others)
 
 
 async def sim_report(job: type, inputs: str, n: int, *, scorer: bool = False) -> BenchmarkReport:
@@ -277,6 +318,22 @@ def test_enable_offline():
 def test_public_names():
     assert charts.__all__ == sorted(charts.__all__)
     assert gb.charts is charts
+
+
+def test_a_failed_run_is_told_apart_from_a_judged_zero():
+    runs = [Run(**{**run("acme/ref", "i1", 9).__dict__, "role": "reference", "verdict": None})]
+    runs += [run("acme/x", "i1", 0, score=(0, 0)), run("acme/x", "i1", 1, ok=False), run("acme/x", "i1", 2)]
+    report = BenchmarkReport(runs, META)
+    frame = report.runs.filter(pl.col("role") == "candidate").sort("repeat")
+    assert frame["score"].to_list()[:2] == [0.0, 0.0] and frame["ok"].to_list()[:2] == [True, False]  # both 0
+    spec = charts.score_distribution(report).to_dict()
+    rows = {r["repeat"]: r for r in data_of(spec, layers_with(spec, "circle")[0])}
+    assert rows[0]["status"] == "judged" and abs(rows[0]["x"]) < 0.5  # a dot at 0
+    assert rows[1]["status"] == "failed" and abs(rows[1]["x"] - charts.FAILED_X) < 0.5  # a red cross, apart
+    assert rows[1]["why"] == "503 from the endpoint"
+    labels = layers_with(spec, "circle")[0]["encoding"]["x"]["axis"]["labelExpr"]
+    assert "not judged" in labels and not re.search(r"'no score'", labels)
+    assert any("red cross, the run failed (it counts as 0 in the mean)" in line for line in spec["title"]["subtitle"])
 
 
 def test_every_run_failed():

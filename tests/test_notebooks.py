@@ -62,7 +62,7 @@ def test_notebook_starts_offline_on_the_sim(path: Path) -> None:
     )
     source = "\n".join(c.source for c in code_cells(nb))
     if "gb.sim.catalog(" in source:  # the sim's latencies are scaled down so the notebook runs in seconds
-        assert re.search(r"gb\.Catalog\.sim\(latency_scale=", source), f"{path.name}: scale the sim's latencies"
+        assert re.search(r"gb\.sim\.catalog\(latency_scale=", source), f"{path.name}: scale the sim's latencies"
     assert not SECRET.search(json.dumps(nb)), f"{path.name}: something that looks like an API key"
 
 

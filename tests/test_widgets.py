@@ -189,7 +189,7 @@ async def test_run_is_disabled_while_running_and_a_second_click_does_nothing(mon
             super().__init__(*args, **kwargs)
             made.append(self)
 
-    monkeypatch.setattr(widgets, "Benchmark", Counting)
+    monkeypatch.setattr(widgets._form, "Benchmark", Counting)
     fleet = gb.sim.SimFleet(latency_scale=0.05)
     catalog = fleet.catalog()
     panel = standard_panel(catalog, runs=1, first=1)
@@ -422,3 +422,124 @@ async def test_the_small_grade_races_to_the_end_on_the_first_click() -> None:
     assert report.runs.filter(role="reference")["ok"].all() and report.runs.filter(role="reference").height == 5
     assert not any("429" in (e or "") for e in report.runs["error"].to_list())
     assert fleet is not None and any(r.status == 429 for r in fleet.requests)  # it was rate-limited
+
+
+# ------------------------------------------------------------------------------------------------------- UI fixes
+
+
+async def test_a_stopped_race_is_marked_on_every_tab_and_an_entry_not_judged_is_listed() -> None:
+    fleet = gb.sim.SimFleet(latency_scale=0.05)
+    panel = standard_panel(fleet.catalog(), candidates=("sim/steady", "sim/swift", "sim/chatty"), runs=2, first=3)
+    panel.run_button.click()
+    while not any(r.headers["x-gradebench-role"] == "judge" for r in fleet.requests):
+        await asyncio.sleep(0.005)
+    await asyncio.sleep(0.05)
+    panel.stop()
+    await finished(panel)
+    report = panel.report
+    assert report is not None and report.meta.stopped == "cancelled"
+    mark = "STOPPED EARLY"
+    for tab in (panel.runs_table, panel.models_table, panel.transcript, panel.diagnostics_table):
+        assert mark in plain(tab.value), tab
+    for box in (panel.cost_chart, panel.latency_chart):  # the charts' titles carry it
+        chart = box.children[0]
+        assert isinstance(chart, alt.JupyterChart) and any(mark in line for line in chart.spec["title"]["subtitle"])
+    if report.recommend() is not None:
+        assert "recommendation (from a race stopped early)" in plain(panel.models_table.value)
+
+    # an entry raced with no judged run is listed, never dropped: here sim/chatty, its runs taken out
+    kept = [r for r in report.to_runs() if r.entry != "sim/chatty" or r.role == "reference"]
+    partial = gb.BenchmarkReport(kept, report.meta)
+    panel.views.show(partial, lambda what, exc: pytest.fail(f"{what}: {exc}"))
+    assert "sim/chatty" in report.meta.candidates and "sim/chatty" not in partial.models["entry"].to_list()
+    listed = re.search(r"not judged \(no judged run\): ([^\n]*?)entry", plain(panel.models_table.value))
+    assert listed and "sim/chatty" in listed.group(1).split(", ")
+    assert mark in plain(panel.models_table.value)
+
+
+async def test_stopped_before_anything_landed_clears_the_tabs() -> None:
+    panel = standard_panel(gb.sim.catalog(latency_scale=0))
+    await panel.start()
+    panel.run_button.click()
+    panel.stop()  # before the first step: the last race's report must not pass for this one
+    await finished(panel)
+    assert panel.report is None
+    for tab in (panel.runs_table, panel.models_table, panel.diagnostics_table):
+        assert "STOPPED before any run was judged" in plain(tab.value)
+
+
+async def test_the_runs_tab_shows_one_line_per_run_with_the_whole_text_on_hover() -> None:
+    panel = standard_panel(gb.sim.catalog(latency_scale=0), runs=1, first=2)
+    report = await panel.start()
+    long = [r for r in report.runs["reason"].drop_nulls().to_list() if len(r) > widgets._views.RUN_CUT]
+    assert long, "the sim judge's reasons are long enough to be cut"
+    table = panel.runs_table.value
+    assert 'class="gb-t gb-line"' in table and ".gb-t.gb-line td{white-space:nowrap" in table
+    for reason in long:
+        assert f'title="{html.escape(reason, quote=True)}"' in table  # whole, on hover
+        assert f">{html.escape(reason[: widgets._views.RUN_CUT - 1], quote=True)}…</td>" in table  # cut, one line
+
+
+async def test_the_models_tab_keeps_model_ids_on_one_line() -> None:
+    panel = standard_panel(gb.sim.catalog(latency_scale=0), runs=1, first=1)
+    await panel.start()
+    table = panel.models_table.value
+    assert 'class="gb-t gb-fit"' in table and ".gb-t.gb-fit td{white-space:nowrap}" in table
+    assert "input_<wbr>tokens_<wbr>mean" in table  # headers break at underscores instead
+    assert "overflow-x:auto" in table  # too many columns for the page: it scrolls, nothing wraps
+
+
+async def test_the_sort_button_says_which_way_it_sorts() -> None:
+    panel = standard_panel(gb.sim.catalog(latency_scale=0), runs=1, first=1)
+    assert panel.runs_ascending.description == "ascending"
+    panel.runs_ascending.value = False
+    assert panel.runs_ascending.description == "descending" and panel.runs_ascending.icon == "sort-amount-desc"
+    await panel.start()
+    panel.runs_ascending.value = True
+    assert panel.runs_ascending.description == "ascending" and panel.runs_ascending.icon == "sort-amount-asc"
+
+
+async def test_a_settings_error_leaves_the_last_race_progress_alone() -> None:
+    panel = standard_panel(gb.sim.catalog(latency_scale=0), runs=1, first=1)
+    await panel.start()
+    assert panel.progress_bar.bar_style == "success"
+    panel.scorer.value = "field_equals"
+    panel.scorer_path.value = "a..b"
+    panel.run_button.click()
+    assert "cannot run: ValueError" in panel.status.value
+    assert panel.progress_bar.bar_style == "success" and panel.progress_bar.value == panel.progress_bar.max
+
+
+async def test_export_lists_every_file_it_wrote(tmp_path: Path) -> None:
+    panel = standard_panel(gb.sim.catalog(latency_scale=0), runs=1, first=1)
+    await panel.start()
+    panel.export_dir.value = str(tmp_path / "out")
+    path = panel.export()
+    written = sorted(p.name for p in path.iterdir())
+    assert written == ["calls.parquet", "meta.json", "models.parquet", "noise.parquet", "runs.parquet"]
+    said = plain(panel.status.value)
+    assert all(name in said for name in written), said
+
+
+def test_the_grade_dropdown_is_wide_enough_for_its_labels() -> None:
+    panel = BenchmarkPanel(gb.sim.catalog(latency_scale=0))
+    longest = max(len(label) for label, _ in panel.grade.options)
+    assert longest == len("standard (reference sim/steady)")
+    assert f"+ {longest}ch" in panel.grade.layout.width  # beside the description and the arrow
+
+
+def test_a_grade_change_never_leaves_the_browser_a_selection_past_the_options() -> None:
+    """What a browser's SelectMultiple view does with each state message: it reads the selection against the
+    options it has. Options sent apart from the selection once made it select past the end of a shorter list
+    ("Cannot set properties of undefined (setting 'selected')" in the console)."""
+    panel = BenchmarkPanel(gb.sim.catalog(latency_scale=0))
+    front = panel.candidates.get_state()  # the browser's copy of the model
+    messages: list[dict] = []
+    panel.candidates._send = lambda msg, buffers=None: messages.append(msg["state"])  # type: ignore[method-assign]
+    for grade in ("standard", "large", "standard", "small", "large", "standard"):
+        panel.grade.value = grade
+    assert messages
+    for state in messages:
+        front.update(state)
+        assert all(0 <= i < len(front["_options_labels"]) for i in front["index"]), state
+    assert tuple(front["index"]) == panel.candidates.index  # and the browser ends where Python is

@@ -119,9 +119,9 @@ def _explanation_chars(t: Transcript) -> int:
     return own + sum(len(p) for p in t.prose)
 
 
-def _short(value: Any, limit: int = 40) -> str:
-    text = value if isinstance(value, str) else canonical(value)
-    return text if len(text) <= limit else text[: limit - 3] + "..."
+def _quote(value: Any) -> str:
+    """A value as the reason quotes it: whole (a value cut short can hide the very difference it names)."""
+    return value if isinstance(value, str) else canonical(value)
 
 
 def _same_text(a: str, b: str) -> bool:
@@ -150,15 +150,15 @@ def _compare_answers(ref: Any, cand: Any) -> tuple[int, str | None]:
         if not wrong:
             return 0, None
         cost = max(3, round(7 * len(wrong) / len(keys)))
-        shown = ", ".join(f"{k} ({_short(cand.get(k))} instead of {_short(ref.get(k))})" for k in wrong[:3])
+        shown = ", ".join(f"{k} ({_quote(cand.get(k))} instead of {_quote(ref.get(k))})" for k in wrong[:3])
         more = f" and {len(wrong) - 3} more" if len(wrong) > 3 else ""
         return cost, f"its answer differs in {shown}{more}"
-    return 4, f"its answer {_short(canonical(cand))} differs from the reference's {_short(canonical(ref))}"
+    return 4, f"its answer {_quote(canonical(cand))} differs from the reference's {_quote(canonical(ref))}"
 
 
 def _score(ref: Transcript, cand: Transcript) -> SimVerdict:
     if cand.error is not None:
-        return SimVerdict(accuracy=0, work=0, reason=f"The candidate run failed ({_short(cand.error, 80)}).")
+        return SimVerdict(accuracy=0, work=0, reason=f"The candidate run failed ({_quote(cand.error)}).")
     accuracy, tool_notes = 7, []
     pool = [(name, canonical(args)) for name, args in cand.calls]
     for name, args in ref.calls:

@@ -1,0 +1,210 @@
+"""The panel's form: the controls that describe a benchmark, and the `Benchmark` they build.
+
+Job, grade, candidates, runs per entry, inputs, scorer, cache salt and rubric. The form knows nothing of running:
+`Form.build_benchmark` is all the task asks of it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+import ipywidgets as w
+
+from .. import scorers
+from .._benchmark import Benchmark
+from .._cache import CallCache
+from .._catalog import Catalog, Entry
+from .._job import JobSpec
+from ..jobs import EXAMPLE_INPUTS, EXAMPLE_JOBS, load_inputs
+from ._html import CSS, esc
+
+__all__ = ["Form"]
+
+PATH_KINDS = tuple(spec.split(":")[0] for spec in scorers.SPECS if spec.endswith(":PATH"))
+"""Scorer kinds that read a dotted path (typed in the box beside the dropdown), from the one registry."""
+OPTIONAL_PATH = tuple(spec.split("[")[0] for spec in scorers.SPECS if spec.endswith("[:PATH]"))
+"""Scorer kinds whose path may be left blank."""
+
+
+def _px(width: str) -> w.Layout:
+    return w.Layout(width=width)
+
+
+def _fits(labels: Sequence[str]) -> w.Layout:
+    """A dropdown wide enough for its longest label (beside its description and the arrow)."""
+    longest = max((len(label) for label in labels), default=10)
+    return w.Layout(width=f"calc(var(--jp-widgets-inline-label-width) + {longest}ch + 32px)")
+
+
+class Form:
+    """The controls that describe a benchmark, kept consistent as they change: the grade follows the job's, the
+    candidates follow the grade (every callable entry selected), the scorer choices follow the job."""
+
+    def __init__(
+        self,
+        catalog: Catalog,
+        jobs: Sequence[Callable[..., Any]] | None = None,
+        inputs: Mapping[str, Sequence[Any]] | None = None,
+        cache: CallCache | None = None,
+    ):
+        self.catalog = catalog
+        self.cache = cache if cache is not None else CallCache()
+        self.specs: dict[str, JobSpec] = {}
+        """Job name -> what the benchmark will know of it (name, rubric, scorer)."""
+        self.factories: dict[str, Callable[..., Any]] = {}
+        offered: list[Callable[..., Any]] = [*EXAMPLE_JOBS.values(), *(jobs or [])]
+        for factory in offered:
+            spec = JobSpec(factory)
+            self.specs[spec.name], self.factories[spec.name] = spec, factory
+        self._given_inputs = {k: list(v) for k, v in (inputs or {}).items()}
+
+        self.job = w.Dropdown(options=list(self.specs), description="job", layout=_fits(list(self.specs)))
+        grades = [
+            (f"{g} (reference {catalog.picks[g]})" if g in catalog.picks else f"{g} (no pick)", g)
+            for g in catalog.grades
+        ]
+        self.grade = w.Dropdown(
+            options=grades, value=self._default_grade(), description="grade", layout=_fits([g for g, _ in grades])
+        )
+        self.candidates = w.SelectMultiple(description="candidates", rows=6, layout=_px("100%"))
+        self.candidates_note = w.HTML()
+        self.runs = w.BoundedIntText(value=3, min=1, max=1000, description="runs/entry", layout=_px("160px"))
+        self.all_inputs = w.Checkbox(value=False, description="all inputs", indent=False, layout=_px("100px"))
+        self.n_inputs = w.BoundedIntText(value=5, min=1, max=10**6, description="first n", layout=_px("150px"))
+        self.inputs_note = w.HTML()
+        self.scorer = w.Dropdown(description="scorer")
+        self.scorer_path = w.Text(placeholder="path, e.g. decision", layout=_px("180px"))
+        self.salt = w.Text(description="cache salt", placeholder="blank: reuse cached answers")
+        self.rubric = w.Textarea(description="rubric", layout=w.Layout(width="100%", height="80px"))
+
+        for widget, react in (
+            (self.job, self._job_changed),
+            (self.grade, self._grade_changed),
+            (self.candidates, self._candidates_changed),
+            (self.all_inputs, self._inputs_changed),
+            (self.n_inputs, self._inputs_changed),
+            (self.scorer, self._scorer_changed),
+        ):
+            widget.observe(lambda _, react=react: react(), "value")
+        self._job_changed()
+        self._grade_changed()
+
+    def rows(self) -> list[w.Widget]:
+        """The form laid out, one row of controls per widget."""
+        return [
+            w.HBox([self.job, self.grade]),
+            self.candidates,
+            self.candidates_note,
+            w.HBox([self.runs, self.all_inputs, self.n_inputs, self.inputs_note]),
+            w.HBox([self.scorer, self.scorer_path, self.salt]),
+            self.rubric,
+        ]
+
+    # ------------------------------------------------------------------------------------------------- controls
+
+    def entry_label(self, entry: Entry) -> str:
+        """An entry as the candidates list shows it: name, grade, prices per 1M tokens and whether it is callable."""
+        why = entry.callable_reason()
+        mark = "★ " if self.catalog.picks.get(entry.grade) == entry.name else ""
+        price = f"{entry.price_in:g} in / {entry.price_out:g} out {entry.currency} per 1M"
+        callable_ = f"NOT CALLABLE: {why}" if why else "callable"
+        return f"{mark}{entry.name} · {entry.grade} · {price}{' · sim' if entry.simulated else ''} · {callable_}"
+
+    def _default_grade(self) -> str:
+        """The grade the selected job declares, when the catalog pins an entry for it; else the first pinned grade."""
+        declared = self.specs[self.job.value].grade if self.job.value in self.specs else ""
+        if declared in self.catalog.picks and declared in self.catalog.grades:
+            return declared
+        return next((g for g in self.catalog.grades if g in self.catalog.picks), self.catalog.grades[0])
+
+    def _job_changed(self) -> None:
+        spec = self.specs[self.job.value]
+        if hasattr(self, "grade") and spec.grade in self.catalog.picks:  # follow the grade the job declares
+            self.grade.value = spec.grade
+        self.rubric.value = spec.rubric
+        own = (
+            [(f"the job's own: {getattr(spec.scorer, 'name', spec.scorer)}", "job")] if spec.scorer is not None else []
+        )
+        paths = [(f"{kind}(path)", kind) for kind in PATH_KINDS]
+        optional = [(kind, kind) for kind in OPTIONAL_PATH]
+        with self.scorer.hold_sync():  # the options and the value reach the browser in one message
+            self.scorer.options = [("none", "none"), *own, *paths, *optional]
+            self.scorer.value = "job" if own else "none"
+        self._scorer_changed()
+        self._inputs_changed()
+
+    def _grade_changed(self) -> None:
+        entries = self.catalog.of_grade(self.grade.value)
+        # One message to the browser with the new options and the new selection: sent apart, the options would land
+        # while the old selection still points past their end ("Cannot set properties of undefined").
+        with self.candidates.hold_sync():
+            self.candidates.value = ()
+            self.candidates.options = [(self.entry_label(e), e.name) for e in entries]
+            self.candidates.value = tuple(e.name for e in entries if e.callable_reason() is None)
+        self._candidates_changed()
+
+    def _candidates_changed(self) -> None:
+        uncallable = {e.name: r for e in self.catalog.of_grade(self.grade.value) if (r := e.callable_reason())}
+        dropped = [n for n in self.candidates.value if n in uncallable]
+        if dropped:  # a SelectMultiple cannot disable an option: take it out again, visibly
+            self.candidates.value = tuple(n for n in self.candidates.value if n not in uncallable)
+        notes = [f"ignored {', '.join(dropped)}: not callable"] if dropped else []
+        notes += [f"not callable, so not selectable: {n} ({why})" for n, why in uncallable.items()]
+        self.candidates_note.value = CSS + "<br>".join(f'<span class="gb-bad">{esc(n)}</span>' for n in notes)
+
+    def _inputs_changed(self) -> None:
+        self.n_inputs.disabled = self.all_inputs.value
+        try:
+            total, chosen = len(self._inputs_for(self.job.value)), len(self.selected_inputs())
+        except Exception as exc:
+            self.inputs_note.value = f'{CSS}<span class="gb-bad">{esc(exc)}</span>'
+        else:
+            self.inputs_note.value = f"{chosen} of {total} inputs"
+
+    def _scorer_changed(self) -> None:
+        self.scorer_path.disabled = self.scorer.value not in (*PATH_KINDS, *OPTIONAL_PATH)
+        optional = self.scorer.value in OPTIONAL_PATH
+        self.scorer_path.placeholder = "optional path" if optional else "path, e.g. decision"
+
+    def _inputs_for(self, job: str) -> list[Any]:
+        if job not in self._given_inputs:
+            if job not in EXAMPLE_INPUTS:
+                raise ValueError(f"no inputs for job {job!r}: pass inputs={{{job!r}: [...]}} to the panel")
+            self._given_inputs[job] = load_inputs(EXAMPLE_INPUTS[job])
+        return self._given_inputs[job]
+
+    # ---------------------------------------------------------------------------------------------------- reads
+
+    def selected_inputs(self) -> list[Any]:
+        """The inputs the controls select: all of the job's, or the first n."""
+        values = self._inputs_for(self.job.value)
+        return list(values if self.all_inputs.value else values[: self.n_inputs.value])
+
+    def selected_candidates(self) -> list[str]:
+        """The selected entries that can be called."""
+        return [n for n in self.candidates.value if self.catalog[n].callable_reason() is None]
+
+    def selected_scorer(self) -> Any:
+        """The scorer the controls name (None for none), built by `scorers.from_spec`; a bad path raises ValueError."""
+        kind, path = self.scorer.value, self.scorer_path.value.strip()
+        if kind in ("none", "job"):
+            return self.specs[self.job.value].scorer if kind == "job" else None
+        return scorers.from_spec(f"{kind}:{path}" if path or kind in PATH_KINDS else kind)
+
+    def build_benchmark(self) -> Benchmark:
+        """The `Benchmark` the controls describe (what Run races); a setting that cannot work raises, saying why."""
+        chosen = self.selected_candidates()
+        if not chosen:
+            raise ValueError("no candidate selected: pick at least one callable entry")
+        values, scorer = self.selected_inputs(), self.selected_scorer()
+        bench = Benchmark(
+            self.factories[self.job.value],
+            runs=self.runs.value,
+            catalog=self.catalog,
+            grade=self.grade.value,
+            salt=self.salt.value,
+            cache=self.cache,
+            progress=False,
+        )
+        return bench.set_inputs(values).set_candidates(chosen).set_rubric(self.rubric.value).set_scorer(scorer)

@@ -1,0 +1,279 @@
+"""The panel's tabs: Runs, Models, the two charts, Transcript and Diagnostics, each drawn from one report.
+
+What the tabs say in words comes from the presenter (`gradebench._present`): the header line, the stop marker, the
+entries not judged, the verdict lines, the recommendation, the cost line and the number formats. Here they are only
+laid out as HTML.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import ipywidgets as w
+import polars as pl
+
+from .. import _present
+from .._records import ReportMeta
+from .._report import BenchmarkReport
+from ._html import CSS, FLEX, esc, events_html, html_table, marker, pre, scroll, text
+
+__all__ = ["MODEL_COLUMNS", "RUN_COLUMNS", "TAB_TITLES", "Views"]
+
+RUN_COLUMNS = (
+    "entry",
+    "role",
+    "input_id",
+    "repeat",
+    "ok",
+    "score",
+    "accuracy",
+    "work",
+    "scorer",
+    "calls",
+    "tool_calls",
+    "input_tokens",
+    "output_tokens",
+    "latency_s",
+    "wall_s",
+    "cost",
+    "currency",
+    "cached",
+    "judge_path",
+    "reason",
+    "error",
+    "judge_error",
+    "scorer_error",
+    "run_id",
+)
+"""The columns of the Runs tab, each one a sort key."""
+RUN_CUT = 60
+"""Runs tab cells longer than this many characters are cut to keep one line per row (whole in the tooltip)."""
+MODEL_COLUMNS = (
+    "entry",
+    "verdict",
+    "score [95% CI]",
+    "mean_diff",
+    "lower",
+    "n_pairs",
+    "cost_ratio",
+    "latency_ratio",
+    "floor_std",
+    "swap_gap_mean",
+    "model",
+    "simulated",
+    "runs",
+    "ok_rate",
+    "accuracy_mean",
+    "work_mean",
+    "scorer_mean",
+    "calls_mean",
+    "input_tokens_mean",
+    "output_tokens_mean",
+    "latency_s_mean",
+    "wall_s_mean",
+    "cost_per_run",
+    "spent_now",
+    "currency",
+    "judged",
+)
+"""The columns of the Models tab."""
+TAB_TITLES = ("Runs", "Models", "Cost vs quality", "Latency vs quality", "Transcript", "Diagnostics")
+HINT = "<i>Run the benchmark to fill this tab.</i>"
+
+
+class Views:
+    """The tabs, and the report they show (``report``; None until a race or rejudge gave one)."""
+
+    def __init__(self) -> None:
+        self.report: BenchmarkReport | None = None
+        self.runs_sort = w.Dropdown(options=list(RUN_COLUMNS), value="entry", description="sort by")
+        self.runs_ascending = w.ToggleButton(value=True, description="ascending", icon="sort-amount-asc")
+        self.runs_table, self.models_table, self.transcript, self.diagnostics_table = (w.HTML() for _ in range(4))
+        self.cost_chart, self.latency_chart = w.VBox(), w.VBox()
+        self.transcript_run = w.Dropdown(description="run", layout=w.Layout(width="70%"))
+        self.tabs = w.Tab(
+            children=[
+                w.VBox([w.HBox([self.runs_sort, self.runs_ascending]), self.runs_table]),
+                self.models_table,
+                self.cost_chart,
+                self.latency_chart,
+                w.VBox([self.transcript_run, self.transcript]),
+                self.diagnostics_table,
+            ]
+        )
+        self.tabs.titles = TAB_TITLES
+        self.clear(HINT)
+        for widget, react in (
+            (self.runs_sort, self.draw_runs),
+            (self.runs_ascending, self.draw_runs),
+            (self.transcript_run, self.draw_transcript),
+        ):
+            widget.observe(lambda _, react=react: react(), "value")
+
+    def clear(self, note: str) -> None:
+        """Every tab says ``note`` (HTML) instead of a report."""
+        self.report = None
+        for widget in (self.runs_table, self.models_table, self.transcript, self.diagnostics_table):
+            widget.value = note
+        self.cost_chart.children = self.latency_chart.children = (w.HTML(note),)
+        with self.transcript_run.hold_sync():
+            self.transcript_run.options = []
+
+    def show(self, report: BenchmarkReport, failed: Callable[[str, Exception], None]) -> None:
+        """Fill every tab from ``report``; a tab that cannot be drawn is handed to ``failed`` (the others still are)."""
+        self.report = report
+        for name, draw in (
+            ("runs", self.draw_runs),
+            ("models", self.draw_models),
+            ("charts", self.draw_charts),
+            ("transcript", self.fill_transcripts),
+            ("diagnostics", self.draw_diagnostics),
+        ):
+            try:
+                draw()
+            except Exception as exc:  # one broken view must not hide the others
+                failed(f"could not draw {name}", exc)
+
+    # ---------------------------------------------------------------------------------------------------- heads
+
+    def _head(self) -> str:
+        """The presenter's header line, what the panel adds (salt, scorer), and the stop marker."""
+        report = self.report
+        assert report is not None
+        m: ReportMeta = report.meta
+        facts = f"salt {m.salt!r} · scorer {m.scorer or 'none'}"
+        return f"{CSS}<p><b>{esc(_present.header(report))}</b> · {esc(facts)}</p>{marker(_present.stopped(report))}"
+
+    def _not_judged(self) -> str:
+        assert self.report is not None
+        absent = _present.not_judged(self.report)
+        if not absent:
+            return ""
+        return f"<p><b>{_present.NOT_JUDGED}</b> (no judged run): {esc(', '.join(absent))}</p>"
+
+    # ----------------------------------------------------------------------------------------------------- runs
+
+    def draw_runs(self) -> None:
+        up = self.runs_ascending.value
+        self.runs_ascending.description = "ascending" if up else "descending"
+        self.runs_ascending.icon = "sort-amount-asc" if up else "sort-amount-desc"
+        if self.report is None:
+            return
+        runs = self.report.runs.sort(self.runs_sort.value, descending=not up, nulls_last=True, maintain_order=True)
+        rubric = pre(self.report.meta.rubric or "(none)")
+        caption = f"<details><summary>judged under this rubric</summary>{rubric}</details>"
+        table = html_table(runs, RUN_COLUMNS, cut=RUN_CUT)
+        self.runs_table.value = self._head() + caption + scroll(table)
+
+    # --------------------------------------------------------------------------------------------------- models
+
+    def draw_models(self) -> None:
+        report = self.report
+        assert report is not None
+        star = pl.when(pl.col("is_reference")).then(pl.lit("★ ")).otherwise(pl.lit(""))
+        scores = [_present.score_interval(r) for r in report.models.iter_rows(named=True)]
+        models = report.models.with_columns(
+            star.add(pl.col("entry")).alias("entry"),
+            pl.Series("score [95% CI]", scores, dtype=pl.String),
+        )
+        skipped = "".join(f"<li>skipped {esc(e)}: {esc(r)}</li>" for e, r in report.meta.skipped.items())
+        table = html_table(models, MODEL_COLUMNS, empty="no candidate runs", fit=True)
+        self.models_table.value = (
+            f"{self._head()}{self._verdicts()}{self._not_judged()}"
+            f'<div style="overflow-x:auto">{table}</div><ul>{skipped}</ul><p>{esc(_present.totals(report))}</p>'
+        )
+
+    def _verdicts(self) -> str:
+        """Each tested entry's verdict line as a coloured badge with its evidence, and the recommendation."""
+        from ..charts import VERDICT_COLOURS
+
+        report = self.report
+        assert report is not None
+        lines = _present.verdict_lines(report)
+        pick = _present.recommendation(report)
+        recommendation = f"<p><b>{esc(pick)}</b></p>" if pick is not None else ""
+        if not lines:
+            return recommendation
+        items = []
+        for v in lines:
+            badge = f'<b style="color:{VERDICT_COLOURS.get(v.verdict, "#999")}">■ {esc(v.verdict)}</b>'
+            evidence = " · ".join([v.delta, _present.plural(v.pairs, "paired run"), v.ratios, *v.notes])
+            items.append(f"<li>{badge} {esc(v.entry)}: {esc(evidence)}</li>")
+        agreement = _present.self_agreement(report)
+        agrees = f"<li>{esc(agreement)}</li>" if agreement else ""
+        title = f"<h4>verdict against the reference</h4><p>{esc(_present.verdicts_title(report))}</p>"
+        return f"{title}<ul>{''.join(items)}{agrees}</ul>{recommendation}"
+
+    # --------------------------------------------------------------------------------------------------- charts
+
+    def draw_charts(self) -> None:
+        for box, name in ((self.cost_chart, "cost_quality"), (self.latency_chart, "latency_quality")):
+            try:
+                from .. import charts
+
+                box.children = (charts.offline_widget(getattr(charts, name)(self.report)),)
+            except Exception as exc:
+                note = f"chart unavailable: {type(exc).__name__}: {exc}"
+                box.children = (w.HTML(f'{CSS}<p class="gb-bad">{esc(note)}</p>'),)
+
+    # ----------------------------------------------------------------------------------------------- transcript
+
+    def fill_transcripts(self) -> None:
+        """Offer every candidate run in the Transcript tab (keeping the one shown when it is still there)."""
+        assert self.report is not None
+
+        def label(r: dict[str, Any]) -> str:
+            how = "failed" if not r["ok"] else f"score {r['score']}" if r["score"] is not None else "unjudged"
+            return f"{r['entry']} · input {r['input_id']} · repeat {r['repeat']} · {how}"
+
+        candidates = self.report.runs.filter(role="candidate").iter_rows(named=True)
+        options, keep = [(label(r), r["run_id"]) for r in candidates], self.transcript_run.value
+        ids = [v for _, v in options]
+        with self.transcript_run.hold_sync():
+            self.transcript_run.options = options
+            self.transcript_run.value = keep if keep in ids else (ids[0] if ids else None)
+        self.draw_transcript()
+
+    def draw_transcript(self) -> None:
+        report, run_id = self.report, self.transcript_run.value
+        if report is None:
+            return
+        if run_id is None:
+            self.transcript.value = self._head() + "<i>no candidate run to show</i>"
+            return
+        row = report.runs.filter(run_id=run_id).row(0, named=True)
+        refs = report.runs.filter(role="reference", input_id=row["input_id"])
+
+        def side(r: dict[str, Any] | None, title: str) -> str:
+            if r is None:
+                return f"{FLEX}<h4>{title}</h4><i>missing</i></div>"
+            events = report.transcript(r["run_id"])
+            facts = (
+                f"{r['entry']} ({r['model']}) · input {r['input_id']} · repeat {r['repeat']} · "
+                f"{'ok' if r['ok'] else 'FAILED'} · {_present.plural(r['calls'], 'call')} · "
+                f"{_present.plural(r['tool_calls'], 'tool call')} · {text(r['latency_s'])}s · "
+                f"cost {text(r['cost'])} {r['currency']}"
+            )
+            return f"{FLEX}<h4>{title}</h4><p>{esc(facts)}</p>{events_html(events)}</div>"
+
+        t = {k: esc(text(row[k])) for k in ("score", "accuracy", "work", "judge_entry", "judge_path", "scorer")}
+        if row["ok"]:
+            verdict = (
+                f"<p><b>verdict</b>: score {t['score']}/10 (accuracy {t['accuracy']}/7, work {t['work']}/3) · "
+                f"judge {t['judge_entry']} via {t['judge_path']} · scorer {t['scorer']}</p>"
+            )
+        else:
+            verdict = f"<p><b>failed</b>: not judged; a failed run scores {t['score']}/10 in every figure</p>"
+        verdict += pre(row["reason"] or "")
+        for key in ("judge_error", "scorer_error"):
+            verdict += f'<p class="gb-bad">{key}: {esc(row[key])}</p>' if row[key] else ""
+        sides = side(row, "candidate") + side(refs.row(0, named=True) if refs.height else None, "reference")
+        self.transcript.value = f"{self._head()}{verdict}<div style='display:flex;gap:16px'>{sides}</div>"
+
+    # ---------------------------------------------------------------------------------------------- diagnostics
+
+    def draw_diagnostics(self) -> None:
+        assert self.report is not None
+        found = html_table(self.report.diagnostics(), empty="nothing to flag")
+        self.diagnostics_table.value = self._head() + scroll(found)
