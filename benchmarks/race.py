@@ -1,4 +1,4 @@
-"""Measure gradebench's own overhead and memory: race N runs (one model call + one judge call each) on simulated entries.
+"""Measure gradebench's overhead and memory: race N runs (one model call + one judge call each) on simulated entries.
 
     python benchmarks/race.py --n 2000 --latency-ms 50 --concurrency 100
     python benchmarks/race.py --n 20000 --memory
@@ -77,7 +77,7 @@ def race(n: int, latency_ms: float, concurrency: int, cache: Path, salt: str) ->
     started = time.perf_counter()
     asyncio.run(bench.run())
     report = bench.report()
-    report.runs, report.calls, report.models  # the frames are part of the work
+    report.table()  # what a race ends with: the runs and models frames and the table logged
     wall = time.perf_counter() - started
     runs = report.runs
     failed = runs.filter(~runs["ok"]).height + runs["judge_error"].drop_nulls().len()

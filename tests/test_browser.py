@@ -37,7 +37,6 @@ README_SHOT = REPO / "docs" / "panel.png"
 
 RUN_TIMEOUT_S = 120  # all cells, from "Run All Cells" to an idle kernel
 UI_TIMEOUT_MS = 30_000  # any single page step
-STOP_AFTER_MS = 1_200  # how long the fresh race runs before Stop (the whole race takes ~5 s)
 
 STDERR = '.jp-RenderedText[data-mime-type="application/vnd.jupyter.stderr"]'
 KERNEL_STATUS_TEXT = '.jp-StatusBar-TextItem[title^="Change kernel for"]'  # "Python 3 (ipykernel) | Idle"
@@ -248,10 +247,23 @@ def stop_a_fresh_race(page: Any, panel: Any) -> None:
     """Run with a new salt (nothing cached), Stop it mid-race: the status says so and the tabs carry the marker."""
     panel.locator(".widget-text", has_text="cache salt").locator("input").fill("browser")
     click_and_wait(panel, "Run", r"^racing ")
-    page.wait_for_timeout(STOP_AFTER_MS)
+    wait_until_judged(page, panel, at_least=2)  # a time would be too short on a loaded machine, or too long
     click_and_wait(panel, "Stop", r"^stopped: ")
     shown = visible_tab(panel)  # the Runs tab
     sync_api.expect(shown).to_contain_text("STOPPED")
+
+
+def wait_until_judged(page: Any, panel: Any, *, at_least: int) -> None:
+    """Until the progress table shows ``at_least`` candidate runs judged (its "judged" column, reference row aside)."""
+    progress = panel.locator("table", has_text="landed").first
+    deadline = time.monotonic() + UI_TIMEOUT_MS / 1000
+    while time.monotonic() < deadline:
+        rows = [r.split("\t") for r in progress.inner_text().splitlines()[1:]]
+        judged = sum(int(r[2]) for r in rows if len(r) > 2 and r[2].strip().isdigit())
+        if judged >= at_least:
+            return
+        page.wait_for_timeout(50)
+    raise AssertionError(f"fewer than {at_least} runs judged after {UI_TIMEOUT_MS} ms: {progress.inner_text()!r}")
 
 
 def visible_tab(panel: Any) -> Any:

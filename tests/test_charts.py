@@ -210,7 +210,7 @@ def test_the_pareto_step_line_passes_only_through_front_points():
         "acme/c": (0.004, [(6, 3)] * 2),
         "acme/d": (0.004, [(5, 3), (6, 3)]),
     }
-    runs = [Run(**{**run("acme/a", "i1", 9).__dict__, "role": "reference", "verdict": None})]
+    runs = [replace(run("acme/a", "i1", 9), role="reference", verdict=None)]
     runs += [run(e, "i1", k, cost=c, score=s) for e, (c, scores) in plan.items() for k, s in enumerate(scores)]
     report = BenchmarkReport(runs, {**META, "reference_entry": "acme/a"})
     spec = charts.cost_quality(report).to_dict()
@@ -321,7 +321,7 @@ def test_public_names():
 
 
 def test_a_failed_run_is_told_apart_from_a_judged_zero():
-    runs = [Run(**{**run("acme/ref", "i1", 9).__dict__, "role": "reference", "verdict": None})]
+    runs = [replace(run("acme/ref", "i1", 9), role="reference", verdict=None)]
     runs += [run("acme/x", "i1", 0, score=(0, 0)), run("acme/x", "i1", 1, ok=False), run("acme/x", "i1", 2)]
     report = BenchmarkReport(runs, META)
     frame = report.runs.filter(pl.col("role") == "candidate").sort("repeat")
