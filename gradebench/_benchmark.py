@@ -16,20 +16,24 @@ import os
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, Literal
 
 import polars as pl
 from tqdm.auto import tqdm
 
 from . import __version__
+from ._adaptive import Unit, VerdictRace
+from ._budget import Budget
 from ._cache import CallCache, canonical_json
 from ._catalog import Catalog, Entry
+from ._estimate import Estimate, estimate, run_costs
 from ._job import JobSpec
 from ._judge import JudgeSetup, Scorer, judge_again, judge_run
 from ._race import fan_out, lane_width
 from ._records import ReportMeta, Run
 from ._redact import scrub
 from ._report import BenchmarkReport
+from ._seat import NotCached
 from ._session import Session, mounted
 from ._stats import DEFAULT_MARGIN
 
@@ -74,7 +78,7 @@ class Benchmark:
         self,
         factory: Callable[..., Any],
         *,
-        runs: int = 3,
+        runs: int | Literal["auto"] = 3,
         catalog: Catalog,
         grade: str | None = None,
         salt: str = "",
@@ -83,13 +87,23 @@ class Benchmark:
         judge: str | None = None,
         also: Iterable[str] = (),
         margin: float = DEFAULT_MARGIN,
+        budget: float | None = None,
+        max_runs: int | None = None,
         progress: bool = True,
     ):
         """``grade`` defaults to the job's declared grade. ``also`` names other grades (e.g. ``["small"]``) whose
         entries race too, against the same reference: does the job need its grade at all? ``margin`` is the
-        non-inferiority margin (points of 10) behind each entry's verdict."""
-        if not isinstance(runs, int) or runs < 1:
-            raise ValueError(f"runs must be an integer >= 1, got {runs!r}")
+        non-inferiority margin (points of 10) behind each entry's verdict.
+
+        ``runs="auto"`` races to a verdict (`gradebench._adaptive`): waves of paired runs until each entry's verdict
+        is settled, or it has made ``max_runs`` runs (default: 4 per input). ``budget`` caps what the race may spend
+        now, in the catalog's currency (`gradebench._budget`): no run starts that might not fit."""
+        if runs != "auto" and (not isinstance(runs, int) or isinstance(runs, bool) or runs < 1):
+            raise ValueError(f"runs must be an integer >= 1 or 'auto', got {runs!r}")
+        if max_runs is not None and (not isinstance(max_runs, int) or max_runs < 1):
+            raise ValueError(f"max_runs must be an integer >= 1, got {max_runs!r}")
+        if budget is not None and not (isinstance(budget, int | float) and budget > 0):
+            raise ValueError(f"budget must be a number > 0 (in the catalog's currency), got {budget!r}")
         self.job = JobSpec(factory)
         self.runs = runs
         self.catalog = catalog
@@ -104,6 +118,8 @@ class Benchmark:
         if not margin >= 0:
             raise ValueError(f"margin must be >= 0 (points of 10), got {margin!r}")
         self.margin = float(margin)
+        self.budget = None if budget is None else float(budget)
+        self.max_runs = max_runs
         self.salt = salt
         self.cache = cache if isinstance(cache, CallCache) else CallCache(cache)
         self.concurrency = concurrency or catalog.concurrency
@@ -139,6 +155,13 @@ class Benchmark:
     def inputs(self) -> dict[str, Any]:
         """The inputs by id, in order."""
         return {x.id: x.value for x in self._inputs}
+
+    @property
+    def most_runs(self) -> int:
+        """The most candidate runs an entry gets: ``runs`` × inputs, or ``max_runs`` racing to a verdict."""
+        if self.runs == "auto":
+            return self.max_runs or 4 * len(self._inputs)
+        return int(self.runs) * len(self._inputs)
 
     @property
     def skipped(self) -> dict[str, str]:
@@ -239,69 +262,167 @@ class Benchmark:
         With several inputs, the reference outputs come back as a list in input order. When a reference run fails,
         the table is logged and its own exception is raised.
         """
+        reference_entry = self._check_ready()
+        meta = self.meta()
+        setup = JudgeSetup.from_meta(meta, self.catalog)
+        budget = Budget(self.budget, self._currency()) if self.budget is not None else None
+        runs: list[Run] = []
+        errors: dict[str, BaseException] = {}
+        async with Session(self.catalog, self.cache, self.concurrency, self._transports) as session:
+            references = await self._references(session, reference_entry, errors, budget)
+            runs.extend(references)
+            failed = [r for r in references if not r.ok]
+            if failed or len(references) < len(self._inputs):
+                self._finish(runs, meta.replace(stopped="budget") if not failed else meta)
+                if failed:
+                    raise errors[failed[0].run_id]
+                return [r.output for r in references]
+            by_input = {r.input_id: r for r in references}
+            race = _Race(self, session, setup, by_input, errors, budget)
+            try:
+                if self.runs == "auto":
+                    meta = await self._race_to_verdict(race, meta)
+                else:
+                    plan = [(e, x, k) for x in self._inputs for e in self._candidates for k in range(int(self.runs))]
+                    await race.run(plan)
+            except asyncio.CancelledError:
+                # Stopped: what finished is in the cache; the report holds the runs judged so far.
+                self._finish([*runs, *self._in_plan_order(race.done)], meta.replace(stopped="cancelled"))
+                raise
+            finally:
+                race.close()
+            runs.extend(race.landed)
+        if budget is not None and budget.stopped:
+            meta = meta.replace(stopped="budget", stops={**meta.stops, **race.budget_stops()})
+        self._finish(runs, meta)
+        outputs = [r.output for r in references]
+        return outputs[0] if len(outputs) == 1 else outputs
+
+    def _in_plan_order(self, runs: list[Run]) -> list[Run]:
+        """Runs of a stopped race in the order the race planned them (input, entry, repeat)."""
+        inputs = {x.id: i for i, x in enumerate(self._inputs)}
+        entries = {e.name: i for i, e in enumerate(self._candidates)}
+        return sorted(runs, key=lambda r: (inputs.get(r.input_id, 0), entries.get(r.entry, 0), r.repeat))
+
+    async def _race_to_verdict(self, race: _Race, meta: ReportMeta) -> ReportMeta:
+        """Waves of paired units until every candidate's verdict is settled (`gradebench._adaptive`)."""
+        reference = self.catalog.pick(self.grade).name
+        max_runs = self.most_runs
+        verdicts = VerdictRace(
+            [e.name for e in self._candidates],
+            reference,
+            [x.id for x in self._inputs],
+            margin=self.margin,
+            max_runs=max_runs,
+            seed=f"{self.salt}:{self.benchmark_id}",
+        )
+        by_id = {x.id: x for x in self._inputs}
+        by_name = {e.name: e for e in self._candidates}
+        while not verdicts.done:
+            wave = verdicts.next_wave()
+            if not wave:
+                break
+            landed = await race.run([(by_name[name], by_id[u.input_id], u.repeat) for name, u in wave])
+            scores = {(r.entry, Unit(r.input_id, r.repeat)): _score(r) for r in landed if r is not None}
+            verdicts.land(scores)
+            if race.budget is not None and race.budget.stopped:
+                verdicts.stop_all("budget: the next runs would not fit")
+                break
+        return meta.replace(
+            design="auto",
+            runs_per_entry=None,
+            max_runs=max_runs,
+            units=[(u.input_id, u.repeat) for u in verdicts.units],
+            stops=verdicts.stops(),
+        )
+
+    async def _references(
+        self, session: Session, entry: Entry, errors: dict[str, BaseException], budget: Budget | None
+    ) -> list[Run]:
+        """The reference run of every input. Under a budget the first runs alone, and the rest reserve what the
+        dearest one so far cost (no estimate exists before a reference has run)."""
+
+        async def one(item: _Input) -> Run | None:
+            held = budget.reservation("(reference)", 0.0) if budget is not None else 0.0
+            if budget is not None and not budget.reserve(held):
+                return None
+            run = await self._one_run(session, entry, item, "reference", 0, errors)
+            if budget is not None:
+                budget.settle("(reference)", held, run.spent_now)
+            self._emit(RaceEvent(kind="reference", run=run, planned=len(self._inputs)))
+            return run
+
+        width = lane_width(self.concurrency, entry.max_concurrency)
+        first = await fan_out(self._inputs[:1], one, width=1) if budget is not None else []
+        rest = await fan_out(self._inputs[len(first) :], one, width=width)
+        return [r for r in [*first, *rest] if r is not None]
+
+    def _check_ready(self) -> Entry:
         if not self._inputs:
             raise ValueError("no input: call set_input(...) or set_inputs([...]) first")
         reference_entry = self.catalog.pick(self.grade)
         reference_entry.api_key()  # fail before any call when the reference cannot be called
         self.judge_entry.api_key()
+        if self.budget is not None:
+            self._currency()
+        return reference_entry
+
+    def _currency(self) -> str:
+        """The one currency of the entries a race spends on (a budget in several currencies would mean nothing)."""
+        used = {e.name: e.currency for e in [self.catalog.pick(self.grade), self.judge_entry, *self._candidates]}
+        currencies = sorted(set(used.values()))
+        if len(currencies) > 1:
+            by = ", ".join(f"{name} ({cur})" for name, cur in used.items())
+            raise ValueError(f"a budget needs one currency; these entries are priced in {currencies}: {by}")
+        return currencies[0]
+
+    # ---------------------------------------------------------------------------------------------------- estimate
+
+    async def estimate(self) -> Estimate:
+        """What the race as configured will cost before any candidate runs: calls, tokens and cost (the candidates
+        and the judge apart) and wall time, per entry and in all (`gradebench._estimate`).
+
+        The reference runs come first (the estimate is built on them; cached ones cost nothing, and `run` reuses
+        them from the cache). Every planned run is replayed against the cache alone: the ones it holds whole are free.
+        A race to a verdict is estimated at its most: ``max_runs`` runs per entry.
+        """
+        reference_entry = self._check_ready()
         meta = self.meta()
         setup = JudgeSetup.from_meta(meta, self.catalog)
-        runs: list[Run] = []
         errors: dict[str, BaseException] = {}
         async with Session(self.catalog, self.cache, self.concurrency, self._transports) as session:
+            references = await self._references(session, reference_entry, errors, None)
+        failed = [r for r in references if not r.ok]
+        if failed:
+            raise errors[failed[0].run_id]
+        by_input = {r.input_id: r for r in references}
+        repeats = max(1, round(self.most_runs / len(self._inputs)))
+        plan = [(e, x, k) for x in self._inputs for e in self._candidates for k in range(repeats)]
+        async with Session(self.catalog, self.cache, self.concurrency, self._transports, cache_only=True) as replay:
 
-            async def reference_one(item: _Input) -> Run:
-                run = await self._one_run(session, reference_entry, item, "reference", 0, errors)
-                self._emit(RaceEvent(kind="reference", run=run, planned=len(self._inputs)))
-                return run
-
-            references = await fan_out(
-                self._inputs, reference_one, width=lane_width(self.concurrency, reference_entry.max_concurrency)
-            )
-            runs.extend(references)
-            failed = [r for r in references if not r.ok]
-            if failed:
-                self._finish(runs, meta)
-                raise errors[failed[0].run_id]
-            by_input = {r.input_id: r for r in references}
-            plan = [(e, x, k) for x in self._inputs for e in self._candidates for k in range(self.runs)]
-            bar = tqdm(total=len(plan), desc=f"{self.job.name} race", unit="run", disable=not self.progress)
-            counts = {"landed": 0, "judged": 0, "failed": 0}
-
-            async def race_one(planned: tuple[Entry, _Input, int]) -> Run:
+            async def held(planned: tuple[Entry, _Input, int]) -> bool:
                 entry, item, repeat = planned
-                run = await self._one_run(session, entry, item, "candidate", repeat, errors)
-                counts["landed"] += 1
-                counts["failed"] += not run.ok
-                bar.set_postfix(counts, refresh=False)
-                self._emit(RaceEvent(kind="landed", run=run, planned=len(plan)))
-                run = await judge_run(session, run, by_input[item.id], item.value, setup, self.scorer)
-                counts["judged"] += 1
-                bar.set_postfix(counts, refresh=False)
-                bar.update(1)
-                self._emit(RaceEvent(kind="judged", run=run, planned=len(plan)))
-                return run
+                try:
+                    run = await self._one_run(replay, entry, item, "candidate", repeat, {})
+                    await judge_run(replay, run, by_input[item.id], item.value, setup)
+                except NotCached:
+                    return False
+                return True
 
-            done: list[Run] = []
-            by_name = {e.name: e for e in self._candidates}
-            try:
-                raced = await fan_out(
-                    plan,
-                    race_one,
-                    lane=lambda planned: planned[0].name,
-                    width=lambda name: lane_width(self.concurrency, by_name[str(name)].max_concurrency),
-                    done=done.append,
-                )
-            except asyncio.CancelledError:
-                # Stopped: what finished is in the cache; the report holds the runs judged so far.
-                self._finish([*runs, *done], meta.replace(stopped="cancelled"))
-                raise
-            finally:
-                bar.close()
-            runs.extend(raced)
-        self._finish(runs, meta)
-        outputs = [r.output for r in references]
-        return outputs[0] if len(outputs) == 1 else outputs
+            cached = await fan_out(plan, held, width=lane_width(self.concurrency))
+        costs = run_costs(by_input, {x.id: x.value for x in self._inputs}, self._candidates, setup)
+        return estimate(
+            [(e, x.id) for e, x, _ in plan],
+            cached,
+            costs,
+            setup=setup,
+            concurrency=self.concurrency,
+            currency=self._currency(),
+        )
+
+    def estimate_sync(self) -> Estimate:
+        """`estimate` for plain scripts and notebook cells."""
+        return _run_sync(self.estimate)
 
     def subscribe(self, listener: Callable[[RaceEvent], None]) -> Callable[[], None]:
         """Call ``listener`` with a `RaceEvent` as each reference run lands, each candidate run lands and each is
@@ -378,7 +499,10 @@ class Benchmark:
             grade=self.grade,
             also=list(self.also),
             margin=self.margin,
-            runs_per_entry=self.runs,
+            runs_per_entry=self.runs if isinstance(self.runs, int) else None,
+            design="auto" if self.runs == "auto" else "fixed",
+            max_runs=self.max_runs,
+            budget=self.budget,
             reference_entry=self.catalog.pick(self.grade).name,
             judge_entry=self.judge_entry.name,
             judge_params=dict(self.catalog.judge_params),
@@ -443,6 +567,94 @@ class Benchmark:
         self._report = report
         self.metadata[Benchmark.REPORT] = report
         return report
+
+
+class _Race:
+    """The candidate runs of one race: each run is started (under the budget), landed, judged and reported on."""
+
+    def __init__(
+        self,
+        bench: Benchmark,
+        session: Session,
+        setup: JudgeSetup,
+        references: dict[str, Run],
+        errors: dict[str, BaseException],
+        budget: Budget | None,
+    ):
+        self.bench, self.session, self.setup, self.references, self.errors = bench, session, setup, references, errors
+        self.budget = budget
+        self.done: list[Run] = []
+        """Every run judged so far, in the order they landed."""
+        self.landed: list[Run] = []
+        """The runs of every finished `run` call, in plan order: the rows of the report."""
+        self._costs = run_costs(references, bench.inputs, bench._candidates, setup) if budget is not None else {}
+        self._counts = {"landed": 0, "judged": 0, "failed": 0}
+        self._bar: Any = None
+        self._refused: set[str] = set()
+
+    async def run(self, plan: Sequence[tuple[Entry, _Input, int]]) -> list[Run | None]:
+        """Race ``plan`` (entry, input, repeat): the runs in plan order; None for one the budget did not start."""
+        if self._bar is None:
+            self._bar = tqdm(desc=f"{self.bench.job.name} race", unit="run", disable=not self.bench.progress)
+        self._bar.total = (self._bar.total or 0) + len(plan)
+        bench = self.bench
+        by_name = {e.name: e for e in bench._candidates}
+        results = await fan_out(
+            plan,
+            self._one,
+            lane=lambda planned: planned[0].name,
+            width=lambda name: lane_width(bench.concurrency, by_name[str(name)].max_concurrency),
+        )
+        self.landed.extend(r for r in results if r is not None)
+        return results
+
+    async def _one(self, planned: tuple[Entry, _Input, int]) -> Run | None:
+        entry, item, repeat = planned
+        bench, budget, total = self.bench, self.budget, self._bar.total
+        held = 0.0
+        if budget is not None:
+            held = budget.reservation(entry.name, self._costs[(entry.name, item.id)].total)
+            if budget.stopped or not budget.reserve(held):
+                self._refused.add(entry.name)
+                return None
+        run = await bench._one_run(self.session, entry, item, "candidate", repeat, self.errors)
+        self._counts["landed"] += 1
+        self._counts["failed"] += not run.ok
+        self._bar.set_postfix(self._counts, refresh=False)
+        bench._emit(RaceEvent(kind="landed", run=run, planned=total))
+        run = await judge_run(self.session, run, self.references[item.id], item.value, self.setup, bench.scorer)
+        if budget is not None:
+            budget.settle(entry.name, held, _spent(run))
+        self._counts["judged"] += 1
+        self._bar.set_postfix(self._counts, refresh=False)
+        self._bar.update(1)
+        bench._emit(RaceEvent(kind="judged", run=run, planned=total))
+        self.done.append(run)
+        return run
+
+    def budget_stops(self) -> dict[str, str]:
+        """Entries some of whose runs the budget did not start."""
+        return dict.fromkeys(sorted(self._refused), "budget: the next runs would not fit")
+
+    def close(self) -> None:
+        if self._bar is not None:
+            self._bar.close()
+
+
+def _spent(run: Run) -> float | None:
+    """What a run and its verdict spent now (None when a call's cost is unknown)."""
+    own = run.spent_now
+    judge = [c.spent_now for c in run.verdict.calls] if run.verdict is not None else []
+    if own is None or any(v is None for v in judge):
+        return None
+    return own + sum(v for v in judge if v is not None)
+
+
+def _score(run: Run) -> float | None:
+    """A run's score for a paired difference: 0 when it failed, None when the judge gave no verdict."""
+    if not run.ok:
+        return 0.0
+    return run.verdict.score if run.verdict is not None else None
 
 
 # -------------------------------------------------------------------------------------------------- stored reports

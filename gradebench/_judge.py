@@ -33,6 +33,7 @@ __all__ = [
     "apply_scorer",
     "ask_verdict",
     "judge_again",
+    "judge_messages",
     "judge_run",
     "parse_verdict",
 ]
@@ -284,17 +285,11 @@ async def _verdict(
     return verdicts[0] if len(verdicts) == 1 else _combine(verdicts[0], verdicts[1])
 
 
-async def _one_order(
-    session: Session,
-    run: Run,
-    reference: Run,
-    value: Any,
-    setup: JudgeSetup,
-    facts: str,
-    candidate_first: bool,
-    sample: int,
-) -> Verdict:
-    messages = build_judge_messages(
+def judge_messages(
+    run: Run, reference: Run, value: Any, setup: JudgeSetup, *, facts: str = "", candidate_first: bool = False
+) -> list[dict[str, str]]:
+    """The blind judge's messages about ``run`` against ``reference`` (what `judge_run` sends)."""
+    return build_judge_messages(
         instructions=setup.instructions,
         input=value,
         rubric=setup.rubric,
@@ -305,6 +300,19 @@ async def _one_order(
         labels=transcript_labels(f"{run.run_id}:{int(candidate_first)}"),
         candidate_first=candidate_first,
     )
+
+
+async def _one_order(
+    session: Session,
+    run: Run,
+    reference: Run,
+    value: Any,
+    setup: JudgeSetup,
+    facts: str,
+    candidate_first: bool,
+    sample: int,
+) -> Verdict:
+    messages = judge_messages(run, reference, value, setup, facts=facts, candidate_first=candidate_first)
     seat = session.seat(
         setup.entry,
         run_id=run.run_id,

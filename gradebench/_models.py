@@ -13,6 +13,7 @@ from typing import Any
 import polars as pl
 
 from . import _stats
+from ._adaptive import Unit, unit_verdicts
 from ._records import ReportMeta, frame
 
 __all__ = ["MODELS_SCHEMA", "NOISE_SCHEMA", "conform", "models_frame"]
@@ -61,6 +62,7 @@ MODELS_SCHEMA: dict[str, pl.DataType] = {
     "floor_std": pl.Float64(),
     "floor_range": pl.Float64(),
     "floor_moved": pl.Float64(),
+    "stopped": pl.String(),
 }
 """One row per candidate entry: means and intervals, the verdict against the reference, ratios, the judge's floor."""
 
@@ -167,7 +169,10 @@ def _with_verdicts(models: pl.DataFrame, runs: pl.DataFrame, noise: pl.DataFrame
     if not models.height:
         return models
     reference = meta.reference_entry
-    verdicts = _stats.verdicts(runs, reference, margin=meta.margin)
+    if meta.design == "auto":
+        verdicts = _sequential_verdicts(runs, meta)
+    else:
+        verdicts = _stats.verdicts(runs, reference, margin=meta.margin)
     verdicts = verdicts.select(
         "entry",
         "verdict",
@@ -189,8 +194,41 @@ def _with_verdicts(models: pl.DataFrame, runs: pl.DataFrame, noise: pl.DataFrame
         pl.col("range").mean().alias("floor_range"),
         pl.col("moved").cast(pl.Float64).mean().alias("floor_moved"),
     )
-    extras = (verdicts, _stats.ratios(models, reference), swap, floor)
+    stops = pl.DataFrame(
+        {"entry": list(meta.stops), "stopped": list(meta.stops.values())},
+        schema={"entry": pl.String, "stopped": pl.String},
+    )
+    extras = (verdicts, _stats.ratios(models, reference), swap, floor, stops)
     out = models.drop([c for extra in extras for c in extra.columns if c != "entry"])
     for extra in extras:
         out = out.join(extra, on="entry", how="left", maintain_order="left")
     return conform(out, MODELS_SCHEMA, "models")
+
+
+def _sequential_verdicts(runs: pl.DataFrame, meta: ReportMeta) -> pl.DataFrame:
+    """A race to a verdict's verdicts: each entry's anytime-valid bounds over its paired units, in draw order."""
+    candidates = runs.filter(pl.col("role") == "candidate")
+    scores = {
+        (r["entry"], Unit(r["input_id"], r["repeat"])): r["score"]
+        for r in candidates.select("entry", "input_id", "repeat", "score").iter_rows(named=True)
+    }
+    units = [Unit(i, k) for i, k in meta.units]
+    entries = candidates["entry"].unique(maintain_order=True).to_list()
+    found = unit_verdicts(scores, entries, meta.reference_entry, units, meta.margin)
+    rows = []
+    for entry in entries:
+        v = found.get(entry)
+        row: dict[str, Any] = {"entry": entry, "margin": meta.margin}
+        if v is not None:
+            inputs = {u.input_id for u in units if (entry, u) in scores and (meta.reference_entry, u) in scores}
+            row.update(
+                verdict=v.verdict,
+                mean_diff=v.mean,
+                lower=v.lower,
+                upper=v.upper,
+                n_inputs=len(inputs),
+                n_pairs=v.n,
+                reason=v.reason,
+            )
+        rows.append(row)
+    return frame(rows, _stats.VERDICT_SCHEMA)

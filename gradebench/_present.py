@@ -100,9 +100,12 @@ def header(report: ReportView) -> str:
     candidates = report.runs.filter(pl.col("role") == "candidate")
     repeats = candidates["repeat"].n_unique() if candidates.height else 0
     inputs = report.runs["input_id"].n_unique()
+    shape = f"{plural(inputs, 'input')} × {plural(repeats, 'run')}"
+    if m.design == "auto":
+        shape = f"{plural(inputs, 'input')} · raced to a verdict (at most {m.max_runs} runs an entry)"
     return (
         f"{m.job or '?'} · grade {m.grade or '?'} · reference {m.reference_entry or '-'}"
-        f" · judge {m.judge_entry or '-'} · {plural(inputs, 'input')} × {plural(repeats, 'run')}"
+        f" · judge {m.judge_entry or '-'} · {shape}"
     )
 
 
@@ -174,8 +177,12 @@ def verdict_lines(report: ReportView) -> list[VerdictLine]:
     lines = []
     for r in report.models.filter(pl.col("verdict").is_not_null()).iter_rows(named=True):
         notes = []
-        if r["verdict"] == INCONCLUSIVE:
+        if report.meta.design == "auto":
+            notes.append(r["stopped"] or "still racing")
+        elif r["verdict"] == INCONCLUSIVE:
             notes.append(_what_would_settle(r, margin))
+        elif r["stopped"]:
+            notes.append(r["stopped"])
         if r["swap_gap_mean"] is not None:
             notes.append(f"order gap {r['swap_gap_mean']:.2f}")
         if r["floor_std"] is not None:
@@ -209,6 +216,11 @@ def _what_would_settle(row: dict[str, Any], margin: float) -> str:
 
 def verdicts_title(report: ReportView) -> str:
     m = report.meta
+    if m.design == "auto":
+        return (
+            f"verdict vs {m.reference_entry} (raced to a verdict: anytime-valid bounds, margin {m.margin:g} of 10, "
+            "paired by unit, 95%):"
+        )
     return f"verdict vs {m.reference_entry} (non-inferiority, margin {m.margin:g} of 10, paired by input, 95%):"
 
 

@@ -632,6 +632,16 @@ class ReportMeta:
     """Why the race ended early (``cancelled``, ``budget``), or None when it ran to the end."""
     judge_noise_k: int | None = None
     """Extra judgements per run behind ``report.noise`` (None before `judge_noise`)."""
+    design: str = "fixed"
+    """``fixed`` (``runs`` per input and entry) or ``auto`` (a race to a verdict)."""
+    units: list[tuple[str, int]] = field(default_factory=list)
+    """A race to a verdict: its units (input id, repeat) in draw order, the order its verdicts read them in."""
+    max_runs: int | None = None
+    """A race to a verdict: the most runs an entry could get."""
+    stops: dict[str, str] = field(default_factory=dict)
+    """A race to a verdict: why each candidate stopped receiving runs (settled, max_runs, budget)."""
+    budget: float | None = None
+    """The most the race could spend now, or None."""
 
     def replace(self, **changes: Any) -> ReportMeta:
         """This meta with some fields changed."""

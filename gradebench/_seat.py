@@ -27,7 +27,7 @@ from ._protocol import content_text, label_headers, reasoning_text
 from ._records import Call, pack
 from ._redact import scrub, scrub_bytes, scrub_value
 
-__all__ = ["Reply", "Seat", "SeatContext", "Tool", "tool"]
+__all__ = ["NotCached", "Reply", "Seat", "SeatContext", "Tool", "tool"]
 
 log = logging.getLogger("gradebench")
 
@@ -163,6 +163,13 @@ class SeatContext:
     max_steps: int = 8
     sample: int = 0
     """Which independent draw this is (judge-noise replicas); part of the salt and of the labels."""
+    cache_only: bool = False
+    """Answer from the cache or raise `NotCached`: how an estimate learns which runs are already paid for."""
+
+
+class NotCached(BaseException):
+    """A cache-only seat met a call the cache does not hold (see `SeatContext.cache_only`). A BaseException, like
+    a cancellation: a job's own ``except Exception`` must not swallow it and go on as if the call had answered."""
 
 
 class Seat:
@@ -276,6 +283,8 @@ class Seat:
             )
             _log_call(call)
             return call
+        if ctx.cache_only:
+            raise NotCached(entry.name)
         headers = label_headers(
             benchmark=ctx.benchmark_id, run=ctx.run_id, role=ctx.role, seq=seq, attempt=attempt, sample=ctx.sample
         )

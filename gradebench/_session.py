@@ -125,11 +125,15 @@ class Session:
         cache: CallCache,
         concurrency: int,
         transports: Mapping[str, httpx2.AsyncBaseTransport] | None = None,
+        *,
+        cache_only: bool = False,
     ):
         self.catalog = catalog
         self.cache = cache
         self.admission = Admission(catalog.entries, concurrency=concurrency)
         self.transports = mounted() if transports is None else dict(transports)
+        self.cache_only = cache_only
+        """Seats answer from the cache only (a miss raises `NotCached`): nothing is sent, nothing spent."""
         self._clients: dict[str, openai.AsyncOpenAI] = {}
         self._http: dict[str, httpx2.AsyncClient] = {}
 
@@ -145,7 +149,14 @@ class Session:
     def seat(self, entry: Entry, **context: Any) -> Seat:
         """A seat at ``entry`` for one run (or one verdict), sharing this session's client, cache and limits."""
         return Seat(
-            entry, SeatContext(client=self.client(entry), cache=self.cache, admission=self.admission, **context)
+            entry,
+            SeatContext(
+                client=self.client(entry),
+                cache=self.cache,
+                admission=self.admission,
+                cache_only=self.cache_only,
+                **context,
+            ),
         )
 
     def client(self, entry: Entry) -> openai.AsyncOpenAI:

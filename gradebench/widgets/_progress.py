@@ -28,11 +28,11 @@ class Progress:
         self._reference = ""
         self._drawn_at = 0.0
 
-    def reset(self, reference: str, candidates: list[str], runs: int, inputs: int) -> None:
-        """A new race: every count at 0, the bar plain."""
-        self._counts = {"reference": [inputs, 0, 0, 0]} | {n: [runs * inputs, 0, 0, 0] for n in candidates}
+    def reset(self, reference: str, candidates: list[str], per_entry: int, inputs: int) -> None:
+        """A new race: every count at 0, the bar plain (``per_entry``: the most runs an entry gets)."""
+        self._counts = {"reference": [inputs, 0, 0, 0]} | {n: [per_entry, 0, 0, 0] for n in candidates}
         self._reference = reference
-        self.bar.max = max(1, len(candidates) * runs * inputs)
+        self.bar.max = max(1, len(candidates) * per_entry)
         self.bar.value, self.bar.bar_style = 0, ""
         self.draw(force=True)
 

@@ -80,7 +80,7 @@ class Task:
             inputs = len(self.form.selected_inputs())
             reference = self.form.catalog.picks.get(self.bench.grade, "-")
             candidates = self.form.selected_candidates()
-            self.progress.reset(reference, candidates, self.bench.runs, inputs)
+            self.progress.reset(reference, candidates, self.bench.most_runs, inputs)
             return self._race(self.bench, len(candidates), inputs)
 
         return self._spawn("run", prepare)
@@ -144,7 +144,8 @@ class Task:
     async def _race(self, bench: Benchmark, candidates: int, inputs: int) -> BenchmarkReport | None:
         started, unsubscribe = time.perf_counter(), bench.subscribe(self.progress.on_event)
         plural = _present.plural
-        self.say(f"racing {plural(candidates, 'candidate')} × {plural(bench.runs, 'run')} × {plural(inputs, 'input')}…")
+        runs = plural(bench.runs, "run") if isinstance(bench.runs, int) else "runs to a verdict"
+        self.say(f"racing {plural(candidates, 'candidate')} × {runs} × {plural(inputs, 'input')}…")
         try:
             await bench.run()
         except asyncio.CancelledError:
