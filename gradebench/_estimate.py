@@ -12,6 +12,7 @@ ones that come back whole, verdict included. Wall time assumes every entry answe
 
 from __future__ import annotations
 
+import json
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -23,6 +24,7 @@ from ._catalog import Entry
 from ._judge import RESPONSE_FORMAT, JudgeSetup, judge_messages
 from ._present import plural
 from ._records import Run
+from ._tooldiff import compare, judge_note
 
 __all__ = ["CHARS_PER_TOKEN", "JUDGE_OUTPUT_TOKENS", "EntryEstimate", "Estimate", "RunCost", "estimate", "run_costs"]
 
@@ -187,11 +189,14 @@ def _tokens(chars: int) -> int:
     return max(1, math.ceil(chars / CHARS_PER_TOKEN))
 
 
+_SCHEMA_CHARS = len(json.dumps(RESPONSE_FORMAT, sort_keys=True, separators=(",", ":")))
+
+
 def _judge_chars(messages: Sequence[Mapping[str, Any]], schema: bool) -> int:
-    """Characters of a judge request as a provider reads it: the messages (a few characters of framing each) and
-    the JSON schema when it is sent."""
+    """Characters of a judge request as a provider reads it: the JSON schema when it is sent (providers put it
+    first, with the system prompt), then the messages (a few characters of framing each)."""
     chars = sum(len(str(m.get("content") or "")) + 4 for m in messages)
-    return chars + (len(str(RESPONSE_FORMAT)) if schema else 0)
+    return chars + (_SCHEMA_CHARS if schema else 0)
 
 
 def _shared_prefix_chars(a: Sequence[Mapping[str, Any]], b: Sequence[Mapping[str, Any]]) -> int:
@@ -199,8 +204,9 @@ def _shared_prefix_chars(a: Sequence[Mapping[str, Any]], b: Sequence[Mapping[str
     shared = 0
     for x, y in zip(a, b, strict=False):
         tx, ty = str(x.get("content") or ""), str(y.get("content") or "")
+        shared += 4  # the message's framing
         if tx == ty:
-            shared += len(tx) + 4
+            shared += len(tx)
             continue
         n = 0
         for cx, cy in zip(tx, ty, strict=False):
@@ -228,10 +234,11 @@ def run_costs(
     out: dict[tuple[str, str], RunCost] = {}
     for input_id, ref in references.items():
         value = values.get(input_id)
-        full = judge_messages(ref, ref, value, setup)
-        empty = judge_messages(_without_calls(ref), ref, value, setup)
+        facts = judge_note(compare(ref.calls, ref.output, ref.calls, ref.output))  # a candidate that did as the ref
+        full = judge_messages(ref, ref, value, setup, facts=facts)
+        empty = judge_messages(_without_calls(ref), ref, value, setup, facts=facts)
         prompt = _tokens(_judge_chars(full, schema))
-        prefix = _tokens(_shared_prefix_chars(full, empty))
+        prefix = _tokens(_shared_prefix_chars(full, empty) + (_SCHEMA_CHARS if schema else 0))
         cacheable = (prefix // CACHED_STEP_TOKENS) * CACHED_STEP_TOKENS if prefix >= CACHED_FROM_TOKENS else 0
         answered = [c for c in ref.calls if c.answered]
         tin = sum(c.input_tokens if c.input_tokens is not None else _tokens(len(c.request_json)) for c in answered)
