@@ -11,7 +11,7 @@ import logging
 import os
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import polars as pl
 import pydantic
@@ -39,8 +39,14 @@ class RunConfig(pydantic.BaseModel):
     """The grade to race (its pick is the reference)."""
     candidates: list[str] | None = None
     """Entry names to race (default: every callable entry of the grade)."""
-    runs: int = pydantic.Field(default=3, ge=1)
-    """Runs per input and entry."""
+    runs: int | Literal["auto"] = 3
+    """Runs per input and entry, or auto: race to a verdict."""
+    max_runs: int | None = pydantic.Field(default=None, ge=1)
+    """With runs = auto: the most runs an entry gets (default: 4 per input)."""
+    budget: float | None = pydantic.Field(default=None, gt=0)
+    """The most the race may spend now, in the catalog's currency."""
+    max_cost: float | None = pydantic.Field(default=None, gt=0)
+    """Refuse to start when the estimate is above this."""
     inputs: str
     """A .jsonl, .json, .csv or .parquet file (relative to the config file), or example:orders / example:selections."""
     limit: int | None = pydantic.Field(default=None, ge=1)
@@ -57,6 +63,13 @@ class RunConfig(pydantic.BaseModel):
     """Cache folder (default: $GRADEBENCH_CACHE or .gradebench/cache)."""
     concurrency: int | None = pydantic.Field(default=None, ge=1)
     """Requests in flight at once (default: the catalog's)."""
+
+    @pydantic.field_validator("runs")
+    @classmethod
+    def _runs_at_least_one(cls, value: int | str) -> int | str:
+        if isinstance(value, int) and value < 1:
+            raise ValueError(f"must be >= 1 or 'auto', got {value}")
+        return value
 
 
 def config_fields() -> str:
@@ -181,6 +194,22 @@ def write_charts(report: BenchmarkReport, out: Path) -> list[str]:
     return written
 
 
+def _race(bench: Benchmark, max_cost: float | None, out: Path) -> int:
+    """Estimate, refuse above ``max_cost``, race, print and write: what ``run`` and ``demo`` do."""
+    estimate = asyncio.run(bench.estimate())
+    print(f"{estimate}\n")
+    if max_cost is not None and estimate.cost > max_cost:
+        print(
+            f"gradebench: error: the estimate {estimate.cost:.6f} {estimate.currency} is above --max-cost "
+            f"{max_cost:g}; nothing was raced (only the reference runs were made)",
+            file=sys.stderr,
+        )
+        return 3
+    asyncio.run(bench.run())
+    _print_report(bench.report(), out)
+    return 0
+
+
 def cmd_run(args: argparse.Namespace) -> int:
     path = Path(args.config)
     cfg = load_config(path)
@@ -189,6 +218,8 @@ def cmd_run(args: argparse.Namespace) -> int:
     bench = Benchmark(
         job,
         runs=cfg.runs,
+        max_runs=cfg.max_runs,
+        budget=args.budget if args.budget is not None else cfg.budget,
         catalog=_catalog(cfg.catalog, base),
         grade=cfg.grade,
         salt=cfg.salt,
@@ -201,16 +232,15 @@ def cmd_run(args: argparse.Namespace) -> int:
     if cfg.rubric is not None:
         bench.set_rubric(cfg.rubric)
     bench.set_scorer(resolve_scorer(cfg.scorer, job))
-    asyncio.run(bench.run())
-    _print_report(bench.report(), Path(args.out or cfg.out))
-    return 0
+    max_cost = args.max_cost if args.max_cost is not None else cfg.max_cost
+    return _race(bench, max_cost, Path(args.out or cfg.out))
 
 
 def cmd_demo(args: argparse.Namespace) -> int:
     from .jobs import OrderAgent, load_inputs
 
     catalog = sim.catalog()
-    bench = Benchmark(OrderAgent, runs=args.runs, catalog=catalog, grade="standard", salt=args.salt)
+    bench = Benchmark(OrderAgent, runs=args.runs, catalog=catalog, grade="standard", salt=args.salt, budget=args.budget)
     available = load_inputs("orders")
     if args.inputs > len(available):
         print(f"--inputs {args.inputs}: the order agent has {len(available)} example inputs; using all of them")
@@ -219,9 +249,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
         f"Racing {OrderAgent.name} on the simulated '{bench.grade}' grade: {len(bench.entries)} entries x "
         f"{args.runs} runs x {len(bench.inputs)} inputs, judged by {bench.judge_entry.name}\n"
     )
-    asyncio.run(bench.run())
-    _print_report(bench.report(), Path(args.out))
-    return 0
+    return _race(bench, args.max_cost, Path(args.out))
 
 
 def cmd_rejudge(args: argparse.Namespace) -> int:
@@ -254,6 +282,16 @@ def cmd_sim_serve(args: argparse.Namespace) -> int:
     return 0
 
 
+def _runs(text: str) -> int | Literal["auto"]:
+    """``--runs``: a number of runs, or ``auto``."""
+    if text == "auto":
+        return "auto"
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"runs must be >= 1 or auto, got {text}")
+    return value
+
+
 class _Help(argparse.ArgumentDefaultsHelpFormatter):
     """Each option's default, unless it has none or its help already says it."""
 
@@ -282,10 +320,13 @@ def build_parser() -> argparse.ArgumentParser:
         description="Race the example order agent on the simulated fleet's 'standard' grade (offline, no key): "
         "print the table and the diagnostics, write parquet and charts.",
     )
-    demo.add_argument("--runs", type=int, default=3, help="runs per input and entry")
+    demo.add_argument("--runs", type=_runs, default=3, help="runs per input and entry, or 'auto' (race to a verdict)")
     demo.add_argument("--inputs", type=int, default=6, help="how many of the 26 example inputs")
     demo.add_argument("--salt", default="", help="a new salt draws fresh samples")
     demo.add_argument("--out", default="out/demo", help="where the parquet files and charts go")
+    for command in (demo,):
+        command.add_argument("--budget", type=float, help="the most the race may spend now (USD)")
+        command.add_argument("--max-cost", type=float, help="refuse to start when the estimate is above this")
     demo.set_defaults(fn=cmd_demo)
 
     run = add_parser(
@@ -297,6 +338,10 @@ def build_parser() -> argparse.ArgumentParser:
     )
     run.add_argument("config", help="the config file (TOML)")
     run.add_argument("--out", help="output folder (default: the config's 'out')")
+    run.add_argument("--budget", type=float, help="the most the race may spend now (default: the config's)")
+    run.add_argument(
+        "--max-cost", type=float, help="refuse to start when the estimate is above this (default: the config's)"
+    )
     run.set_defaults(fn=cmd_run)
 
     rejudge = add_parser(

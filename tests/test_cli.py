@@ -175,3 +175,20 @@ def test_demo_says_when_it_has_fewer_inputs_than_asked(tmp_path: Path, capsys: p
     printed = capsys.readouterr().out
     assert f"--inputs 100: the order agent has {available} example inputs; using all of them" in printed
     assert pl.read_parquet(tmp_path / "d" / "runs.parquet")["input_id"].n_unique() == available
+
+
+def test_the_estimate_is_printed_before_the_race_and_max_cost_refuses(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "d"
+    assert main(["demo", "--runs", "1", "--inputs", "2", "--max-cost", "0.000001", "--out", str(out)]) == 3
+    captured = capsys.readouterr()
+    assert "estimate: 10 runs" in captured.out and "above --max-cost" in captured.err
+    assert not out.exists()  # nothing raced, nothing written
+    assert main(["demo", "--runs", "auto", "--inputs", "8", "--budget", "0.05", "--out", str(out)]) == 0
+    printed = capsys.readouterr().out
+    assert printed.index("estimate:") < printed.index("order-agent · grade standard")
+    assert "raced to a verdict" in printed
+    runs = pl.read_parquet(out / "runs.parquet")
+    spent = runs["spent_now"].sum() + pl.read_parquet(out / "calls.parquet").filter(role="judge")["cost"].sum()
+    assert spent <= 0.05
