@@ -5,6 +5,8 @@ the schema is answered from prose by a parse fallback, and the path used is reco
 landed run: the tool-trace diff against the reference is computed first and handed to the judge as a fact it must
 account for; under the label-bias check the run is judged twice, the two transcripts in swapped order under neutral
 labels drawn by a seeded shuffle, and the verdict is the mean of the two; the scorer in code scores it beside.
+Every verdict on one input repeats one prompt prefix (labels are drawn per input, never per run), which a provider's
+prompt cache serves.
 `judge_again` re-judges a run ``k`` more times with distinct salts: the spread is the judge-noise floor.
 """
 
@@ -33,6 +35,7 @@ __all__ = [
     "apply_scorer",
     "ask_verdict",
     "judge_again",
+    "judge_messages",
     "judge_run",
     "parse_verdict",
 ]
@@ -294,17 +297,7 @@ async def _one_order(
     candidate_first: bool,
     sample: int,
 ) -> Verdict:
-    messages = build_judge_messages(
-        instructions=setup.instructions,
-        input=value,
-        rubric=setup.rubric,
-        reference=transcript_events(reference.calls, reference.output, reference.error, reasoning=setup.reasoning),
-        candidate=transcript_events(run.calls, run.output, run.error, reasoning=setup.reasoning),
-        redact=identifying_names([*run.calls, *reference.calls], setup.model_names),
-        facts=facts,
-        labels=transcript_labels(f"{run.run_id}:{int(candidate_first)}"),
-        candidate_first=candidate_first,
-    )
+    messages = judge_messages(run, reference, value, setup, facts=facts, candidate_first=candidate_first)
     seat = session.seat(
         setup.entry,
         run_id=run.run_id,
@@ -316,6 +309,25 @@ async def _one_order(
         sample=sample,
     )
     return await ask_verdict(seat, messages, params=setup.params, schema_rejected=setup.schema_rejected)
+
+
+def judge_messages(
+    run: Run, reference: Run, value: Any, setup: JudgeSetup, *, facts: str, candidate_first: bool = False
+) -> list[dict[str, str]]:
+    """The blind prompt about one run, laid out for the provider's prompt cache: everything before the run's own part
+    (facts, candidate transcript, closing) depends on the input alone — the labels are drawn per input and order,
+    never per run — so every verdict on one input repeats one prefix."""
+    return build_judge_messages(
+        instructions=setup.instructions,
+        input=value,
+        rubric=setup.rubric,
+        reference=transcript_events(reference.calls, reference.output, reference.error, reasoning=setup.reasoning),
+        candidate=transcript_events(run.calls, run.output, run.error, reasoning=setup.reasoning),
+        redact=identifying_names([*run.calls, *reference.calls], setup.model_names),
+        facts=facts,
+        labels=transcript_labels(f"{setup.benchmark_id}:{reference.input_id}:{int(candidate_first)}"),
+        candidate_first=candidate_first,
+    )
 
 
 def _combine(first: Verdict, swapped: Verdict) -> Verdict:
