@@ -2,19 +2,22 @@
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import json
 import re
 from typing import Any
 
 import gradebench as gb
-from gradebench._judge import JudgeSetup, judge_messages
+from gradebench._judge import JudgeSetup, ask_verdict, judge_messages, prompt_cache_key
 from gradebench._prompt import build_judge_messages, judge_prompt_parts
 from gradebench._protocol import ROLE_HEADER, section
 from gradebench._tooldiff import compare, judge_note
 from gradebench.jobs import OrderAgent, load_inputs
 from gradebench.sim._prompt_cache import MIN_TOKENS, STEP_TOKENS, prompt_text
 from gradebench.testing import ScriptedEndpoint, completion
+
+from .conftest import Scripted, make_seat, scripted_catalog
 
 END_OF_FIRST_TRANSCRIPT = "</transcript>\n"
 
@@ -32,6 +35,11 @@ def input_of(body: dict[str, Any]) -> str:
 
 def candidate_first(user: str) -> bool:
     return user.index('role="candidate"') < user.index('role="reference"')
+
+
+def opted_in(catalog: gb.Catalog, names: set[str]) -> gb.Catalog:
+    entries = [dataclasses.replace(e, prompt_cache_key=e.name in names) for e in catalog]
+    return gb.Catalog(entries, grades=catalog.grades, picks=catalog.picks, ceiling=catalog.ceiling_name)
 
 
 # ------------------------------------------------------------------------------------------------- scripted endpoint
@@ -52,9 +60,11 @@ async def who(input: dict, seat: gb.Seat) -> str:
     return (await seat.chat([{"role": "user", "content": input["q"]}])).text
 
 
-async def scripted_race(*, swap: bool = False) -> tuple[ScriptedEndpoint, gb.Catalog]:
+async def scripted_race(judge_opts_in: bool, *, swap: bool = False) -> tuple[ScriptedEndpoint, gb.Catalog]:
     endpoint = ScriptedEndpoint(leaky, verdict=(6, 3, "close"))
     catalog = endpoint.catalog()
+    if judge_opts_in:
+        catalog = opted_in(catalog, {"test/judge"})
     bench = gb.Benchmark(who, runs=3, catalog=catalog, grade="standard", progress=False)
     bench.set_inputs([{"id": "a", "q": "What is six times seven?"}, {"id": "b", "q": "What is 40 plus 2?"}])
     if swap:
@@ -68,7 +78,7 @@ def judged(endpoint: ScriptedEndpoint) -> list[dict[str, Any]]:
 
 
 async def test_every_verdict_on_one_input_repeats_one_prefix_and_the_candidate_comes_last() -> None:
-    endpoint, catalog = await scripted_race()
+    endpoint, catalog = await scripted_race(judge_opts_in=True)
     bodies = judged(endpoint)
     assert len(bodies) == 2 * 2 * 3  # two inputs, two entries, three runs each
     by_input: dict[str, list[dict[str, Any]]] = {}
@@ -103,8 +113,24 @@ async def test_every_verdict_on_one_input_repeats_one_prefix_and_the_candidate_c
         assert not [s for s in secrets if s in text]
 
 
+async def test_the_prompt_cache_key_is_sent_only_where_the_entry_opts_in_and_names_nothing() -> None:
+    endpoint, catalog = await scripted_race(judge_opts_in=False)
+    assert not any("prompt_cache_key" in b for b in endpoint.bodies)
+
+    endpoint, catalog = await scripted_race(judge_opts_in=True)
+    for r, b in zip(endpoint.requests, endpoint.bodies, strict=True):
+        assert ("prompt_cache_key" in b) == (r.headers[ROLE_HEADER] == "judge")  # candidates and reference: never
+    keys = {b["prompt_cache_key"] for b in judged(endpoint)}
+    bench_id = endpoint.requests[0].headers["x-gradebench-benchmark"]
+    assert keys == {prompt_cache_key(bench_id, "a"), prompt_cache_key(bench_id, "b")}
+    names = {n.lower() for e in catalog for n in (e.name, e.model)} | {"a", "b", bench_id}
+    for key in keys:
+        assert re.fullmatch(r"gb-[0-9a-f]{16}", key)
+        assert not any(n in key.removeprefix("gb-") for n in names if len(n) > 1)
+
+
 async def test_swap_shares_the_task_input_and_rubric_and_judges_both_orders() -> None:
-    endpoint, _ = await scripted_race(swap=True)
+    endpoint, _ = await scripted_race(judge_opts_in=True, swap=True)
     bodies = judged(endpoint)
     assert len(bodies) == 2 * 2 * 3 * 2
     for key in {input_of(b) for b in bodies}:
@@ -137,12 +163,32 @@ def test_a_run_specific_name_in_the_shared_part_is_scrubbed_there_too() -> None:
     assert messages[1]["content"] == "".join(judge_prompt_parts(input={"q": 1}, redact={"chatcmpl-cand7"}, **common))
 
 
+async def test_params_for_still_merges_renames_and_drops_the_key() -> None:
+    verdict = completion('{"accuracy": 6, "work": 2, "reason": "fine"}')
+    plain = Scripted(lambda body, req: verdict)
+    seat = make_seat(scripted_catalog(plain, params={"top_p": 0.5}), "acme/judge", job_params={"temperature": 0})
+    await ask_verdict(seat, [{"role": "user", "content": "j"}], params={"temperature": 0}, prompt_cache_key="gb-1")
+    assert {k: plain.bodies[0].get(k) for k in ("top_p", "temperature", "prompt_cache_key")} == {
+        "top_p": 0.5, "temperature": 0, "prompt_cache_key": "gb-1"}  # fmt: skip
+
+    renamed = Scripted(lambda body, req: verdict)
+    seat = make_seat(scripted_catalog(renamed, rename_params={"prompt_cache_key": "cache_hint"}), "acme/judge")
+    await ask_verdict(seat, [{"role": "user", "content": "j"}], params={}, prompt_cache_key="gb-1")
+    assert renamed.bodies[0]["cache_hint"] == "gb-1" and "prompt_cache_key" not in renamed.bodies[0]
+
+    dropped = Scripted(lambda body, req: verdict)
+    seat = make_seat(scripted_catalog(dropped, drop_params=("prompt_cache_key",)), "acme/judge")
+    await ask_verdict(seat, [{"role": "user", "content": "j"}], params={}, prompt_cache_key="gb-1")
+    assert "prompt_cache_key" not in dropped.bodies[0] and "response_format" in dropped.bodies[0]
+
+
 # ----------------------------------------------------------------------------------------------- the simulated fleet
 
 
 async def test_on_the_sim_the_judge_prefix_is_shared_and_served_from_the_prompt_cache() -> None:
     fleet = gb.sim.SimFleet(latency_scale=0)
     catalog = fleet.catalog()
+    assert all(e.prompt_cache_key for e in catalog)  # the simulated fleet opts in
     bench = gb.Benchmark(OrderAgent, runs=2, catalog=catalog, grade="standard", progress=False)
     inputs = load_inputs("orders")[:3]
     await bench.set_inputs(inputs).run()
@@ -154,7 +200,7 @@ async def test_on_the_sim_the_judge_prefix_is_shared_and_served_from_the_prompt_
     for key in {input_of(b) for b in bodies}:
         group = [b for b in bodies if input_of(b) == key]
         prefixes = {split_user(b["messages"][1]["content"])[0] for b in group}
-        assert len(prefixes) == 1
+        assert len(prefixes) == 1 and len({b["prompt_cache_key"] for b in group}) == 1
         head = {**group[0], "messages": [group[0]["messages"][0], {"role": "user", "content": prefixes.pop()}]}
         shared_tokens[key] = len(prompt_text(head)) // 4  # the sim's tokens: 4 characters each
         assert shared_tokens[key] >= MIN_TOKENS, "the order agent's judge prefix is too short to be cached"
