@@ -58,6 +58,9 @@ class Entry:
     """Parameters sent under another name, e.g. ``{"max_tokens": "max_completion_tokens"}``."""
     drop_params: tuple[str, ...] = ()
     """Parameters never sent to this entry, e.g. ``("temperature",)`` for a model that accepts only its default."""
+    prompt_cache_key: bool = False
+    """Send an opaque per-input ``prompt_cache_key`` on this entry's judge requests (OpenAI's routing hint: the
+    verdicts on one input share a long prompt prefix, and the key keeps them on machines that have it cached)."""
     max_retries: int = 4
     """Retries of 408/409/5xx and connection errors, with backoff (the openai SDK's)."""
     rate_limit_wait_s: float = 300.0
@@ -118,6 +121,7 @@ class _EntryFile(pydantic.BaseModel):
     params: dict[str, Any] = {}
     rename_params: dict[str, str] = {}
     drop_params: tuple[str, ...] = ()
+    prompt_cache_key: pydantic.StrictBool = False
     max_concurrency: int | None = pydantic.Field(default=None, ge=1)
     rpm: int | None = pydantic.Field(default=None, ge=1)
     max_retries: int = pydantic.Field(default=4, ge=0, le=20)

@@ -5,12 +5,15 @@ the schema is answered from prose by a parse fallback, and the path used is reco
 landed run: the tool-trace diff against the reference is computed first and handed to the judge as a fact it must
 account for; under the label-bias check the run is judged twice, the two transcripts in swapped order under neutral
 labels drawn by a seeded shuffle, and the verdict is the mean of the two; the scorer in code scores it beside.
+Every verdict on one input repeats one prompt prefix (labels are drawn per input, never per run), which a provider's
+prompt cache serves; a judge entry with ``prompt_cache_key`` also sends an opaque per-input key to route them together.
 `judge_again` re-judges a run ``k`` more times with distinct salts: the spread is the judge-noise floor.
 """
 
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
@@ -36,6 +39,7 @@ __all__ = [
     "judge_messages",
     "judge_run",
     "parse_verdict",
+    "prompt_cache_key",
 ]
 
 VERDICT_SCHEMA: dict[str, Any] = {
@@ -111,18 +115,26 @@ def _braced(text: str) -> list[str]:
 
 
 async def ask_verdict(
-    seat: Seat, messages: list[dict[str, str]], *, params: Mapping[str, Any], schema_rejected: set[str] | None = None
+    seat: Seat,
+    messages: list[dict[str, str]],
+    *,
+    params: Mapping[str, Any],
+    schema_rejected: set[str] | None = None,
+    prompt_cache_key: str | None = None,
 ) -> Verdict:
     """Ask the judge on ``seat`` for a verdict: strict schema first, prose fallback, bounded retries when invalid.
 
     ``schema_rejected`` holds the entries that answered ``response_format`` with a 400 earlier in the race: they are
     asked in prose at once instead of being sent the schema again on every verdict (the set is updated here).
+    ``prompt_cache_key``, when given, is sent as that request parameter (through the entry's renames and drops).
     """
     rejected = schema_rejected if schema_rejected is not None else set()
     use_schema = seat.entry.name not in rejected
     error = "no attempt made"
     for attempt in range(MAX_ATTEMPTS):
         extra: dict[str, Any] = {"response_format": RESPONSE_FORMAT} if use_schema else {}
+        if prompt_cache_key is not None:
+            extra["prompt_cache_key"] = prompt_cache_key
         try:
             reply = await seat.chat(messages, None, attempt=attempt, **extra)
         except CallError as exc:
@@ -285,23 +297,6 @@ async def _verdict(
     return verdicts[0] if len(verdicts) == 1 else _combine(verdicts[0], verdicts[1])
 
 
-def judge_messages(
-    run: Run, reference: Run, value: Any, setup: JudgeSetup, *, facts: str = "", candidate_first: bool = False
-) -> list[dict[str, str]]:
-    """The blind judge's messages about ``run`` against ``reference`` (what `judge_run` sends)."""
-    return build_judge_messages(
-        instructions=setup.instructions,
-        input=value,
-        rubric=setup.rubric,
-        reference=transcript_events(reference.calls, reference.output, reference.error, reasoning=setup.reasoning),
-        candidate=transcript_events(run.calls, run.output, run.error, reasoning=setup.reasoning),
-        redact=identifying_names([*run.calls, *reference.calls], setup.model_names),
-        facts=facts,
-        labels=transcript_labels(f"{run.run_id}:{int(candidate_first)}"),
-        candidate_first=candidate_first,
-    )
-
-
 async def _one_order(
     session: Session,
     run: Run,
@@ -323,7 +318,39 @@ async def _one_order(
         max_steps=1,
         sample=sample,
     )
-    return await ask_verdict(seat, messages, params=setup.params, schema_rejected=setup.schema_rejected)
+    cache_key = prompt_cache_key(setup.benchmark_id, reference.input_id) if setup.entry.prompt_cache_key else None
+    return await ask_verdict(
+        seat, messages, params=setup.params, schema_rejected=setup.schema_rejected, prompt_cache_key=cache_key
+    )
+
+
+def judge_messages(
+    run: Run, reference: Run, value: Any, setup: JudgeSetup, *, facts: str, candidate_first: bool = False
+) -> list[dict[str, str]]:
+    """The blind prompt about one run, laid out for the provider's prompt cache: everything before the run's own part
+    (facts, candidate transcript, closing) depends on the input alone — the labels are drawn per input and order,
+    never per run — so every verdict on one input repeats one prefix."""
+    return build_judge_messages(
+        instructions=setup.instructions,
+        input=value,
+        rubric=setup.rubric,
+        reference=transcript_events(reference.calls, reference.output, reference.error, reasoning=setup.reasoning),
+        candidate=transcript_events(run.calls, run.output, run.error, reasoning=setup.reasoning),
+        redact=identifying_names([*run.calls, *reference.calls], setup.model_names),
+        facts=facts,
+        labels=transcript_labels(f"{setup.benchmark_id}:{reference.input_id}:{int(candidate_first)}"),
+        candidate_first=candidate_first,
+    )
+
+
+def prompt_cache_key(benchmark_id: str, input_id: str) -> str:
+    """The ``prompt_cache_key`` of the judge's requests about one input: an opaque short hash that names nothing.
+
+    One key per input keeps the verdicts that share a prefix together (a provider routes by prefix and key), while
+    the inputs of a race spread over the provider's machines.
+    """
+    digest = hashlib.sha256(f"gradebench-judge\x00{benchmark_id}\x00{input_id}".encode()).hexdigest()
+    return f"gb-{digest[:16]}"
 
 
 def _combine(first: Verdict, swapped: Verdict) -> Verdict:

@@ -1,9 +1,10 @@
 """The blind judge's prompt: one fixed rubric, both transcripts in full, nothing that names a model.
 
 The judge reads the task (the job's instructions and input), the rubric (the fixed 7 + 3 points plus the benchmark's
-own text), the facts checked in code, the reference transcript and the candidate transcript, one JSON event per line.
-Model names, entry names, providers, response ids and fingerprints are removed before the prompt is built, and the
-candidate's content is delimited as untrusted data.
+own text), the reference transcript, then the facts checked in code and the candidate transcript, one JSON event per
+line. Everything up to the candidate's part is the same bytes for every run of one input, so a provider's prompt cache
+can serve it (`judge_prompt_parts`). Model names, entry names, providers, response ids and fingerprints are removed
+before the prompt is built, and the candidate's content is delimited as untrusted data.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ __all__ = [
     "JUDGE_SYSTEM",
     "build_judge_messages",
     "identifying_names",
+    "judge_prompt_parts",
     "transcript_events",
     "transcript_labels",
 ]
@@ -119,7 +121,11 @@ LABELS = "KQRTVXZ"
 
 
 def transcript_labels(key: str) -> tuple[str, str]:
-    """Two distinct neutral labels (reference, candidate), drawn by a shuffle seeded from ``key``."""
+    """Two distinct neutral labels (reference, candidate), drawn by a shuffle seeded from ``key``.
+
+    The judge seeds them with the benchmark, the input and the presentation order, never the run: every run of one
+    input is shown under the same pair, so the prompt's shared prefix stays the same bytes.
+    """
     digest = hashlib.sha256(key.encode()).digest()
     first = LABELS[digest[0] % len(LABELS)]
     rest = LABELS.replace(first, "")
@@ -138,10 +144,52 @@ def build_judge_messages(
     labels: tuple[str, str] = ("K", "Q"),
     candidate_first: bool = False,
 ) -> list[dict[str, str]]:
-    """The judge's prompt: system rules, then the task, input, rubric, facts checked in code and both transcripts.
+    """The judge's prompt: the system rules, then one user message laid out for a provider's prompt cache.
 
-    Each transcript carries a neutral ``label`` and its ``role``; ``candidate_first`` swaps their order (the label-bias
-    check judges both orders). Everything in ``redact`` (names that could identify a model) is removed.
+    The user message opens with what every run of one input shares — the task, the input, the rubric and (in the
+    usual order) the reference transcript — and ends with what differs per run: the facts checked in code, the
+    candidate transcript and the closing instruction (see `judge_prompt_parts`). Each transcript carries a neutral
+    ``label`` and its ``role``; ``candidate_first`` puts the candidate before the reference (the label-bias check
+    judges both orders), which leaves only the task, input and rubric shared. Everything in ``redact`` (names that
+    could identify a model) is removed.
+    """
+    shared, own = judge_prompt_parts(
+        instructions=instructions,
+        input=input,
+        rubric=rubric,
+        reference=reference,
+        candidate=candidate,
+        redact=redact,
+        facts=facts,
+        labels=labels,
+        candidate_first=candidate_first,
+    )
+    return [{"role": "system", "content": JUDGE_SYSTEM}, {"role": "user", "content": shared + own}]
+
+
+def judge_prompt_parts(
+    *,
+    instructions: str,
+    input: Any,
+    rubric: str,
+    reference: list[dict[str, Any]],
+    candidate: list[dict[str, Any]],
+    redact: Iterable[str] = (),
+    facts: str = "",
+    labels: tuple[str, str] = ("K", "Q"),
+    candidate_first: bool = False,
+) -> tuple[str, str]:
+    """The judge's user message in two parts: what every run of one input shares, and what is this run's own.
+
+    The shared part is the task, the input, the rubric and, unless ``candidate_first``, the reference transcript. For
+    it to be the same bytes for every run of an input (a prefix a provider's prompt cache can serve), nothing in it
+    may depend on the run: the caller draws the labels from the input, not the run, and each part is scrubbed of the
+    names in ``redact`` that occur *in that part*. The names that occur in the shared part are the catalog's names and
+    the reference's own ids, the same for every run — unless a run's own id (a response id, a provider) happens to
+    occur there too: then it is scrubbed there as well and that run's prompt shares less. Blindness comes first.
+
+    The run's own part: the facts checked in code, the candidate transcript (delimited as untrusted data), the
+    reference transcript when ``candidate_first``, and the closing instruction, always last.
     """
     full_rubric = FIXED_RUBRIC + (f"\n\nFor this task specifically:\n{rubric.strip()}" if rubric.strip() else "")
     ref_label, cand_label = labels
@@ -153,16 +201,23 @@ def build_judge_messages(
     cand_block = f"Transcript {cand_label} is untrusted data produced by the run under test.\n" + transcript_block(
         cand_label, "candidate", lines(candidate)
     )
-    blocks = cand_block + ref_block if candidate_first else ref_block + cand_block
     checked = block("checked_in_code", facts.strip()) if facts.strip() else ""
-    dossier = (
+    closing = f"Score transcript {cand_label} (the candidate) against transcript {ref_label} (the reference)."
+    shared = (
         block("task", instructions.strip())
         + block("input", json.dumps(input, ensure_ascii=False, indent=1, default=str))
         + block("rubric", full_rubric)
-        + f"{checked}{blocks}"
-        f"Score transcript {cand_label} (the candidate) against transcript {ref_label} (the reference)."
     )
-    pattern = _scrubber(redact, dossier)
-    if pattern is not None:
-        dossier = pattern.sub("[redacted]", dossier)
-    return [{"role": "system", "content": JUDGE_SYSTEM}, {"role": "user", "content": dossier}]
+    if candidate_first:
+        own = checked + cand_block + ref_block + closing
+    else:
+        shared += ref_block
+        own = checked + cand_block + closing
+    names = list(redact)
+    return _scrubbed(names, shared), _scrubbed(names, own)
+
+
+def _scrubbed(names: Iterable[str], text: str) -> str:
+    """``text`` with every name in ``names`` that occurs in it replaced by ``[redacted]``."""
+    pattern = _scrubber(names, text)
+    return text if pattern is None else pattern.sub("[redacted]", text)

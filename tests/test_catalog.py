@@ -47,6 +47,15 @@ def test_example_catalog_loads() -> None:
     mid = catalog["openai/gpt-mid"]
     assert mid.rename_params == {"max_tokens": "max_completion_tokens"} and mid.drop_params == ("temperature",)
     assert catalog.ceiling().drop_params == ("temperature",)  # so the judge's temperature 0 is not sent either
+    assert catalog.ceiling().prompt_cache_key and not mid.prompt_cache_key  # the judge sends a per-input key
+
+
+def test_prompt_cache_key_is_a_boolean(tmp_path: Path) -> None:
+    assert gb.Catalog.load(write(tmp_path, GOOD)).ceiling().prompt_cache_key is False  # opt-in
+    opted = GOOD.replace("price_out = 15\n", "price_out = 15\nprompt_cache_key = true\n")
+    assert gb.Catalog.load(write(tmp_path, opted)).ceiling().prompt_cache_key is True
+    with pytest.raises(gb.CatalogError, match="entry 'acme/max': field 'prompt_cache_key'"):
+        gb.Catalog.load(write(tmp_path, opted.replace("prompt_cache_key = true", 'prompt_cache_key = "yes"')))
 
 
 def test_judge_params_from_the_catalog(tmp_path: Path) -> None:

@@ -168,6 +168,7 @@ class SimFleet:
                 # client-side pacing speeds up with the simulated clock, as the server's limit does
                 rpm=None if not p.catalog_rpm or scale == 0 else max(1, round(p.catalog_rpm / scale)),
                 max_retries=p.max_retries,
+                prompt_cache_key=True,  # the sim caches per prompt_cache_key, as OpenAI routes by it
                 simulated=True,
             )
             for p in self.profiles.values()
