@@ -8,8 +8,9 @@ in-process transport, the simulated endpoint's own work, the cache, admission, t
 the given latency, then again fully cached. In the same process it measures the openai SDK's own floor: a plain
 ``AsyncOpenAI`` making the same number of calls to the same simulated endpoint through the same transport at the same
 concurrency. Machines differ several times in speed, so ``overhead_ratio`` (gradebench's cost per call over the SDK's)
-is the figure to compare. ``--memory`` races N runs and N/10 runs in fresh processes at latency 0 and reports the
-larger one's peak resident memory and the growth per 1,000 runs between the two.
+is the figure to compare (the median of ``--rounds`` pairs taken in turn). ``--memory`` races N runs and N/10 runs
+in fresh processes at latency 0 and reports the larger one's peak resident memory and the growth per 1,000 runs
+between the two.
 
 Ends with one JSON line: n, latency_ms, concurrency, wall_s, limit_s (the ideal 2·N·L/C), ratio, overhead_ms_per_call,
 sdk_floor_ms_per_call, overhead_ratio, cached_rerun_s (and peak_rss_mb, rss_mb_per_1k_runs with --memory).
@@ -22,6 +23,7 @@ import asyncio
 import dataclasses
 import json
 import resource
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -120,6 +122,7 @@ def main() -> None:
     parser.add_argument("--latency-ms", type=float, default=50.0)
     parser.add_argument("--concurrency", type=int, default=100)
     parser.add_argument("--memory", action="store_true", help="also measure peak memory (N and N/10 runs)")
+    parser.add_argument("--rounds", type=int, default=3, help="latency-0 races and SDK floors, taken in turn (medians)")
     parser.add_argument("--peak-of", type=int, help=argparse.SUPPRESS)  # the child process of --memory
     args = parser.parse_args()
     if args.peak_of:
@@ -128,10 +131,13 @@ def main() -> None:
         print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)  # KiB on Linux
         return
     with tempfile.TemporaryDirectory() as tmp:
-        zero_wall, _ = race(args.n, 0.0, args.concurrency, Path(tmp) / "zero", "zero")
         calls = 2 * args.n + 1  # each run and its verdict, plus the reference
-        overhead_ms = zero_wall / calls * 1000
-        floor_ms = asyncio.run(sdk_floor(calls, args.concurrency)) / calls * 1000
+        ours, floors = [], []
+        for round_ in range(args.rounds):  # in turn, so a machine that speeds up or slows down weighs on both alike
+            zero_wall, _ = race(args.n, 0.0, args.concurrency, Path(tmp) / f"zero{round_}", "zero")
+            ours.append(zero_wall / calls * 1000)
+            floors.append(asyncio.run(sdk_floor(calls, args.concurrency)) / calls * 1000)
+        overhead_ms, floor_ms = statistics.median(ours), statistics.median(floors)
         wall, bench = race(args.n, args.latency_ms, args.concurrency, Path(tmp) / "timed", "timed")
         cached, again = race(args.n, args.latency_ms, args.concurrency, Path(tmp) / "timed", "timed")
         if not again.report().runs["cached"].all():
@@ -146,7 +152,7 @@ def main() -> None:
         "ratio": round(wall / limit, 3) if limit else None,
         "overhead_ms_per_call": round(overhead_ms, 3),
         "sdk_floor_ms_per_call": round(floor_ms, 3),
-        "overhead_ratio": round(overhead_ms / floor_ms, 2),
+        "overhead_ratio": round(statistics.median(o / f for o, f in zip(ours, floors, strict=True)), 2),
         "cached_rerun_s": round(cached, 3),
     }
     if args.memory:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -46,12 +47,24 @@ def default_cache_dir() -> Path:
 
 
 class CallCache:
-    """A diskcache of model responses. Errors are never stored; only successful responses are."""
+    """A diskcache of model responses. Errors are never stored; only successful responses are.
+
+    Nothing is ever evicted (a response is money spent). Writes are gathered and committed together — a transaction
+    per write costs more than the rest of a call's bookkeeping — at most `FLUSH_AFTER` of them, never held longer than
+    `FLUSH_SECONDS`, and always when a session closes (a stopped race keeps every answer it got).
+    """
+
+    FLUSH_AFTER = 32
+    """Writes gathered before they are committed together."""
+    FLUSH_SECONDS = 1.0
+    """The longest a write waits for the others (with real endpoints, writes come seconds apart: each commits)."""
 
     def __init__(self, directory: str | os.PathLike[str] | None = None):
         self.directory = Path(directory) if directory is not None else default_cache_dir()
         self.directory.mkdir(parents=True, exist_ok=True)
-        self._store = diskcache.Cache(str(self.directory))
+        self._store = diskcache.Cache(str(self.directory), eviction_policy="none")
+        self._pending: dict[str, tuple[str, float, float | None]] = {}
+        self._since = 0.0
 
     @staticmethod
     def key(entry_identity: dict[str, Any], body: dict[str, Any], salt: dict[str, Any]) -> str:
@@ -60,20 +73,36 @@ class CallCache:
         return hashlib.sha256(material.encode()).hexdigest()
 
     def get(self, key: str) -> Cached | None:
-        value = self._store.get(key)
+        value = self._pending.get(key) or self._store.get(key)
         return Cached(*value) if value is not None else None
 
     def set(self, key: str, value: Cached) -> None:
         # a tuple of plain values: the response text is stored once, as received, never re-encoded
-        self._store.set(key, (value.response, value.latency_s, value.header_cost))
+        if not self._pending:
+            self._since = time.monotonic()
+        self._pending[key] = (value.response, value.latency_s, value.header_cost)
+        if len(self._pending) >= self.FLUSH_AFTER or time.monotonic() - self._since >= self.FLUSH_SECONDS:
+            self.flush()
+
+    def flush(self) -> None:
+        """Commit the gathered writes."""
+        if not self._pending:
+            return
+        pending, self._pending = self._pending, {}
+        with self._store.transact():
+            for key, value in pending.items():
+                self._store.set(key, value)
 
     def __len__(self) -> int:
+        self.flush()
         return len(self._store)
 
     def clear(self) -> None:
+        self._pending.clear()
         self._store.clear()
 
     def close(self) -> None:
+        self.flush()
         self._store.close()
 
     def __repr__(self) -> str:

@@ -250,7 +250,7 @@ _CALL = Columns(
 )
 _generated_init = Call.__init__
 
-PACK_FROM = 512
+PACK_FROM = 2048
 """Bodies of this many bytes or more are kept zlib-compressed: a judge's request holds both transcripts, and a race
 of 100,000 runs holds 100,000 of them."""
 

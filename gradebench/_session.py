@@ -141,6 +141,7 @@ class Session:
         return self
 
     async def __aexit__(self, *exc: object) -> None:
+        self.cache.flush()  # what landed stays, however the race ended
         for client in self._clients.values():
             await client.close()
         for http in self._http.values():
