@@ -454,9 +454,7 @@ def test_unknown_usage_stays_unknown_in_every_figure():
 
 def test_a_stale_catalog_price_shows_beside_the_providers_cost():
     run = make_run(FAST, "i0", 0)
-    calls = [
-        replace(c, cost=0.004, cost_source="provider", price_table_cost=0.002) for c in run.calls
-    ]
+    calls = [replace(c, cost=0.004, cost_source="provider", price_table_cost=0.002) for c in run.calls]
     report = BenchmarkReport([make_run(REF, "i0", 0, role="reference"), replace(run, calls=calls)], META)
     row = report.runs.filter(pl.col("entry") == FAST).row(0, named=True)
     assert (row["cost"], row["price_table_cost"], row["cost_source"]) == (0.008, 0.004, "provider")
