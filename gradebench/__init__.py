@@ -3,12 +3,15 @@
 __version__ = "0.1.0"
 
 from . import scorers
-from ._benchmark import Benchmark, RaceEvent, judge_noise_report, rejudge_report
+from ._benchmark import Benchmark
 from ._cache import CallCache
 from ._catalog import Catalog, Entry, Grade
 from ._errors import CallError, CatalogError, ConfigError, GradebenchError, ToolLoopError
 from ._job import Job
-from ._records import Call, ReportMeta, Run, Verdict
+from ._meta import ReportMeta
+from ._race import RaceEvent
+from ._records import Call, Run, Verdict
+from ._rejudge import judge_noise_report, rejudge_report
 from ._report import BenchmarkReport
 from ._seat import Reply, Seat, Tool, tool
 from .scorers import Scorer

@@ -10,28 +10,24 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import hashlib
-import json
 import logging
 import os
-import time
-from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any, Literal
 
 import polars as pl
-from tqdm.auto import tqdm
 
 from . import __version__
-from ._adaptive import Unit, VerdictRace
 from ._budget import Budget
 from ._cache import CallCache, canonical_json
 from ._catalog import Catalog, Entry
 from ._estimate import Estimate, estimate, run_costs
 from ._job import JobSpec
-from ._judge import JudgeSetup, Scorer, judge_again, judge_run
-from ._race import fan_out, lane_width
-from ._records import ReportMeta, Run
-from ._redact import scrub
+from ._judge import JudgeSetup, judge_run
+from ._meta import ReportMeta
+from ._race import CandidateRace, RaceEvent, RaceInput, fan_out, lane_width, race_to_verdict
+from ._records import Run
+from ._rejudge import judge_noise_report, rejudge_report
 from ._report import BenchmarkReport
 from ._seat import NotCached
 from ._session import Session, mounted
@@ -40,24 +36,6 @@ from ._stats import DEFAULT_MARGIN
 __all__ = ["Benchmark", "RaceEvent", "judge_noise_report", "rejudge_report"]
 
 log = logging.getLogger("gradebench")
-
-
-@dataclass(frozen=True, kw_only=True)
-class RaceEvent:
-    """What a race listener hears (see `Benchmark.subscribe`)."""
-
-    kind: str
-    """``reference`` (a reference run landed), ``landed`` (a candidate run finished), ``judged`` (and was judged)."""
-    run: Run
-    """The run, with its verdict and score once ``judged``."""
-    planned: int
-    """How many runs of this kind the race plans (inputs for references, candidate runs otherwise)."""
-
-
-@dataclass(frozen=True, kw_only=True)
-class _Input:
-    id: str
-    value: Any
 
 
 def _short_hash(*parts: Any) -> str:
@@ -129,7 +107,7 @@ class Benchmark:
         self.scorer = self.job.scorer
         self.judge_swap = False
         self.judge_reasoning = False
-        self._inputs: list[_Input] = []
+        self._inputs: list[RaceInput] = []
         grades = [grade, *self.also]
         self._candidates: list[Entry] = [catalog[n] for g in grades for n in self.candidates(catalog, g)]
         self._skipped: dict[str, str] = {n: why for g in grades for n, why in catalog.skipped(g).items()}
@@ -183,23 +161,7 @@ class Benchmark:
         An input's id is its ``id`` field when it has one, else a hash of its content; ids must be unique.
         """
         rows = values.to_dicts() if isinstance(values, pl.DataFrame) else list(values)
-        if not rows:
-            raise ValueError("inputs must not be empty")
-        inputs = []
-        for i, value in enumerate(rows):
-            try:  # strict: an input that is not JSON would hash a memory address and miss the cache on every rerun
-                json.dumps(value, allow_nan=False)
-            except (TypeError, ValueError) as exc:
-                ident = value.get("id") if isinstance(value, Mapping) else None
-                name = f"input {i}" + (f" (id {ident!r})" if ident is not None else "")
-                raise ValueError(f"{name} is not JSON: {exc}; give plain dicts, lists, strings and numbers") from None
-            ident = value.get("id") if isinstance(value, Mapping) else None
-            inputs.append(_Input(id=str(ident) if ident is not None else _short_hash(value), value=value))
-        ids = [x.id for x in inputs]
-        dupes = sorted({i for i in ids if ids.count(i) > 1})
-        if dupes:
-            raise ValueError(f"input ids must be unique; repeated: {dupes}")
-        self._inputs = inputs
+        self._inputs = RaceInput.parse(rows)
         return self
 
     def set_candidates(self, candidates: Iterable[str | Entry]) -> Benchmark:
@@ -278,7 +240,20 @@ class Benchmark:
                     raise errors[failed[0].run_id]
                 return [r.output for r in references]
             by_input = {r.input_id: r for r in references}
-            race = _Race(self, session, setup, by_input, errors, budget)
+            race = CandidateRace(
+                session=session,
+                setup=setup,
+                references=by_input,
+                run_once=lambda entry, item, repeat: self._one_run(session, entry, item, "candidate", repeat, errors),
+                emit=self._emit,
+                scorer=self.scorer,
+                entries=self._candidates,
+                inputs=self.inputs,
+                concurrency=self.concurrency,
+                budget=budget,
+                desc=f"{self.job.name} race",
+                progress=self.progress,
+            )
             try:
                 if self.runs == "auto":
                     meta = await self._race_to_verdict(race, meta)
@@ -287,7 +262,7 @@ class Benchmark:
                     await race.run(plan)
             except asyncio.CancelledError:
                 # Stopped: what finished is in the cache; the report holds the runs judged so far.
-                self._finish([*runs, *self._in_plan_order(race.done)], meta.replace(stopped="cancelled"))
+                self._finish([*runs, *race.in_plan_order(self._inputs)], meta.replace(stopped="cancelled"))
                 raise
             finally:
                 race.close()
@@ -298,43 +273,17 @@ class Benchmark:
         outputs = [r.output for r in references]
         return outputs[0] if len(outputs) == 1 else outputs
 
-    def _in_plan_order(self, runs: list[Run]) -> list[Run]:
-        """Runs of a stopped race in the order the race planned them (input, entry, repeat)."""
-        inputs = {x.id: i for i, x in enumerate(self._inputs)}
-        entries = {e.name: i for i, e in enumerate(self._candidates)}
-        return sorted(runs, key=lambda r: (inputs.get(r.input_id, 0), entries.get(r.entry, 0), r.repeat))
-
-    async def _race_to_verdict(self, race: _Race, meta: ReportMeta) -> ReportMeta:
+    async def _race_to_verdict(self, race: CandidateRace, meta: ReportMeta) -> ReportMeta:
         """Waves of paired units until every candidate's verdict is settled (`gradebench._adaptive`)."""
-        reference = self.catalog.pick(self.grade).name
-        max_runs = self.most_runs
-        verdicts = VerdictRace(
-            [e.name for e in self._candidates],
-            reference,
-            [x.id for x in self._inputs],
+        units, stops = await race_to_verdict(
+            race,
+            self._inputs,
+            reference=self.catalog.pick(self.grade).name,
             margin=self.margin,
-            max_runs=max_runs,
+            max_runs=self.most_runs,
             seed=f"{self.salt}:{self.benchmark_id}",
         )
-        by_id = {x.id: x for x in self._inputs}
-        by_name = {e.name: e for e in self._candidates}
-        while not verdicts.done:
-            wave = verdicts.next_wave()
-            if not wave:
-                break
-            landed = await race.run([(by_name[name], by_id[u.input_id], u.repeat) for name, u in wave])
-            scores = {(r.entry, Unit(r.input_id, r.repeat)): _score(r) for r in landed if r is not None}
-            verdicts.land(scores)
-            if race.budget is not None and race.budget.stopped:
-                verdicts.stop_all("budget: the next runs would not fit")
-                break
-        return meta.replace(
-            design="auto",
-            runs_per_entry=None,
-            max_runs=max_runs,
-            units=[(u.input_id, u.repeat) for u in verdicts.units],
-            stops=verdicts.stops(),
-        )
+        return meta.replace(design="auto", runs_per_entry=None, max_runs=self.most_runs, units=units, stops=stops)
 
     async def _references(
         self, session: Session, entry: Entry, errors: dict[str, BaseException], budget: Budget | None
@@ -342,7 +291,7 @@ class Benchmark:
         """The reference run of every input. Under a budget the first runs alone, and the rest reserve what the
         dearest one so far cost (no estimate exists before a reference has run)."""
 
-        async def one(item: _Input) -> Run | None:
+        async def one(item: RaceInput) -> Run | None:
             held = budget.reservation("(reference)", 0.0) if budget is not None else 0.0
             if budget is not None and not budget.reserve(held):
                 return None
@@ -386,21 +335,17 @@ class Benchmark:
         them from the cache). Every planned run is replayed against the cache alone: the ones it holds whole are free.
         A race to a verdict is estimated at its most: ``max_runs`` runs per entry.
         """
-        reference_entry = self._check_ready()
-        meta = self.meta()
-        setup = JudgeSetup.from_meta(meta, self.catalog)
+        reference_entry, setup = self._check_ready(), JudgeSetup.from_meta(self.meta(), self.catalog)
         errors: dict[str, BaseException] = {}
         async with Session(self.catalog, self.cache, self.concurrency, self._transports) as session:
-            references = await self._references(session, reference_entry, errors, None)
-        failed = [r for r in references if not r.ok]
-        if failed:
+            by_input = {r.input_id: r for r in await self._references(session, reference_entry, errors, None)}
+        if failed := [r for r in by_input.values() if not r.ok]:
             raise errors[failed[0].run_id]
-        by_input = {r.input_id: r for r in references}
         repeats = max(1, round(self.most_runs / len(self._inputs)))
         plan = [(e, x, k) for x in self._inputs for e in self._candidates for k in range(repeats)]
         async with Session(self.catalog, self.cache, self.concurrency, self._transports, cache_only=True) as replay:
 
-            async def held(planned: tuple[Entry, _Input, int]) -> bool:
+            async def held(planned: tuple[Entry, RaceInput, int]) -> bool:
                 entry, item, repeat = planned
                 try:
                     run = await self._one_run(replay, entry, item, "candidate", repeat, {})
@@ -410,15 +355,9 @@ class Benchmark:
                 return True
 
             cached = await fan_out(plan, held, width=lane_width(self.concurrency))
-        costs = run_costs(by_input, {x.id: x.value for x in self._inputs}, self._candidates, setup)
-        return estimate(
-            [(e, x.id) for e, x, _ in plan],
-            cached,
-            costs,
-            setup=setup,
-            concurrency=self.concurrency,
-            currency=self._currency(),
-        )
+        costs = run_costs(by_input, self.inputs, self._candidates, setup)
+        planned = [(e, x.id) for e, x, _ in plan]
+        return estimate(planned, cached, costs, setup=setup, concurrency=self.concurrency, currency=self._currency())
 
     def estimate_sync(self) -> Estimate:
         """`estimate` for plain scripts and notebook cells."""
@@ -437,52 +376,28 @@ class Benchmark:
             except Exception:  # a broken listener must not cost the race its results
                 log.exception("a race listener raised on a %s event; the race goes on", event.kind)
 
-    def _run_id(self, entry: Entry, item: _Input, role: str, repeat: int) -> str:
+    def _run_id(self, entry: Entry, item: RaceInput, role: str, repeat: int) -> str:
         return _short_hash("run", self.benchmark_id, item.id, role, entry.name, repeat)
 
     async def _one_run(
-        self, session: Session, entry: Entry, item: _Input, role: str, repeat: int, errors: dict[str, BaseException]
+        self, session: Session, entry: Entry, item: RaceInput, role: str, repeat: int, errors: dict[str, BaseException]
     ) -> Run:
         run_id = self._run_id(entry, item, role, repeat)
-        seat = session.seat(
+        salt = {"user": self.salt, "input": item.id, "role": role, "repeat": repeat}
+        run, error = await self.job.run_once(
+            session,
             entry,
-            run_id=run_id,
+            item.id,
+            item.value,
             role=role,
-            benchmark_id=self.benchmark_id,
-            salt={"user": self.salt, "input": item.id, "role": role, "repeat": repeat},
-            job_params=self.job.params,
-            fixed_params=self.job.fixed_params,
-            max_steps=self.job.max_steps,
-        )
-        made: dict[str, Any] = dict(
-            benchmark_id=self.benchmark_id,
-            job=self.job.name,
-            input_id=item.id,
-            run_id=run_id,
-            role=role,
-            entry=entry.name,
-            model=entry.model,
-            grade=entry.grade,
-            simulated=entry.simulated,
             repeat=repeat,
-            currency=entry.currency,
+            run_id=run_id,
+            benchmark_id=self.benchmark_id,
+            salt=salt,
         )
-        started = time.perf_counter()
-        limit = asyncio.timeout(self.job.timeout_s)
-        try:
-            async with limit:
-                output = await self.job.build().run(item.value, seat)
-            json.dumps(output)
-        except Exception as exc:  # a failed run is a row that says why
-            if isinstance(exc, TimeoutError) and limit.expired():
-                exc = TimeoutError(f"{entry.name}: the run took longer than the job's timeout_s={self.job.timeout_s:g}")
-            elif isinstance(exc, TypeError) and "JSON serializable" in str(exc):
-                exc = TypeError(f"{self.job.name}: the job's output is not JSON-serialisable: {exc}")
-            errors[run_id] = exc
-            error = scrub(f"{type(exc).__name__}: {exc}")
-            wall = time.perf_counter() - started
-            return Run(**made, ok=False, error=error, calls=list(seat.calls), wall_s=wall)
-        return Run(**made, ok=True, output=output, calls=list(seat.calls), wall_s=time.perf_counter() - started)
+        if error is not None:
+            errors[run_id] = error
+        return run
 
     def _finish(self, runs: list[Run], meta: ReportMeta) -> None:
         self._report = BenchmarkReport(runs, meta)
@@ -567,210 +482,6 @@ class Benchmark:
         self._report = report
         self.metadata[Benchmark.REPORT] = report
         return report
-
-
-class _Race:
-    """The candidate runs of one race: each run is started (under the budget), landed, judged and reported on."""
-
-    def __init__(
-        self,
-        bench: Benchmark,
-        session: Session,
-        setup: JudgeSetup,
-        references: dict[str, Run],
-        errors: dict[str, BaseException],
-        budget: Budget | None,
-    ):
-        self.bench, self.session, self.setup, self.references, self.errors = bench, session, setup, references, errors
-        self.budget = budget
-        self.done: list[Run] = []
-        """Every run judged so far, in the order they landed."""
-        self.landed: list[Run] = []
-        """The runs of every finished `run` call, in plan order: the rows of the report."""
-        self._costs = run_costs(references, bench.inputs, bench._candidates, setup) if budget is not None else {}
-        self._counts = {"landed": 0, "judged": 0, "failed": 0}
-        self._bar: Any = None
-        self._refused: set[str] = set()
-
-    async def run(self, plan: Sequence[tuple[Entry, _Input, int]]) -> list[Run | None]:
-        """Race ``plan`` (entry, input, repeat): the runs in plan order; None for one the budget did not start."""
-        if self._bar is None:
-            self._bar = tqdm(desc=f"{self.bench.job.name} race", unit="run", disable=not self.bench.progress)
-        self._bar.total = (self._bar.total or 0) + len(plan)
-        bench = self.bench
-        by_name = {e.name: e for e in bench._candidates}
-        results = await fan_out(
-            plan,
-            self._one,
-            lane=lambda planned: planned[0].name,
-            width=lambda name: lane_width(bench.concurrency, by_name[str(name)].max_concurrency),
-        )
-        self.landed.extend(r for r in results if r is not None)
-        return results
-
-    async def _one(self, planned: tuple[Entry, _Input, int]) -> Run | None:
-        entry, item, repeat = planned
-        bench, budget, total = self.bench, self.budget, self._bar.total
-        held = 0.0
-        if budget is not None:
-            held = budget.reservation(entry.name, self._costs[(entry.name, item.id)].total)
-            if budget.stopped or not budget.reserve(held):
-                self._refused.add(entry.name)
-                return None
-        run = await bench._one_run(self.session, entry, item, "candidate", repeat, self.errors)
-        self._counts["landed"] += 1
-        self._counts["failed"] += not run.ok
-        self._bar.set_postfix(self._counts, refresh=False)
-        bench._emit(RaceEvent(kind="landed", run=run, planned=total))
-        run = await judge_run(self.session, run, self.references[item.id], item.value, self.setup, bench.scorer)
-        if budget is not None:
-            budget.settle(entry.name, held, _spent(run))
-        self._counts["judged"] += 1
-        self._bar.set_postfix(self._counts, refresh=False)
-        self._bar.update(1)
-        bench._emit(RaceEvent(kind="judged", run=run, planned=total))
-        self.done.append(run)
-        return run
-
-    def budget_stops(self) -> dict[str, str]:
-        """Entries some of whose runs the budget did not start."""
-        return dict.fromkeys(sorted(self._refused), "budget: the next runs would not fit")
-
-    def close(self) -> None:
-        if self._bar is not None:
-            self._bar.close()
-
-
-def _spent(run: Run) -> float | None:
-    """What a run and its verdict spent now (None when a call's cost is unknown)."""
-    own = run.spent_now
-    judge = [c.spent_now for c in run.verdict.calls] if run.verdict is not None else []
-    if own is None or any(v is None for v in judge):
-        return None
-    return own + sum(v for v in judge if v is not None)
-
-
-def _score(run: Run) -> float | None:
-    """A run's score for a paired difference: 0 when it failed, None when the judge gave no verdict."""
-    if not run.ok:
-        return 0.0
-    return run.verdict.score if run.verdict is not None else None
-
-
-# -------------------------------------------------------------------------------------------------- stored reports
-
-
-def _taken_up(report: BenchmarkReport) -> tuple[dict[str, Run], list[Run]]:
-    """A report's runs taken up again: the references by input, and the candidates. None of their model calls is
-    made now, so none costs anything now."""
-    runs = [replace(r, calls=[replace(c, cache_hit=True) for c in r.calls]) for r in report.to_runs()]
-    return {r.input_id: r for r in runs if r.role == "reference"}, [r for r in runs if r.role == "candidate"]
-
-
-async def _judge_each(
-    report: BenchmarkReport,
-    catalog: Catalog,
-    runs: Sequence[Run],
-    work: Callable[[Session, Run], Any],
-    *,
-    cache: CallCache | str | os.PathLike[str] | None,
-    concurrency: int | None,
-    progress: bool,
-    desc: str,
-) -> list[Any]:
-    """``work(session, run)`` for each stored run, through the race engine, with a progress bar."""
-    store = cache if isinstance(cache, CallCache) else CallCache(cache)
-    limit = concurrency or catalog.concurrency
-    bar = tqdm(total=len(runs), desc=desc, unit="run", disable=not progress)
-    async with Session(catalog, store, limit, mounted()) as session:
-
-        async def one(run: Run) -> Any:
-            result = await work(session, run)
-            bar.update(1)
-            return result
-
-        try:
-            return await fan_out(runs, one, width=lane_width(limit))
-        finally:
-            bar.close()
-
-
-async def judge_noise_report(
-    report: BenchmarkReport,
-    catalog: Catalog,
-    *,
-    k: int = 5,
-    sample: int | Sequence[str] | None = None,
-    cache: CallCache | str | os.PathLike[str] | None = None,
-    concurrency: int | None = None,
-    progress: bool = True,
-) -> BenchmarkReport:
-    """`Benchmark.judge_noise` for any report (e.g. one read back from parquet): that report with its noise floor."""
-    if not isinstance(k, int) or k < 1:
-        raise ValueError(f"k must be an integer >= 1, got {k!r}")
-    setup = JudgeSetup.from_meta(report.meta, catalog)
-    setup.entry.api_key()  # fail before any call when the judge cannot be called
-    references, candidates = _taken_up(report)
-    judged = [r for r in candidates if r.verdict is not None and r.verdict.score is not None]
-    if isinstance(sample, int):
-        if sample < 1:
-            raise ValueError(f"sample must be >= 1 runs, got {sample}")
-        chosen = sorted(judged, key=lambda r: _short_hash("noise-sample", r.run_id))[:sample]
-    elif sample is not None:
-        wanted = set(sample)
-        unknown = wanted - {r.run_id for r in judged}
-        if unknown:
-            raise ValueError(f"sample names runs that are not judged candidate runs: {sorted(unknown)}")
-        chosen = [r for r in judged if r.run_id in wanted]
-    else:
-        chosen = judged
-    inputs = report.meta.inputs
-
-    async def replicas(session: Session, run: Run) -> dict[str, Any]:
-        scores = await judge_again(session, run, references[run.input_id], inputs.get(run.input_id), setup, k)
-        assert run.verdict is not None
-        return {
-            "run_id": run.run_id,
-            "entry": run.entry,
-            "input_id": run.input_id,
-            "score": run.verdict.score,
-            "replicas": scores,
-        }
-
-    rows = await _judge_each(
-        report, catalog, chosen, replicas, cache=cache, concurrency=concurrency, progress=progress, desc="judge noise"
-    )
-    return report.with_noise(rows, k=k)
-
-
-async def rejudge_report(
-    report: BenchmarkReport,
-    catalog: Catalog,
-    *,
-    rubric: str | None = None,
-    judge: str | None = None,
-    cache: CallCache | str | os.PathLike[str] | None = None,
-    scorer: Scorer | None = None,
-    concurrency: int | None = None,
-    progress: bool = True,
-) -> BenchmarkReport:
-    """Judge the runs of a report again (e.g. one from `BenchmarkReport.read_parquet`); only the judge is called.
-
-    A ``scorer`` given now scores again; otherwise the scores stand (they do not depend on the judge).
-    """
-    setup = JudgeSetup.from_meta(report.meta, catalog, rubric=rubric, judge=judge)
-    setup.entry.api_key()  # fail before any call when the judge cannot be called
-    references, candidates = _taken_up(report)
-    inputs = report.meta.inputs
-
-    async def again(session: Session, run: Run) -> Run:
-        return await judge_run(session, run, references[run.input_id], inputs.get(run.input_id), setup, scorer)
-
-    rejudged = await _judge_each(
-        report, catalog, candidates, again, cache=cache, concurrency=concurrency, progress=progress, desc="rejudge"
-    )
-    meta = report.meta.replace(rubric=setup.rubric, judge_entry=setup.entry.name, judge_params=dict(setup.params))
-    return BenchmarkReport([*references.values(), *rejudged], meta)
 
 
 def _run_sync(make: Callable[[], Any]) -> Any:

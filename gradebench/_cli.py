@@ -17,9 +17,10 @@ import polars as pl
 import pydantic
 
 from . import scorers, sim
-from ._benchmark import Benchmark, rejudge_report
+from ._benchmark import Benchmark
 from ._catalog import Catalog
 from ._errors import ConfigError, GradebenchError
+from ._rejudge import rejudge_report
 from ._report import BenchmarkReport
 from ._tomlfile import first_problem, read_toml
 

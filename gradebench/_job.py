@@ -2,11 +2,18 @@
 
 from __future__ import annotations
 
+import asyncio
 import inspect
+import json
+import time
 from collections.abc import Callable, Mapping
 from typing import Any, ClassVar
 
+from ._catalog import Entry
+from ._records import Run
+from ._redact import scrub
 from ._seat import Seat
+from ._session import Session
 
 __all__ = ["Job", "JobSpec"]
 
@@ -73,6 +80,60 @@ class JobSpec:
     def build(self) -> Any:
         """A fresh job instance for one run."""
         return self._make()
+
+    async def run_once(
+        self,
+        session: Session,
+        entry: Entry,
+        input_id: str,
+        value: Any,
+        *,
+        role: str,
+        repeat: int,
+        run_id: str,
+        benchmark_id: str,
+        salt: dict[str, Any],
+    ) -> tuple[Run, BaseException | None]:
+        """Run a fresh job once on a seat at ``entry``: the run's record, and the exception it raised (a failed run is
+        a record that says why; the exception is kept for a reference run, whose failure is raised)."""
+        seat = session.seat(
+            entry,
+            run_id=run_id,
+            role=role,
+            benchmark_id=benchmark_id,
+            salt=salt,
+            job_params=self.params,
+            fixed_params=self.fixed_params,
+            max_steps=self.max_steps,
+        )
+        made: dict[str, Any] = dict(
+            benchmark_id=benchmark_id,
+            job=self.name,
+            input_id=input_id,
+            run_id=run_id,
+            role=role,
+            entry=entry.name,
+            model=entry.model,
+            grade=entry.grade,
+            simulated=entry.simulated,
+            repeat=repeat,
+            currency=entry.currency,
+        )
+        started = time.perf_counter()
+        limit = asyncio.timeout(self.timeout_s)
+        try:
+            async with limit:
+                output = await self.build().run(value, seat)
+            json.dumps(output)
+        except Exception as exc:  # a failed run is a row that says why
+            if isinstance(exc, TimeoutError) and limit.expired():
+                exc = TimeoutError(f"{entry.name}: the run took longer than the job's timeout_s={self.timeout_s:g}")
+            elif isinstance(exc, TypeError) and "JSON serializable" in str(exc):
+                exc = TypeError(f"{self.name}: the job's output is not JSON-serialisable: {exc}")
+            error = scrub(f"{type(exc).__name__}: {exc}")
+            wall = time.perf_counter() - started
+            return Run(**made, ok=False, error=error, calls=list(seat.calls), wall_s=wall), exc
+        return Run(**made, ok=True, output=output, calls=list(seat.calls), wall_s=time.perf_counter() - started), None
 
 
 class _FunctionJob:

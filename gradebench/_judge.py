@@ -23,8 +23,9 @@ import pydantic
 
 from ._catalog import Catalog, Entry
 from ._errors import CallError
+from ._meta import ReportMeta
 from ._prompt import build_judge_messages, identifying_names, transcript_events, transcript_labels
-from ._records import ReportMeta, Run, Verdict
+from ._records import Run, Verdict
 from ._seat import Reply, Seat
 from ._session import Session
 from ._tooldiff import ToolDiff, compare, judge_note

@@ -14,7 +14,8 @@ import polars as pl
 
 from . import _stats
 from ._adaptive import Unit, unit_verdicts
-from ._records import ReportMeta, frame
+from ._codec import frame
+from ._meta import ReportMeta
 
 __all__ = ["MODELS_SCHEMA", "NOISE_SCHEMA", "conform", "models_frame"]
 

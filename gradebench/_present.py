@@ -14,7 +14,8 @@ from typing import Any, Protocol
 
 import polars as pl
 
-from ._records import ReportMeta, Run
+from ._meta import ReportMeta
+from ._records import Run
 from ._stats import INCONCLUSIVE, MIN_INPUTS
 
 __all__ = [

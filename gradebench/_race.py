@@ -1,4 +1,5 @@
-"""One race engine for every fan-out: the reference runs, the race, a rejudge and the judge-noise floor.
+"""One race engine: the fan-out behind the reference runs, the race, a rejudge and the judge-noise floor, and the race
+of candidate runs itself (budget, progress, events).
 
 Work is admitted lazily: each lane (an entry, or the one lane of a rejudge) has a fixed number of workers that take
 the next item when they finish one, so a race of 100,000 runs holds a few hundred coroutines, not 100,000. Results
@@ -9,11 +10,33 @@ is stopped still has what finished. Admission control (`gradebench._admission`) 
 from __future__ import annotations
 
 import asyncio
+import hashlib
+import json
 from collections import deque
-from collections.abc import Awaitable, Callable, Hashable, Sequence
+from collections.abc import Awaitable, Callable, Hashable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any, TypeVar
 
-__all__ = ["fan_out", "lane_width"]
+from tqdm.auto import tqdm
+
+from ._adaptive import Unit, VerdictRace
+from ._budget import Budget
+from ._catalog import Entry
+from ._estimate import run_costs
+from ._judge import JudgeSetup, Scorer, judge_run
+from ._records import Run
+from ._session import Session
+
+__all__ = [
+    "CandidateRace",
+    "RaceEvent",
+    "RaceInput",
+    "fan_out",
+    "lane_width",
+    "paired_score",
+    "race_to_verdict",
+    "spent_now",
+]
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -59,3 +82,175 @@ async def fan_out(
             for _ in range(min(max(1, workers), len(queue))):
                 group.create_task(worker(queue))
     return results
+
+
+@dataclass(frozen=True, kw_only=True)
+class RaceEvent:
+    """What a race listener hears (see `Benchmark.subscribe`)."""
+
+    kind: str
+    """``reference`` (a reference run landed), ``landed`` (a candidate run finished), ``judged`` (and was judged)."""
+    run: Run
+    """The run, with its verdict and score once ``judged``."""
+    planned: int
+    """How many runs of this kind the race plans (inputs for references, candidate runs otherwise)."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class RaceInput:
+    """One input of a race: its id and its value."""
+
+    id: str
+    value: Any
+
+    @staticmethod
+    def parse(values: Sequence[Any]) -> list[RaceInput]:
+        """Inputs from their values: an input's id is its ``id`` field when it has one, else a hash of its content.
+
+        Every value must be JSON (one that is not would hash a memory address and miss the cache on every rerun) and
+        ids must be unique; a bad one raises a `ValueError` naming it.
+        """
+        if not values:
+            raise ValueError("inputs must not be empty")
+        inputs = []
+        for i, value in enumerate(values):
+            ident = value.get("id") if isinstance(value, Mapping) else None
+            try:
+                text = json.dumps(value, allow_nan=False, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+            except (TypeError, ValueError) as exc:
+                name = f"input {i}" + (f" (id {ident!r})" if ident is not None else "")
+                raise ValueError(f"{name} is not JSON: {exc}; give plain dicts, lists, strings and numbers") from None
+            made = str(ident) if ident is not None else hashlib.sha256(f"[{text}]".encode()).hexdigest()[:12]
+            inputs.append(RaceInput(id=made, value=value))
+        ids = [x.id for x in inputs]
+        dupes = sorted({i for i in ids if ids.count(i) > 1})
+        if dupes:
+            raise ValueError(f"input ids must be unique; repeated: {dupes}")
+        return inputs
+
+
+class CandidateRace:
+    """The candidate runs of one race: each run is started (under the budget), landed, judged and reported on."""
+
+    def __init__(
+        self,
+        *,
+        session: Session,
+        setup: JudgeSetup,
+        references: dict[str, Run],
+        run_once: Callable[[Entry, RaceInput, int], Awaitable[Run]],
+        emit: Callable[[RaceEvent], None],
+        scorer: Scorer | None,
+        entries: Sequence[Entry],
+        inputs: Mapping[str, Any],
+        concurrency: int,
+        budget: Budget | None,
+        desc: str,
+        progress: bool,
+    ):
+        self.session, self.setup, self.references, self.budget = session, setup, references, budget
+        self._run_once, self._emit, self._scorer = run_once, emit, scorer
+        self._entries = {e.name: e for e in entries}
+        self._concurrency, self._desc, self._progress = concurrency, desc, progress
+        self.done: list[Run] = []
+        """Every run judged so far, in the order they landed."""
+        self.landed: list[Run] = []
+        """The runs of every finished `run` call, in plan order: the rows of the report."""
+        self._costs = run_costs(references, inputs, entries, setup) if budget is not None else {}
+        self._counts = {"landed": 0, "judged": 0, "failed": 0}
+        self._bar: Any = None
+        self._refused: set[str] = set()
+
+    async def run(self, plan: Sequence[tuple[Entry, RaceInput, int]]) -> list[Run | None]:
+        """Race ``plan`` (entry, input, repeat): the runs in plan order; None for one the budget did not start."""
+        if self._bar is None:
+            self._bar = tqdm(desc=self._desc, unit="run", disable=not self._progress)
+        self._bar.total = (self._bar.total or 0) + len(plan)
+        results = await fan_out(
+            plan,
+            self._one,
+            lane=lambda planned: planned[0].name,
+            width=lambda name: lane_width(self._concurrency, self._entries[str(name)].max_concurrency),
+        )
+        self.landed.extend(r for r in results if r is not None)
+        return results
+
+    async def _one(self, planned: tuple[Entry, RaceInput, int]) -> Run | None:
+        entry, item, repeat = planned
+        budget, total = self.budget, self._bar.total
+        held = 0.0
+        if budget is not None:
+            held = budget.reservation(entry.name, self._costs[(entry.name, item.id)].total)
+            if budget.stopped or not budget.reserve(held):
+                self._refused.add(entry.name)
+                return None
+        run = await self._run_once(entry, item, repeat)
+        self._counts["landed"] += 1
+        self._counts["failed"] += not run.ok
+        self._bar.set_postfix(self._counts, refresh=False)
+        self._emit(RaceEvent(kind="landed", run=run, planned=total))
+        run = await judge_run(self.session, run, self.references[item.id], item.value, self.setup, self._scorer)
+        if budget is not None:
+            budget.settle(entry.name, held, spent_now(run))
+        self._counts["judged"] += 1
+        self._bar.set_postfix(self._counts, refresh=False)
+        self._bar.update(1)
+        self._emit(RaceEvent(kind="judged", run=run, planned=total))
+        self.done.append(run)
+        return run
+
+    @property
+    def entries(self) -> dict[str, Entry]:
+        """The entries raced, by name."""
+        return dict(self._entries)
+
+    def in_plan_order(self, inputs: Sequence[RaceInput]) -> list[Run]:
+        """The runs judged so far in the order a race plans them (input, entry, repeat): a stopped race's rows."""
+        order = {x.id: i for i, x in enumerate(inputs)}
+        entries = {name: i for i, name in enumerate(self._entries)}
+        return sorted(self.done, key=lambda r: (order.get(r.input_id, 0), entries.get(r.entry, 0), r.repeat))
+
+    def budget_stops(self) -> dict[str, str]:
+        """Entries some of whose runs the budget did not start."""
+        return dict.fromkeys(sorted(self._refused), "budget: the next runs would not fit")
+
+    def close(self) -> None:
+        if self._bar is not None:
+            self._bar.close()
+
+
+def spent_now(run: Run) -> float | None:
+    """What a run and its verdict spent now (None when a call's cost is unknown)."""
+    own = run.spent_now
+    judge = [c.spent_now for c in run.verdict.calls] if run.verdict is not None else []
+    if own is None or any(v is None for v in judge):
+        return None
+    return own + sum(v for v in judge if v is not None)
+
+
+def paired_score(run: Run) -> float | None:
+    """A run's score for a paired difference: 0 when it failed, None when the judge gave no verdict."""
+    if not run.ok:
+        return 0.0
+    return run.verdict.score if run.verdict is not None else None
+
+
+async def race_to_verdict(
+    race: CandidateRace, inputs: Sequence[RaceInput], *, reference: str, margin: float, max_runs: int, seed: str
+) -> tuple[list[tuple[str, int]], dict[str, str]]:
+    """Race waves of paired units until every candidate's verdict is settled (`gradebench._adaptive`); the units in
+    draw order and why each candidate stopped."""
+    verdicts = VerdictRace(
+        list(race.entries), reference, [x.id for x in inputs], margin=margin, max_runs=max_runs, seed=seed
+    )
+    by_id = {x.id: x for x in inputs}
+    while not verdicts.done:
+        wave = verdicts.next_wave()
+        if not wave:
+            break
+        landed = await race.run([(race.entries[name], by_id[u.input_id], u.repeat) for name, u in wave])
+        verdicts.land({(r.entry, Unit(r.input_id, r.repeat)): paired_score(r) for r in landed if r is not None})
+        if race.budget is not None and race.budget.stopped:
+            verdicts.stop_all("budget: the next runs would not fit")
+            break
+    return [(u.input_id, u.repeat) for u in verdicts.units], verdicts.stops()

@@ -1,4 +1,4 @@
-"""The records of a benchmark and their one row form: a model call, a verdict, a run, and the report's meta.
+"""The records of a benchmark and their one row form: a model call, a verdict, a run.
 
 Each record owns its codec: ``to_row()`` gives its row in a report frame, ``from_row()`` takes it back, and the frame
 schemas (`CALLS_SCHEMA`, `RUNS_SCHEMA`) are derived from the records' own fields and properties (`Columns`): a
@@ -11,114 +11,15 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import types
-import typing
-import zlib
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 import polars as pl
-import pydantic
 
-from ._stats import DEFAULT_MARGIN
+from ._codec import Columns, dumps, pack, unpack
 
-__all__ = [
-    "CALLS_SCHEMA",
-    "FAILED_REASON",
-    "RUNS_SCHEMA",
-    "Call",
-    "Columns",
-    "ReportMeta",
-    "Run",
-    "Verdict",
-    "frame",
-    "pack",
-]
-
-_SCALARS: dict[Any, pl.DataType] = {int: pl.Int64(), float: pl.Float64(), str: pl.String(), bool: pl.Boolean()}
-
-
-def _dtype(hint: Any) -> tuple[pl.DataType, bool]:
-    """The column type of an annotation, and whether the value is stored as JSON text."""
-    if isinstance(hint, types.UnionType) or typing.get_origin(hint) is typing.Union:
-        inner = [a for a in typing.get_args(hint) if a is not type(None)]
-        hint = inner[0] if len(inner) == 1 else Any
-    if hint in _SCALARS:
-        return _SCALARS[hint], False
-    return pl.String(), True
-
-
-def _dumps(value: Any) -> str:
-    return json.dumps(value, ensure_ascii=False, default=str)
-
-
-@dataclass(frozen=True)
-class _Column:
-    name: str
-    attr: str
-    dtype: pl.DataType
-    json: bool
-    field: bool
-
-
-class Columns:
-    """The row form of a record class: these attributes (fields or properties), in this order, under these names."""
-
-    def __init__(self, cls: type, attrs: Sequence[str], *, names: Mapping[str, str] | None = None):
-        hints = typing.get_type_hints(cls)
-        fields = {f.name for f in dataclasses.fields(cls)}
-        names = names or {}
-        self.columns: list[_Column] = []
-        for attr in attrs:
-            if attr in fields:
-                hint = hints[attr]
-            else:
-                hint = typing.get_type_hints(getattr(cls, attr).fget)["return"]
-            dtype, as_json = _dtype(hint)
-            self.columns.append(_Column(names.get(attr, attr), attr, dtype, as_json, attr in fields))
-
-    @property
-    def schema(self) -> dict[str, pl.DataType]:
-        return {c.name: c.dtype for c in self.columns}
-
-    def row(self, record: Any) -> dict[str, Any]:
-        """The record's columns (JSON text for structured values; None stays None)."""
-        out = {}
-        for c in self.columns:
-            value = getattr(record, c.attr)
-            out[c.name] = _dumps(value) if c.json and value is not None else value
-        return out
-
-    def values(self, row: Mapping[str, Any]) -> dict[str, Any]:
-        """The record's fields taken back from a row (computed columns are left to the record to recompute)."""
-        return {
-            c.attr: (json.loads(row[c.name]) if c.json and row[c.name] is not None else row[c.name])
-            for c in self.columns
-            if c.field
-        }
-
-
-FRAME_CHUNK = 4096
-"""Rows turned into a frame at a time: a report of 100,000 runs never holds 100,000 row dicts at once."""
-
-
-def frame(rows: Iterable[Mapping[str, Any]], schema: Mapping[str, pl.DataType]) -> pl.DataFrame:
-    """Rows as a frame of exactly ``schema`` (an empty frame still has every column)."""
-    parts = []
-    chunk: list[Mapping[str, Any]] = []
-    for row in rows:
-        chunk.append(row)
-        if len(chunk) == FRAME_CHUNK:
-            parts.append(_chunk(chunk, schema))
-            chunk = []
-    if chunk or not parts:
-        parts.append(_chunk(chunk, schema))
-    return parts[0] if len(parts) == 1 else pl.concat(parts, rechunk=True)
-
-
-def _chunk(rows: list[Mapping[str, Any]], schema: Mapping[str, pl.DataType]) -> pl.DataFrame:
-    return pl.DataFrame({name: [r.get(name) for r in rows] for name in schema}, schema=dict(schema))
+__all__ = ["CALLS_SCHEMA", "FAILED_REASON", "RUNS_SCHEMA", "Call", "Run", "Verdict"]
 
 
 def _total(values: Iterable[Any]) -> Any:
@@ -184,12 +85,12 @@ class Call:
     @property
     def request_json(self) -> str:
         """The JSON body sent, as text: the ``calls`` frame's ``request``."""
-        return _unpack(self.request_packed)
+        return unpack(self.request_packed)
 
     @property
     def response_json(self) -> str | None:
         """The JSON body received, as text (None when the call failed): the ``calls`` frame's ``response``."""
-        return None if self.response_packed is None else _unpack(self.response_packed)
+        return None if self.response_packed is None else unpack(self.response_packed)
 
     @property
     def request(self) -> dict[str, Any]:
@@ -250,20 +151,6 @@ _CALL = Columns(
 )
 _generated_init = Call.__init__
 
-PACK_FROM = 2048
-"""Bodies of this many bytes or more are kept zlib-compressed: a judge's request holds both transcripts, and a race
-of 100,000 runs holds 100,000 of them."""
-
-
-def pack(text: str) -> bytes:
-    """A body's text as a call keeps it: compressed when long (see `PACK_FROM`)."""
-    raw = text.encode()
-    return b"z" + zlib.compress(raw, 1) if len(raw) >= PACK_FROM else b"=" + raw
-
-
-def _unpack(packed: bytes) -> str:
-    return (zlib.decompress(packed[1:]) if packed[:1] == b"z" else packed[1:]).decode()
-
 
 def _call_init(
     self: Call,
@@ -277,9 +164,9 @@ def _call_init(
     """``Call(request={...}, response={...})`` or ``Call(request_json=..., response_json=...)``: the bodies are
     kept packed (see `PACK_FROM`)."""
     if request is not None:
-        request_json = _dumps(request)
+        request_json = dumps(request)
     if response is not None:
-        response_json = _dumps(response)
+        response_json = dumps(response)
     if request_json is not None:
         fields["request_packed"] = pack(request_json)
     if response_json is not None:
@@ -581,89 +468,3 @@ _RUN = Columns(
 _RUN_TAIL = Columns(Run, ["scorer", "scorer_error", "tool_missing", "tool_extra", "tool_arg_mismatch", "tool_diff"])
 RUNS_SCHEMA: dict[str, pl.DataType] = {**_RUN.schema, **_VERDICT.schema, **_RUN_TAIL.schema}
 """One row per run (reference and candidates): the run, its verdict's columns, its scorer and its tool diff."""
-
-
-# -------------------------------------------------------------------------------------------------------------- meta
-
-
-@dataclass(frozen=True, kw_only=True)
-class ReportMeta:
-    """What a report was measured under: the benchmark, its judge, its inputs (``meta.json`` beside the parquet)."""
-
-    benchmark_id: str = ""
-    """Id of the benchmark (opaque)."""
-    job: str = ""
-    """The job's name."""
-    instructions: str = ""
-    """The job's instructions: the task the judge read."""
-    grade: str = ""
-    """The grade raced."""
-    also: list[str] = field(default_factory=list)
-    """Other grades raced against the same reference."""
-    margin: float = DEFAULT_MARGIN
-    """The non-inferiority margin of the verdicts (points of 10)."""
-    runs_per_entry: int | None = None
-    """Runs per input and entry asked for."""
-    reference_entry: str = ""
-    """The pinned entry the reference ran on."""
-    judge_entry: str = ""
-    """The entry that judged."""
-    judge_params: dict[str, Any] = field(default_factory=dict)
-    """Inference parameters of the judge."""
-    judge_swap: bool = False
-    """Whether every run was judged in both presentation orders."""
-    judge_reasoning: bool = False
-    """Whether the judge was shown the models' reasoning."""
-    rubric: str = ""
-    """The benchmark's rubric, beside the fixed one."""
-    scorer: str | None = None
-    """The scorer in code, by name."""
-    salt: str = ""
-    """The user salt of the cache keys."""
-    candidates: list[str] = field(default_factory=list)
-    """The entries raced."""
-    skipped: dict[str, str] = field(default_factory=dict)
-    """Entries left out because they cannot be called, with the reason."""
-    inputs: dict[str, Any] = field(default_factory=dict)
-    """The inputs by id."""
-    gradebench_version: str = ""
-    """The gradebench that measured it."""
-    stopped: str | None = None
-    """Why the race ended early (``cancelled``, ``budget``), or None when it ran to the end."""
-    judge_noise_k: int | None = None
-    """Extra judgements per run behind ``report.noise`` (None before `judge_noise`)."""
-    design: str = "fixed"
-    """``fixed`` (``runs`` per input and entry) or ``auto`` (a race to a verdict)."""
-    units: list[tuple[str, int]] = field(default_factory=list)
-    """A race to a verdict: its units (input id, repeat) in draw order, the order its verdicts read them in."""
-    max_runs: int | None = None
-    """A race to a verdict: the most runs an entry could get."""
-    stops: dict[str, str] = field(default_factory=dict)
-    """A race to a verdict: why each candidate stopped receiving runs (settled, max_runs, budget)."""
-    budget: float | None = None
-    """The most the race could spend now, or None."""
-
-    def replace(self, **changes: Any) -> ReportMeta:
-        """This meta with some fields changed."""
-        return dataclasses.replace(self, **changes)
-
-    def to_dict(self) -> dict[str, Any]:
-        """The meta as plain JSON values (what ``meta.json`` holds)."""
-        return json.loads(_dumps(dataclasses.asdict(self)))
-
-    @classmethod
-    def from_dict(cls, raw: Mapping[str, Any], *, source: str = "meta") -> ReportMeta:
-        """Validate a meta read back from ``meta.json``; a bad field raises a `ValueError` naming it."""
-        data = dict(raw)
-        if isinstance(data.get("stopped"), bool):  # reports written before the stop had a reason
-            data["stopped"] = "cancelled" if data["stopped"] else None
-        try:
-            return _META.validate_python(data)
-        except pydantic.ValidationError as exc:
-            problem = exc.errors()[0]
-            where = ".".join(str(x) for x in problem["loc"]) or "meta"
-            raise ValueError(f"{source}: field {where!r}: {problem['msg']}") from None
-
-
-ReportMeta.__pydantic_config__ = pydantic.ConfigDict(extra="forbid")  # type: ignore[attr-defined]
-_META = pydantic.TypeAdapter(ReportMeta)

@@ -17,10 +17,12 @@ import numpy as np
 import polars as pl
 
 from . import _present, _stats
+from ._codec import frame
 from ._diagnostics import diagnose
+from ._meta import ReportMeta
 from ._models import NOISE_SCHEMA, conform, models_frame
 from ._prompt import transcript_events
-from ._records import CALLS_SCHEMA, RUNS_SCHEMA, Call, ReportMeta, Run, frame
+from ._records import CALLS_SCHEMA, RUNS_SCHEMA, Call, Run
 
 __all__ = ["REPORT_FILES", "BenchmarkReport"]
 

@@ -22,9 +22,10 @@ import pydantic
 from ._admission import Admission, call_error
 from ._cache import Cached, CallCache
 from ._catalog import Entry
+from ._codec import pack
 from ._errors import CallError, ToolLoopError
 from ._protocol import content_text, label_headers, reasoning_text
-from ._records import Call, pack
+from ._records import Call
 from ._redact import scrub, scrub_bytes, scrub_value
 
 __all__ = ["NotCached", "Reply", "Seat", "SeatContext", "Tool", "tool"]

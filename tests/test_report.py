@@ -9,8 +9,9 @@ import polars as pl
 import pytest
 
 from gradebench._diagnostics import DIAGNOSTICS_SCHEMA
+from gradebench._meta import ReportMeta
 from gradebench._models import MODELS_SCHEMA
-from gradebench._records import CALLS_SCHEMA, RUNS_SCHEMA, Call, ReportMeta, Run, Verdict
+from gradebench._records import CALLS_SCHEMA, RUNS_SCHEMA, Call, Run, Verdict
 from gradebench._report import BenchmarkReport
 
 REF, FAST, JUDGE = "sim/steady", "acme/fast", "sim/judge"

@@ -9,7 +9,7 @@ import time
 
 import ipywidgets as w
 
-from .._benchmark import RaceEvent
+from .._race import RaceEvent
 from ._html import CSS, td
 
 __all__ = ["PROGRESS_EVERY_S", "Progress"]

@@ -16,7 +16,8 @@ import ipywidgets as w
 import polars as pl
 
 from .. import _present
-from .._benchmark import Benchmark, rejudge_report
+from .._benchmark import Benchmark
+from .._rejudge import rejudge_report
 from .._report import REPORT_FILES, BenchmarkReport
 from ._form import Form
 from ._html import CSS, esc, marker

@@ -14,7 +14,7 @@ import ipywidgets as w
 import polars as pl
 
 from .. import _present
-from .._records import ReportMeta
+from .._meta import ReportMeta
 from .._report import BenchmarkReport
 from ._html import CSS, FLEX, esc, events_html, html_table, marker, pre, scroll, text
 
