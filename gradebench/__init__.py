@@ -1,7 +1,5 @@
 """gradebench: which models can do this job as well as the one we pinned, and at what cost and speed?"""
 
-__version__ = "0.1.0"
-
 from . import scorers
 from ._benchmark import Benchmark
 from ._cache import CallCache
@@ -14,6 +12,7 @@ from ._records import Call, Run, Verdict
 from ._rejudge import judge_noise_report, rejudge_report
 from ._report import BenchmarkReport
 from ._seat import Reply, Seat, Tool, tool
+from ._version import __version__
 from .scorers import Scorer
 
 

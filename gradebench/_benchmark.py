@@ -17,7 +17,6 @@ from typing import Any, Literal
 
 import polars as pl
 
-from . import __version__
 from ._budget import Budget
 from ._cache import CallCache, canonical_json
 from ._catalog import Catalog, Entry
@@ -32,6 +31,7 @@ from ._report import BenchmarkReport
 from ._seat import NotCached
 from ._session import Session, mounted
 from ._stats import DEFAULT_MARGIN
+from ._version import __version__
 
 __all__ = ["Benchmark", "RaceEvent", "judge_noise_report", "rejudge_report"]
 
