@@ -41,6 +41,9 @@ __all__ = ["Benchmark", "RaceEvent", "judge_noise_report", "rejudge_report"]
 
 log = logging.getLogger("gradebench")
 
+BUDGET_STOP = "budget: the next runs would not fit"
+"""Why an entry got no more runs when the budget ran out (its ``stopped`` in the report)."""
+
 
 @dataclass(frozen=True, kw_only=True)
 class RaceEvent:
@@ -135,6 +138,7 @@ class Benchmark:
         self._skipped: dict[str, str] = {n: why for g in grades for n, why in catalog.skipped(g).items()}
         self._report: BenchmarkReport | None = None
         self._listeners: list[Callable[[RaceEvent], None]] = []
+        self._stops: dict[str, str] = {}
         self.metadata: dict[str, Any] = {}
         self._transports = mounted()  # the in-process endpoints as they are now (see gradebench.sim, .testing)
 
@@ -162,6 +166,14 @@ class Benchmark:
         if self.runs == "auto":
             return self.max_runs or 4 * len(self._inputs)
         return int(self.runs) * len(self._inputs)
+
+    @property
+    def stops(self) -> dict[str, str]:
+        """Entries the race under way (or the last one) has stopped giving runs, and why: ``settled: as good after
+        24 runs``, ``max_runs: 64 runs made`` (a race to a verdict), ``budget: the next runs would not fit``. Filled
+        as each entry stops, so a progress display can say so at once; the report's ``stopped`` column says the same.
+        """
+        return dict(self._stops)
 
     @property
     def skipped(self) -> dict[str, str]:
@@ -268,6 +280,7 @@ class Benchmark:
         budget = Budget(self.budget, self._currency()) if self.budget is not None else None
         runs: list[Run] = []
         errors: dict[str, BaseException] = {}
+        self._stops = {}
         async with Session(self.catalog, self.cache, self.concurrency, self._transports) as session:
             references = await self._references(session, reference_entry, errors, budget)
             runs.extend(references)
@@ -318,15 +331,23 @@ class Benchmark:
         )
         by_id = {x.id: x for x in self._inputs}
         by_name = {e.name: e for e in self._candidates}
+
+        def note_stops() -> None:  # live, for `stops`: as each entry stops, not when the race ends
+            self._stops.update({name: why for name, why in verdicts.stops().items() if why})
+
         while not verdicts.done:
             wave = verdicts.next_wave()
+            note_stops()
             if not wave:
                 break
             landed = await race.run([(by_name[name], by_id[u.input_id], u.repeat) for name, u in wave])
             scores = {(r.entry, Unit(r.input_id, r.repeat)): _score(r) for r in landed if r is not None}
             verdicts.land(scores)
-            if race.budget is not None and race.budget.stopped:
-                verdicts.stop_all("budget: the next runs would not fit")
+            spent = race.budget is not None and race.budget.stopped
+            if spent:
+                verdicts.stop_all(BUDGET_STOP)
+            note_stops()
+            if spent:
                 break
         return meta.replace(
             design="auto",
@@ -419,6 +440,23 @@ class Benchmark:
             concurrency=self.concurrency,
             currency=self._currency(),
         )
+
+    async def uncached_references(self) -> int:
+        """How many reference runs the cache does not hold whole: what `estimate` (and `run`) would send before
+        anything else. 0 means an estimate is free. Found by replaying each reference run against the cache alone:
+        nothing is sent, nothing spent."""
+        reference_entry = self._check_ready()
+        async with Session(self.catalog, self.cache, self.concurrency, self._transports, cache_only=True) as replay:
+
+            async def missing(item: _Input) -> bool:
+                try:
+                    await self._one_run(replay, reference_entry, item, "reference", 0, {})
+                except NotCached:
+                    return True
+                return False  # answered from the cache (even when the run failed on what it was served)
+
+            found = await fan_out(self._inputs, missing, width=lane_width(self.concurrency))
+        return sum(found)
 
     def estimate_sync(self) -> Estimate:
         """`estimate` for plain scripts and notebook cells."""
@@ -616,6 +654,7 @@ class _Race:
             held = budget.reservation(entry.name, self._costs[(entry.name, item.id)].total)
             if budget.stopped or not budget.reserve(held):
                 self._refused.add(entry.name)
+                bench._stops.setdefault(entry.name, BUDGET_STOP)
                 return None
         run = await bench._one_run(self.session, entry, item, "candidate", repeat, self.errors)
         self._counts["landed"] += 1
@@ -634,7 +673,7 @@ class _Race:
 
     def budget_stops(self) -> dict[str, str]:
         """Entries some of whose runs the budget did not start."""
-        return dict.fromkeys(sorted(self._refused), "budget: the next runs would not fit")
+        return dict.fromkeys(sorted(self._refused), BUDGET_STOP)
 
     def close(self) -> None:
         if self._bar is not None:
