@@ -8,16 +8,15 @@ on it, all through one race engine (`gradebench._race`): `Benchmark.run` (the re
 from __future__ import annotations
 
 import asyncio
-import concurrent.futures
 import hashlib
 import logging
 import os
-from collections.abc import Callable, Iterable, Sequence
-from typing import Any, Literal
+from collections.abc import Awaitable, Callable, Iterable, Sequence
+from typing import Any, Literal, TypeVar
 
 import polars as pl
 
-from ._budget import Budget
+from ._budget import Budget, one_currency
 from ._cache import CallCache, canonical_json
 from ._catalog import Catalog, Entry
 from ._estimate import Estimate, estimate, run_costs
@@ -29,13 +28,15 @@ from ._records import Run
 from ._rejudge import judge_noise_report, rejudge_report
 from ._report import BenchmarkReport
 from ._seat import NotCached
-from ._session import Session, mounted
+from ._session import Session, mounted, run_sync
 from ._stats import DEFAULT_MARGIN
 from ._version import __version__
 
 __all__ = ["Benchmark", "RaceEvent", "judge_noise_report", "rejudge_report"]
 
 log = logging.getLogger("gradebench")
+
+T = TypeVar("T")
 
 
 def _short_hash(*parts: Any) -> str:
@@ -113,6 +114,7 @@ class Benchmark:
         self._skipped: dict[str, str] = {n: why for g in grades for n, why in catalog.skipped(g).items()}
         self._report: BenchmarkReport | None = None
         self._listeners: list[Callable[[RaceEvent], None]] = []
+        self._stops: dict[str, str] = {}
         self.metadata: dict[str, Any] = {}
         self._transports = mounted()  # the in-process endpoints as they are now (see gradebench.sim, .testing)
 
@@ -142,6 +144,14 @@ class Benchmark:
         return int(self.runs) * len(self._inputs)
 
     @property
+    def stops(self) -> dict[str, str]:
+        """Entries the race under way (or the last one) has stopped giving runs, and why: ``settled: as good after
+        24 runs``, ``max_runs: 64 runs made`` (a race to a verdict), ``budget: the next runs would not fit``. Filled
+        as each entry stops, so a progress display can say so at once; the report's ``stopped`` column says the same.
+        """
+        return dict(self._stops)
+
+    @property
     def skipped(self) -> dict[str, str]:
         """Entries left out because they cannot be called, with the reason."""
         return dict(self._skipped)
@@ -167,17 +177,9 @@ class Benchmark:
     def set_candidates(self, candidates: Iterable[str | Entry]) -> Benchmark:
         """Race these entries (names or `Entry` objects, e.g. ``catalog.candidates(grade)``) instead of every callable
         entry of the grade. Uncallable ones are skipped and reported."""
-        items = list(candidates)
-        if not items:
+        entries = self.catalog.resolve(candidates)
+        if not entries:
             raise ValueError("candidates must not be empty")
-        for item in items:
-            if not isinstance(item, str | Entry):
-                raise TypeError(f"a candidate is an entry name or an Entry, got {item!r}")
-        # KeyError names the unknown entry; an Entry must be this catalog's own
-        entries = [self.catalog[item if isinstance(item, str) else item.name] for item in items]
-        foreign = [e.name for e, item in zip(entries, items, strict=True) if isinstance(item, Entry) and item != e]
-        if foreign:
-            raise ValueError(f"candidates {foreign} differ from the catalog's entries of the same name")
         self._candidates = [e for e in entries if e.callable_reason() is None]
         self._skipped = {e.name: r for e in entries if (r := e.callable_reason()) is not None}
         for name, why in self._skipped.items():
@@ -216,7 +218,7 @@ class Benchmark:
 
     def run_sync(self) -> Any:
         """`run` for plain scripts and for notebook cells (inside a running loop it runs on a worker thread)."""
-        return _run_sync(self.run)
+        return run_sync(self.run)
 
     async def run(self) -> Any:
         """Run the reference, race the candidates, judge each run; return the reference's output.
@@ -230,6 +232,7 @@ class Benchmark:
         budget = Budget(self.budget, self._currency()) if self.budget is not None else None
         runs: list[Run] = []
         errors: dict[str, BaseException] = {}
+        self._stops = {}
         async with Session(self.catalog, self.cache, self.concurrency, self._transports) as session:
             references = await self._references(session, reference_entry, errors, budget)
             runs.extend(references)
@@ -254,9 +257,20 @@ class Benchmark:
                 desc=f"{self.job.name} race",
                 progress=self.progress,
             )
+            self._stops = race.stops  # the same dict: `stops` follows the race as entries stop
             try:
-                if self.runs == "auto":
-                    meta = await self._race_to_verdict(race, meta)
+                if self.runs == "auto":  # waves of paired units until every verdict is settled (`_adaptive`)
+                    units, stops = await race_to_verdict(
+                        race,
+                        self._inputs,
+                        reference=reference_entry.name,
+                        margin=self.margin,
+                        max_runs=self.most_runs,
+                        seed=f"{self.salt}:{self.benchmark_id}",
+                    )
+                    meta = meta.replace(
+                        design="auto", runs_per_entry=None, max_runs=self.most_runs, units=units, stops=stops
+                    )
                 else:
                     plan = [(e, x, k) for x in self._inputs for e in self._candidates for k in range(int(self.runs))]
                     await race.run(plan)
@@ -268,22 +282,10 @@ class Benchmark:
                 race.close()
             runs.extend(race.landed)
         if budget is not None and budget.stopped:
-            meta = meta.replace(stopped="budget", stops={**meta.stops, **race.budget_stops()})
+            meta = meta.replace(stopped="budget", stops={**meta.stops, **race.stops})
         self._finish(runs, meta)
         outputs = [r.output for r in references]
         return outputs[0] if len(outputs) == 1 else outputs
-
-    async def _race_to_verdict(self, race: CandidateRace, meta: ReportMeta) -> ReportMeta:
-        """Waves of paired units until every candidate's verdict is settled (`gradebench._adaptive`)."""
-        units, stops = await race_to_verdict(
-            race,
-            self._inputs,
-            reference=self.catalog.pick(self.grade).name,
-            margin=self.margin,
-            max_runs=self.most_runs,
-            seed=f"{self.salt}:{self.benchmark_id}",
-        )
-        return meta.replace(design="auto", runs_per_entry=None, max_runs=self.most_runs, units=units, stops=stops)
 
     async def _references(
         self, session: Session, entry: Entry, errors: dict[str, BaseException], budget: Budget | None
@@ -317,13 +319,8 @@ class Benchmark:
         return reference_entry
 
     def _currency(self) -> str:
-        """The one currency of the entries a race spends on (a budget in several currencies would mean nothing)."""
-        used = {e.name: e.currency for e in [self.catalog.pick(self.grade), self.judge_entry, *self._candidates]}
-        currencies = sorted(set(used.values()))
-        if len(currencies) > 1:
-            by = ", ".join(f"{name} ({cur})" for name, cur in used.items())
-            raise ValueError(f"a budget needs one currency; these entries are priced in {currencies}: {by}")
-        return currencies[0]
+        """The one currency of the entries a race spends on (`one_currency`)."""
+        return one_currency([self.catalog.pick(self.grade), self.judge_entry, *self._candidates])
 
     # ---------------------------------------------------------------------------------------------------- estimate
 
@@ -343,25 +340,44 @@ class Benchmark:
             raise errors[failed[0].run_id]
         repeats = max(1, round(self.most_runs / len(self._inputs)))
         plan = [(e, x, k) for x in self._inputs for e in self._candidates for k in range(repeats)]
-        async with Session(self.catalog, self.cache, self.concurrency, self._transports, cache_only=True) as replay:
 
-            async def held(planned: tuple[Entry, RaceInput, int]) -> bool:
-                entry, item, repeat = planned
-                try:
-                    run = await self._one_run(replay, entry, item, "candidate", repeat, {})
-                    await judge_run(replay, run, by_input[item.id], item.value, setup)
-                except NotCached:
-                    return False
-                return True
+        async def replay_run(replay: Session, planned: tuple[Entry, RaceInput, int]) -> None:
+            entry, item, repeat = planned
+            run = await self._one_run(replay, entry, item, "candidate", repeat, {})
+            await judge_run(replay, run, by_input[item.id], item.value, setup)
 
-            cached = await fan_out(plan, held, width=lane_width(self.concurrency))
+        cached = await self._held_in_cache(plan, replay_run)
         costs = run_costs(by_input, self.inputs, self._candidates, setup)
         planned = [(e, x.id) for e, x, _ in plan]
         return estimate(planned, cached, costs, setup=setup, concurrency=self.concurrency, currency=self._currency())
 
+    async def uncached_references(self) -> int:
+        """How many reference runs the cache does not hold whole: what `estimate` (and `run`) would send before
+        anything else. 0 means an estimate is free. Nothing is sent, nothing spent."""
+        reference_entry = self._check_ready()
+
+        async def replay_reference(replay: Session, item: RaceInput) -> None:
+            await self._one_run(replay, reference_entry, item, "reference", 0, {})  # a failed run held counts
+
+        return sum(not held for held in await self._held_in_cache(self._inputs, replay_reference))
+
+    async def _held_in_cache(self, items: Sequence[T], replay: Callable[[Session, T], Awaitable[Any]]) -> list[bool]:
+        """For each item, whether ``replay(session, item)`` completes on a session that answers from the cache alone
+        (nothing is sent: a call the cache lacks raises `NotCached`)."""
+        async with Session(self.catalog, self.cache, self.concurrency, self._transports, cache_only=True) as session:
+
+            async def held(item: T) -> bool:
+                try:
+                    await replay(session, item)
+                except NotCached:
+                    return False
+                return True
+
+            return await fan_out(items, held, width=lane_width(self.concurrency))
+
     def estimate_sync(self) -> Estimate:
         """`estimate` for plain scripts and notebook cells."""
-        return _run_sync(self.estimate)
+        return run_sync(self.estimate)
 
     def subscribe(self, listener: Callable[[RaceEvent], None]) -> Callable[[], None]:
         """Call ``listener`` with a `RaceEvent` as each reference run lands, each candidate run lands and each is
@@ -461,7 +477,7 @@ class Benchmark:
 
     def rejudge_sync(self, rubric: str | None = None, judge: str | None = None) -> BenchmarkReport:
         """`rejudge` for plain scripts and notebook cells."""
-        return _run_sync(lambda: self.rejudge(rubric=rubric, judge=judge))
+        return run_sync(lambda: self.rejudge(rubric=rubric, judge=judge))
 
     async def judge_noise(self, k: int = 5, sample: int | Sequence[str] | None = None) -> BenchmarkReport:
         """The judge-noise floor: judge cached runs ``k`` more times with distinct salts (no candidate runs again).
@@ -482,16 +498,3 @@ class Benchmark:
         self._report = report
         self.metadata[Benchmark.REPORT] = report
         return report
-
-
-def _run_sync(make: Callable[[], Any]) -> Any:
-    try:
-        asyncio.get_running_loop()
-        in_loop = True
-    except RuntimeError:
-        in_loop = False
-    if not in_loop:  # outside the except block: a job's exception must not be chained to "no running event loop"
-        return asyncio.run(make())
-    # Inside a running loop (a notebook cell): run on a worker thread with a loop of its own.
-    with concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="gradebench") as pool:
-        return pool.submit(lambda: asyncio.run(make())).result()

@@ -9,7 +9,13 @@ entry follows the dearest run it has made so far.
 
 from __future__ import annotations
 
-__all__ = ["HEADROOM", "Budget"]
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from ._catalog import Entry
+
+__all__ = ["HEADROOM", "Budget", "one_currency"]
 
 HEADROOM = 2.0
 """A run reserves this many times its estimate (an estimate is a mean; one run can say much more than another)."""
@@ -59,3 +65,14 @@ class Budget:
 
     def __repr__(self) -> str:
         return f"Budget({self.spent:.6f} spent + {self.reserved:.6f} held of {self.limit:g} {self.currency})"
+
+
+def one_currency(entries: Sequence[Entry]) -> str:
+    """The one currency the entries are priced in; a `ValueError` naming each entry's when they differ (a budget
+    or a total in several currencies would mean nothing)."""
+    used = {e.name: e.currency for e in entries}
+    currencies = sorted(set(used.values()))
+    if len(currencies) > 1:
+        by = ", ".join(f"{name} ({cur})" for name, cur in used.items())
+        raise ValueError(f"a budget needs one currency; these entries are priced in {currencies}: {by}")
+    return currencies[0]

@@ -244,6 +244,19 @@ class Catalog:
     def __contains__(self, name: object) -> bool:
         return name in self._by_name
 
+    def resolve(self, items: Iterable[str | Entry]) -> list[Entry]:
+        """This catalog's entries for names or `Entry` objects (e.g. ``catalog.candidates(grade)``); an unknown name
+        raises `KeyError`, an Entry that differs from this catalog's entry of its name a `ValueError`."""
+        items = list(items)
+        for item in items:
+            if not isinstance(item, str | Entry):
+                raise TypeError(f"a candidate is an entry name or an Entry, got {item!r}")
+        entries = [self[item if isinstance(item, str) else item.name] for item in items]
+        foreign = [e.name for e, item in zip(entries, items, strict=True) if isinstance(item, Entry) and item != e]
+        if foreign:
+            raise ValueError(f"candidates {foreign} differ from the catalog's entries of the same name")
+        return entries
+
     def __iter__(self):
         return iter(self.entries)
 

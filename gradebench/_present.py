@@ -2,8 +2,9 @@
 notebook's repr) and chart titles.
 
 The header line, the stop marker, the entries not judged, each entry's verdict line, the recommendation, the cost
-line and the number formats live here; `render`, `html` and the charts' titles and the panel's tabs only lay them
-out. It reads a report through `ReportView` (its meta and frames), so it imports no report.
+line, the estimate as the panel shows it and the number formats live here; `render`, `html` and the charts' titles
+and the panel's tabs only lay them out. It reads a report through `ReportView` (its meta and frames) and an estimate
+through `EstimateView`, so it imports neither.
 """
 
 from __future__ import annotations
@@ -21,12 +22,15 @@ from ._stats import INCONCLUSIVE, MIN_INPUTS
 __all__ = [
     "NOT_JUDGED",
     "ReportView",
+    "EstimateView",
     "VerdictLine",
+    "estimate",
     "header",
     "html",
     "not_judged",
     "plural",
     "recommendation",
+    "references_first",
     "render",
     "score_interval",
     "self_agreement",
@@ -56,6 +60,18 @@ class ReportView(Protocol):
     def recommend(self) -> Any: ...
 
     def to_runs(self) -> list[Run]: ...
+
+
+class EstimateView(Protocol):
+    """What the presenter reads of an estimate (`gradebench._estimate.Estimate`)."""
+
+    @property
+    def cost(self) -> float: ...
+
+    @property
+    def currency(self) -> str: ...
+
+    def line(self) -> str: ...
 
 
 # ---------------------------------------------------------------------------------------------------------- numbers
@@ -118,6 +134,30 @@ def stopped(report: ReportView) -> str | None:
     if why == "budget":
         return "STOPPED: the budget would not cover another run; only the runs judged before it are here"
     return "STOPPED EARLY: only the runs judged before the stop are here"
+
+
+def estimate(made: EstimateView, *, to_verdict: bool = False, budget: float | None = None) -> str:
+    """An estimate as the panel shows it beside Run: its line, that a race to a verdict may stop sooner, and how it
+    stands to the budget."""
+    parts = [made.line()]
+    if to_verdict:
+        parts.append("at most: racing to a verdict stops each entry once it is settled")
+    if budget is not None:
+        cap = f"{budget:g} {made.currency}"
+        if made.cost > budget:
+            parts.append(f"over the budget ({cap}): the race will stop when the budget runs out")
+        else:
+            parts.append(f"budget {cap}: no run starts that might not fit, so close to it the race may stop early")
+    return " · ".join(parts)
+
+
+def references_first(missing: int, total: int, entry: str) -> str:
+    """Why an estimate waits for a click: it runs the reference runs the cache does not hold, and they cost."""
+    held = f" ({total - missing} of {total} are in the cache)" if missing < total else ""
+    return (
+        f"an estimate runs {plural(missing, 'reference run')} on {entry} first{held}: they are spent now, "
+        "and Run then reuses them from the cache"
+    )
 
 
 def not_judged(report: ReportView) -> list[str]:

@@ -28,6 +28,7 @@ from ._records import Run
 from ._session import Session
 
 __all__ = [
+    "BUDGET_STOP",
     "CandidateRace",
     "RaceEvent",
     "RaceInput",
@@ -37,6 +38,9 @@ __all__ = [
     "race_to_verdict",
     "spent_now",
 ]
+
+BUDGET_STOP = "budget: the next runs would not fit"
+"""Why an entry got no more runs when the budget ran out (its ``stopped`` in the report)."""
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -159,7 +163,8 @@ class CandidateRace:
         self._costs = run_costs(references, inputs, entries, setup) if budget is not None else {}
         self._counts = {"landed": 0, "judged": 0, "failed": 0}
         self._bar: Any = None
-        self._refused: set[str] = set()
+        self.stops: dict[str, str] = {}
+        """Entries the race has stopped giving runs so far, and why: filled as each stops, not when the race ends."""
 
     async def run(self, plan: Sequence[tuple[Entry, RaceInput, int]]) -> list[Run | None]:
         """Race ``plan`` (entry, input, repeat): the runs in plan order; None for one the budget did not start."""
@@ -182,7 +187,7 @@ class CandidateRace:
         if budget is not None:
             held = budget.reservation(entry.name, self._costs[(entry.name, item.id)].total)
             if budget.stopped or not budget.reserve(held):
-                self._refused.add(entry.name)
+                self.stops.setdefault(entry.name, BUDGET_STOP)
                 return None
         run = await self._run_once(entry, item, repeat)
         self._counts["landed"] += 1
@@ -209,10 +214,6 @@ class CandidateRace:
         order = {x.id: i for i, x in enumerate(inputs)}
         entries = {name: i for i, name in enumerate(self._entries)}
         return sorted(self.done, key=lambda r: (order.get(r.input_id, 0), entries.get(r.entry, 0), r.repeat))
-
-    def budget_stops(self) -> dict[str, str]:
-        """Entries some of whose runs the budget did not start."""
-        return dict.fromkeys(sorted(self._refused), "budget: the next runs would not fit")
 
     def close(self) -> None:
         if self._bar is not None:
@@ -244,13 +245,21 @@ async def race_to_verdict(
         list(race.entries), reference, [x.id for x in inputs], margin=margin, max_runs=max_runs, seed=seed
     )
     by_id = {x.id: x for x in inputs}
+
+    def note_stops() -> None:  # as each entry stops, for a progress display
+        race.stops.update({name: why for name, why in verdicts.stops().items() if why})
+
     while not verdicts.done:
         wave = verdicts.next_wave()
+        note_stops()
         if not wave:
             break
         landed = await race.run([(race.entries[name], by_id[u.input_id], u.repeat) for name, u in wave])
         verdicts.land({(r.entry, Unit(r.input_id, r.repeat)): paired_score(r) for r in landed if r is not None})
-        if race.budget is not None and race.budget.stopped:
-            verdicts.stop_all("budget: the next runs would not fit")
+        spent = race.budget is not None and race.budget.stopped
+        if spent:
+            verdicts.stop_all(BUDGET_STOP)
+        note_stops()
+        if spent:
             break
     return [(u.input_id, u.repeat) for u in verdicts.units], verdicts.stops()

@@ -11,9 +11,11 @@ to admission control instead of being retried by count, and a 200 whose body is 
 
 from __future__ import annotations
 
+import asyncio
+import concurrent.futures
 import json
-from collections.abc import Mapping
-from typing import Any
+from collections.abc import Callable, Coroutine, Mapping
+from typing import Any, TypeVar
 
 import httpx2
 import openai
@@ -23,7 +25,9 @@ from ._cache import CallCache
 from ._catalog import Catalog, Entry
 from ._seat import Seat, SeatContext
 
-__all__ = ["GradebenchClient", "Session", "client_for", "mount", "mounted", "origin"]
+__all__ = ["GradebenchClient", "Session", "client_for", "mount", "mounted", "origin", "run_sync"]
+
+T = TypeVar("T")
 
 _MOUNTS: dict[str, httpx2.AsyncBaseTransport] = {}
 
@@ -174,3 +178,17 @@ class Session:
         if where not in self._http:
             self._http[where] = httpx2.AsyncClient(transport=transport)
         return self._http[where]
+
+
+def run_sync(make: Callable[[], Coroutine[Any, Any, T]]) -> T:
+    """``await make()`` from plain code: in a fresh event loop, or inside a running one (a notebook cell) on a worker
+    thread with a loop of its own."""
+    try:
+        asyncio.get_running_loop()
+        in_loop = True
+    except RuntimeError:
+        in_loop = False
+    if not in_loop:  # outside the except block: a job's exception must not be chained to "no running event loop"
+        return asyncio.run(make())
+    with concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="gradebench") as pool:
+        return pool.submit(lambda: asyncio.run(make())).result()

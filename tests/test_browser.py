@@ -1,9 +1,10 @@
 """The race-a-grade notebook in a real JupyterLab in headless Chromium, and its panel driven as a user would.
 
 Every cell runs (no traceback; the panel and an offline Vega chart render), then the panel is clicked through: a grade
-change, Run with a fresh salt and Stop mid-race (the stop marker shows), every tab (the Runs tab one line per run,
-the Models tab's ids unwrapped), Rejudge, Export (every file listed), Run again from the cache. No browser console
-error may appear on the way. The panel's screenshot is the README's docs/panel.png, so it cannot drift from the
+change, a fresh salt (the estimate beside Run now waits for a click: the reference runs are not cached), Run and
+Stop mid-race (the stop marker shows), every tab (the Runs tab one line per run, the Models tab's ids unwrapped),
+Rejudge, Export (every file listed), Run again from the cache (the estimate then says it is all cached). No browser
+console error may appear on the way. The panel's screenshot is the README's docs/panel.png, so it cannot drift from the
 panel; out/browser/ gets the whole notebook and each tab of the stopped race.
 
 Slow (~45 s on 2 cores) and needs Chromium at /usr/bin/chromium; skips with a hint when that is missing or will not
@@ -105,6 +106,8 @@ def test_the_panel_in_jupyterlab(browser: Any, tmp_path: Path) -> None:
             assert all(name in exported for name in EXPORTED), exported
             panel.locator(".widget-text", has_text="cache salt").locator("input").fill("")
             click_and_wait(panel, "Run", r"^done in ")  # the notebook's race again: from the cache
+            # the estimate looked again: every run is cached now but a failed one (a failure is never cached)
+            status(panel, r"^estimate: 75 runs, \d+ of them cached").wait_for(state="visible")
             timings["clicked through"] = time.monotonic() - started
 
             assert not console, "browser console errors:\n" + "\n".join(console)
@@ -246,6 +249,8 @@ def change_grade_and_back(panel: Any) -> None:
 def stop_a_fresh_race(page: Any, panel: Any) -> None:
     """Run with a new salt (nothing cached), Stop it mid-race: the status says so and the tabs carry the marker."""
     panel.locator(".widget-text", has_text="cache salt").locator("input").fill("browser")
+    status(panel, r"^an estimate runs 5 reference runs on sim/steady first").wait_for(state="visible")
+    assert button(panel, "Estimate").is_enabled()  # a fresh salt: the estimate would spend, so it waits for a click
     click_and_wait(panel, "Run", r"^racing ")
     wait_until_judged(page, panel, at_least=2)  # a time would be too short on a loaded machine, or too long
     click_and_wait(panel, "Stop", r"^stopped: ")

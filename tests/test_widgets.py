@@ -394,6 +394,7 @@ def test_a_click_in_a_real_kernel_races_on_the_kernel_loop(tmp_path: Path) -> No
             "panel.runs.value = 2; panel.n_inputs.value = 2\n"
             "display(panel); print(panel.run_button.model_id)"
         )
+        assert execute("print(panel.estimator.task is not None)") == "True"  # a cell runs on the kernel's loop
         click(run_id)
         assert execute("first = panel.task; print(first is not None and panel.run_button.disabled)") == "True"
         click(run_id)  # a second click while the race runs
@@ -403,6 +404,11 @@ def test_a_click_in_a_real_kernel_races_on_the_kernel_loop(tmp_path: Path) -> No
             time.sleep(0.05)
         assert execute("print(panel.task is first, panel.report.runs.height)") == "True 10"
         assert "done in" in execute("print(panel.status.value)")
+        for _ in range(200):  # after the race, the estimate beside Run looks again on the kernel's loop: free now
+            if execute("print(panel.estimator.result is not None)") == "True":
+                break
+            time.sleep(0.05)
+        assert "8 of them cached" in execute("print(panel.estimate_line.value)")
     finally:
         kc.stop_channels()
         km.shutdown_kernel(now=True)
@@ -543,3 +549,263 @@ def test_a_grade_change_never_leaves_the_browser_a_selection_past_the_options() 
         front.update(state)
         assert all(0 <= i < len(front["_options_labels"]) for i in front["index"]), state
     assert tuple(front["index"]) == panel.candidates.index  # and the browser ends where Python is
+
+
+# ---------------------------------------------------------------------------------------- spending less (the panel)
+
+
+@pytest.fixture
+def quick_estimate(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The estimate waits 0.05 s after a change instead of half a second."""
+    monkeypatch.setattr(widgets._estimator, "ESTIMATE_AFTER_S", 0.05)
+
+
+async def estimated(panel: BenchmarkPanel) -> None:
+    """Until the estimate beside Run has settled (a newer change may have replaced the task on the way)."""
+    while (task := panel.estimator.task) is not None and not task.done():
+        await asyncio.wait([task])
+
+
+def roles(fleet: gb.sim.SimFleet, since: int = 0) -> list[str]:
+    return [r.headers["x-gradebench-role"] for r in fleet.requests[since:]]
+
+
+def test_outside_an_event_loop_the_estimate_says_how_to_get_one() -> None:
+    panel = BenchmarkPanel(gb.sim.catalog(latency_scale=0))
+    assert panel.estimator.task is None and "needs a running event loop" in plain(panel.estimate_line.value)
+    assert panel.budget.value == "" and plain(panel.budget_note.value) == "USD · empty: no budget"
+    assert not panel.to_verdict.value and panel.max_runs.disabled and not panel.runs.disabled
+
+
+@pytest.mark.usefixtures("quick_estimate")
+async def test_the_estimate_waits_for_a_click_when_it_would_spend_and_is_free_once_the_references_are_cached() -> None:
+    fleet = gb.sim.SimFleet(latency_scale=0)
+    panel = standard_panel(fleet.catalog(), runs=2, first=2)
+    await estimated(panel)
+    said = plain(panel.estimate_line.value)
+    assert said == (
+        "an estimate runs 2 reference runs on sim/steady first: they are spent now, and Run then reuses them "
+        "from the cache"
+    )
+    assert not fleet.requests and panel.estimator.result is None and not panel.estimate_button.disabled
+    assert await panel.build_benchmark().uncached_references() == 2 and not fleet.requests  # cache-only: none sent
+
+    panel.estimate_button.click()  # returns at once: the estimate is a task on the loop
+    task = panel.estimator.task
+    assert task is not None and not task.done() and panel.estimate_button.disabled
+    assert "the reference runs first on sim/steady" in plain(panel.estimate_line.value)
+    await estimated(panel)
+    made = panel.estimator.result
+    assert made is not None and (made.runs, made.cached_runs) == (8, 0) and made.cost > 0
+    assert plain(panel.estimate_line.value) == made.line()  # the estimate's own words
+    sent = len(fleet.requests)
+    assert set(roles(fleet)) == {"reference"}  # only the references ran (the candidates were replayed, not sent)
+    assert len({r.headers["x-gradebench-run"] for r in fleet.requests}) == 2
+
+    assert await panel.build_benchmark().uncached_references() == 0
+    panel.runs.value = 3  # the references are cached now: every later estimate is made at once, for free
+    assert panel.estimator.result is None
+    await estimated(panel)
+    assert panel.estimator.result.runs == 12 and len(fleet.requests) == sent
+
+    sent = len(fleet.requests)
+    report = await panel.start()  # the race reuses the references the estimate ran
+    assert report is not None and "reference" not in roles(fleet, sent)
+    await estimated(panel)  # after the race: everything it planned is cached, so a rerun costs nothing
+    after = panel.estimator.result
+    assert after is not None and (after.runs, after.cached_runs, after.cost) == (12, 12, 0.0)
+    assert "12 of them cached" in plain(panel.estimate_line.value)
+    assert await panel.estimate() is not None  # the click from code
+
+
+@pytest.mark.usefixtures("quick_estimate")
+async def test_the_estimate_follows_every_setting_and_waits_for_a_burst_to_end(monkeypatch: pytest.MonkeyPatch) -> None:
+    looked: list[str] = []
+
+    class Counting(gb.Benchmark):
+        async def uncached_references(self) -> int:
+            looked.append("references")
+            return await super().uncached_references()
+
+        async def estimate(self):
+            looked.append("estimate")
+            return await super().estimate()
+
+    monkeypatch.setattr(widgets._form, "Benchmark", Counting)
+    panel = standard_panel(gb.sim.catalog(latency_scale=0), runs=1, first=1)
+    await panel.start()
+    await estimated(panel)
+    assert looked == ["references", "estimate"]  # the burst of settings above, and the race, asked once
+
+    form = panel.form
+    changes = {
+        form.runs: 2,
+        form.to_verdict: True,
+        form.max_runs: 12,
+        form.budget: "5",
+        form.n_inputs: 2,
+        form.all_inputs: True,
+        form.scorer: "field_equals",
+        form.scorer_path: "decision",
+        form.salt: "s",
+        form.rubric: "Refund only after the lookup.",
+        form.candidates: ("sim/steady",),
+        form.grade: "small",
+        form.job: SelectingAgent.name,
+    }
+    assert set(changes) == set(form.settings())
+    for widget, value in changes.items():
+        await estimated(panel)
+        assert "estimating" not in plain(panel.estimate_line.value), widget
+        widget.value = value
+        assert panel.estimator.result is None and not panel.estimator.task.done(), widget  # looking again
+        assert plain(panel.estimate_line.value) == "estimating…", widget
+
+    looked.clear()
+    for salt in ("a", "ab", "abc", "abcd"):  # typing: one look at the end, not one per key
+        panel.salt.value = salt
+        await asyncio.sleep(0.01)
+    await estimated(panel)
+    assert looked == ["references"]  # a fresh salt: not in the cache, so the button, not an estimate
+    assert "an estimate runs 24 reference runs on sim/steady first" in plain(panel.estimate_line.value)
+
+
+@pytest.mark.usefixtures("quick_estimate")
+async def test_an_estimate_that_cannot_be_made_says_why_in_place() -> None:
+    fleet = gb.sim.SimFleet(latency_scale=0)
+    panel = standard_panel(fleet.catalog())
+    panel.budget.value = "abc"
+    assert "budget must be a number > 0" in plain(panel.budget_note.value)
+    await estimated(panel)
+    said = plain(panel.estimate_line.value)
+    assert said.startswith("cannot estimate: ValueError: budget must be a number > 0") and "'abc'" in said
+    assert isinstance(panel.estimator.error, ValueError) and not panel.estimate_button.disabled
+    assert await panel.start() is None and "cannot run: ValueError: budget must be" in plain(panel.status.value)
+    for bad in ("0", "-1", "nan", "inf"):
+        panel.budget.value = bad
+        assert "budget must be a number > 0" in plain(panel.budget_note.value), bad
+    panel.budget.value = " 2.5 "
+    assert plain(panel.budget_note.value) == "USD" and panel.build_benchmark().budget == 2.5
+    panel.candidates.value = ()
+    await estimated(panel)
+    assert "cannot estimate: ValueError: no candidate selected" in plain(panel.estimate_line.value)
+    assert not fleet.requests
+
+
+async def test_a_change_cancels_a_stale_estimate_and_run_cancels_one_under_way(monkeypatch) -> None:
+    monkeypatch.setattr(widgets._estimator, "ESTIMATE_AFTER_S", 0.05)
+    fleet = gb.sim.SimFleet(latency_scale=0.05)
+    panel = standard_panel(fleet.catalog(), runs=1, first=2)
+    panel.estimate_button.click()  # runs the references: slow here
+    first = panel.estimator.task
+    await asyncio.sleep(0.01)
+    panel.rubric.value = "Refund only after the lookup."  # the estimate under way no longer holds
+    await asyncio.wait([first])
+    assert first.cancelled() and panel.estimator.task is not first
+
+    panel.estimate_button.click()
+    second = panel.estimator.task
+    assert second is not first and not second.done()
+    panel.run_button.click()  # the race runs the references itself: the estimate gives way
+    await asyncio.wait([second])
+    assert second.cancelled() and panel.estimate_button.disabled
+    assert plain(panel.estimate_line.value) == "the estimate waits for the race to end"
+    panel.salt.value = "later"  # a change while the race runs: looked at once it ends
+    assert panel.estimator.task is second and plain(panel.estimate_line.value).endswith("race to end")
+    report = await panel.start()
+    assert report is not None and report.runs.height == 2 + 2 * 2 and report.meta.salt == ""
+    await estimated(panel)
+    assert "an estimate runs 2 reference runs" in plain(panel.estimate_line.value)  # the salt as it is now
+    panel.salt.value = ""
+    await estimated(panel)
+    assert panel.estimator.result is not None and panel.estimator.result.cost == 0.0
+
+
+async def test_a_budget_stops_the_race_and_every_view_says_so() -> None:
+    panel = standard_panel(gb.sim.catalog(latency_scale=0), runs=2, first=3)
+    panel.budget.value = "0.05"
+    report = await panel.start()
+    assert report is not None and report.meta.stopped == "budget" and report.meta.budget == 0.05
+    spent = report.runs["spent_now"].sum() + sum(
+        c.spent_now for r in report.to_runs() if r.verdict is not None for c in r.verdict.calls
+    )
+    assert 0 < spent <= 0.05 and 0 < report.runs.filter(role="candidate").height < 2 * 2 * 3
+    mark = "STOPPED: the budget would not cover another run"
+    for tab in (panel.runs_table, panel.models_table, panel.transcript, panel.diagnostics_table, panel.status):
+        assert mark in plain(tab.value), tab
+    for box in (panel.cost_chart, panel.latency_chart):
+        assert any(mark in line for line in box.children[0].spec["title"]["subtitle"])
+    assert "budget: the next runs would not fit" in plain(panel.progress_table.value)
+    assert "budget: the next runs would not fit" in plain(panel.models_table.value)  # the stopped column
+    assert panel.progress_bar.bar_style == "warning"
+
+
+async def test_racing_to_a_verdict_shows_each_entry_stop_as_it_happens(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(widgets._progress, "PROGRESS_EVERY_S", 0)  # draw on every event, so every state is seen
+    panel = BenchmarkPanel(gb.sim.catalog(latency_scale=0))
+    panel.grade.value = "small"
+    panel.n_inputs.value = 8
+    panel.to_verdict.value = True
+    assert panel.runs.disabled and not panel.max_runs.disabled
+    assert panel.max_runs.value == 32  # 4 runs an input, following the inputs until edited
+    panel.n_inputs.value = 9
+    assert panel.max_runs.value == 36
+    panel.max_runs.value = 32
+    panel.n_inputs.value = 8
+    assert panel.max_runs.value == 32  # edited: it stays
+
+    panel.candidates.value = ("sim/pico", "sim/nano")
+    panel.run_button.click()  # without the reference entry nothing can be paired
+    assert panel.task is None and "select it too" in plain(panel.status.value) and "sim/mini" in panel.status.value
+    panel.candidates.value = ("sim/mini", "sim/pico", "sim/nano")
+
+    seen: list[str] = []
+    panel.run_button.click()
+    assert panel.bench.runs == "auto" and panel.bench.max_runs == 32
+    panel.bench.subscribe(lambda _: seen.append(panel.progress_table.value))
+    await asyncio.sleep(0)  # the task's first step says what it races
+    assert "racing 3 candidates to a verdict on 8 inputs, at most 32 runs an entry" in plain(panel.status.value)
+    await finished(panel)
+    report = panel.report
+    assert report is not None and report.meta.design == "auto" and panel.error is None
+    stops = dict(report.models.select("entry", "stopped").rows())
+    early = [e for e, why in stops.items() if why and why.startswith("settled:")]
+    assert early, stops
+    assert panel.bench.stops == {e: why for e, why in stops.items() if why}  # live, and as the report says
+
+    def row(table: str, entry: str) -> str:
+        """The progress table's row of ``entry``, as text, cells apart."""
+        cells = (re.findall(r"<td[^>]*>(.*?)</td>", tr) for tr in table.split("<tr>")[1:])
+        return next(" | ".join(plain(c) for c in row) for row in cells if row and plain(row[0]) == entry)
+
+    # while the race went on, an entry that had settled said so beside one still racing
+    during = [t for t in seen if any(stops[e] in row(t, e) for e in early) and "racing" in plain(t)]
+    assert during, plain(seen[-1])
+    assert "≤32" in row(seen[0], "sim/pico") and row(seen[0], "sim/pico").endswith("| racing")
+    final = panel.progress_table.value
+    for entry, why in stops.items():
+        if why:
+            assert why in row(final, entry)
+    judged = report.runs.filter(role="candidate").height
+    assert panel.progress_bar.max == panel.progress_bar.value == judged and panel.progress_bar.bar_style == "success"
+    models = plain(panel.models_table.value)
+    assert "raced to a verdict (at most 32 runs an entry)" in models
+    for why in filter(None, stops.values()):
+        assert why in models  # in the stopped column and the verdict lines
+    await estimated(panel)
+    assert "at most: racing to a verdict stops each entry once it is settled" in plain(panel.estimate_line.value)
+
+
+async def test_a_race_to_a_verdict_stopped_by_hand_says_how_far_it_got() -> None:
+    fleet = gb.sim.SimFleet(latency_scale=0.05)
+    panel = standard_panel(fleet.catalog(), first=8)
+    panel.to_verdict.value = True
+    panel.run_button.click()
+    while not any(r.headers["x-gradebench-role"] == "judge" for r in fleet.requests):
+        await asyncio.sleep(0.005)
+    panel.stop()
+    await finished(panel)
+    said = plain(panel.status.value)
+    assert said.startswith("stopped: ") and " of at most 64 runs had landed" in said, said
+    table = plain(panel.progress_table.value)
+    assert "racing" not in table and "≤32" in table and panel.progress_bar.bar_style == "warning"

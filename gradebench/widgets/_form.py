@@ -1,11 +1,13 @@
 """The panel's form: the controls that describe a benchmark, and the `Benchmark` they build.
 
-Job, grade, candidates, runs per entry, inputs, scorer, cache salt and rubric. The form knows nothing of running:
-`Form.build_benchmark` is all the task asks of it.
+Job, grade, candidates, runs per entry (or a race to a verdict with its most runs an entry), a budget, inputs,
+scorer, cache salt and rubric. The form knows nothing of running: `Form.build_benchmark` is all the task and the
+estimate ask of it, and `Form.on_change` tells them when the settings moved.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
@@ -25,6 +27,9 @@ PATH_KINDS = tuple(spec.split(":")[0] for spec in scorers.SPECS if spec.endswith
 """Scorer kinds that read a dotted path (typed in the box beside the dropdown), from the one registry."""
 OPTIONAL_PATH = tuple(spec.split("[")[0] for spec in scorers.SPECS if spec.endswith("[:PATH]"))
 """Scorer kinds whose path may be left blank."""
+MAX_RUNS_PER_INPUT = 4
+"""A race to a verdict gives an entry at most this many runs per input selected, until ``max runs`` is edited (the
+default of `Benchmark`'s ``max_runs``)."""
 
 
 def _px(width: str) -> w.Layout:
@@ -70,6 +75,19 @@ class Form:
         self.candidates = w.SelectMultiple(description="candidates", rows=6, layout=_px("100%"))
         self.candidates_note = w.HTML()
         self.runs = w.BoundedIntText(value=3, min=1, max=1000, description="runs/entry", layout=_px("160px"))
+        self.to_verdict = w.Checkbox(
+            value=False,
+            description="race to a verdict",
+            indent=False,
+            layout=_px("150px"),
+            tooltip="waves of paired runs until each entry's verdict is settled (or it made max runs)",
+        )
+        self.max_runs = w.BoundedIntText(
+            value=1, min=1, max=10**6, description="max runs", disabled=True, layout=_px("170px")
+        )
+        self._max_runs_follow = True  # 4 runs an input selected, until someone edits it
+        self.budget = w.Text(description="budget", placeholder="none", layout=_px("190px"))
+        self.budget_note = w.HTML()
         self.all_inputs = w.Checkbox(value=False, description="all inputs", indent=False, layout=_px("100px"))
         self.n_inputs = w.BoundedIntText(value=5, min=1, max=10**6, description="first n", layout=_px("150px"))
         self.inputs_note = w.HTML()
@@ -78,17 +96,49 @@ class Form:
         self.salt = w.Text(description="cache salt", placeholder="blank: reuse cached answers")
         self.rubric = w.Textarea(description="rubric", layout=w.Layout(width="100%", height="80px"))
 
+        self._listeners: list[Callable[[], None]] = []
         for widget, react in (
             (self.job, self._job_changed),
             (self.grade, self._grade_changed),
             (self.candidates, self._candidates_changed),
+            (self.to_verdict, self._design_changed),
+            (self.max_runs, self._max_runs_edited),
             (self.all_inputs, self._inputs_changed),
             (self.n_inputs, self._inputs_changed),
             (self.scorer, self._scorer_changed),
+            (self.budget, self._budget_changed),
         ):
             widget.observe(lambda _, react=react: react(), "value")
         self._job_changed()
         self._grade_changed()
+        for widget in self.settings():
+            widget.observe(lambda _: self._changed(), "value")
+
+    def settings(self) -> list[w.Widget]:
+        """Every control whose value shapes the benchmark (what `on_change` listens to)."""
+        return [
+            self.job,
+            self.grade,
+            self.candidates,
+            self.runs,
+            self.to_verdict,
+            self.max_runs,
+            self.budget,
+            self.all_inputs,
+            self.n_inputs,
+            self.scorer,
+            self.scorer_path,
+            self.salt,
+            self.rubric,
+        ]
+
+    def on_change(self, listener: Callable[[], None]) -> None:
+        """Call ``listener`` after any setting changed (one change of job moves several: expect bursts)."""
+        self._listeners.append(listener)
+
+    def _changed(self) -> None:
+        for listener in list(self._listeners):
+            listener()
 
     def rows(self) -> list[w.Widget]:
         """The form laid out, one row of controls per widget."""
@@ -96,7 +146,8 @@ class Form:
             w.HBox([self.job, self.grade]),
             self.candidates,
             self.candidates_note,
-            w.HBox([self.runs, self.all_inputs, self.n_inputs, self.inputs_note]),
+            w.HBox([self.runs, self.to_verdict, self.max_runs, self.budget, self.budget_note]),
+            w.HBox([self.all_inputs, self.n_inputs, self.inputs_note]),
             w.HBox([self.scorer, self.scorer_path, self.salt]),
             self.rubric,
         ]
@@ -143,6 +194,7 @@ class Form:
             self.candidates.options = [(self.entry_label(e), e.name) for e in entries]
             self.candidates.value = tuple(e.name for e in entries if e.callable_reason() is None)
         self._candidates_changed()
+        self._budget_changed()  # the currency is the grade's
 
     def _candidates_changed(self) -> None:
         uncallable = {e.name: r for e in self.catalog.of_grade(self.grade.value) if (r := e.callable_reason())}
@@ -161,6 +213,29 @@ class Form:
             self.inputs_note.value = f'{CSS}<span class="gb-bad">{esc(exc)}</span>'
         else:
             self.inputs_note.value = f"{chosen} of {total} inputs"
+            if self._max_runs_follow:
+                self._max_runs_follow = False  # not an edit: set it, then follow again
+                self.max_runs.value = MAX_RUNS_PER_INPUT * chosen
+                self._max_runs_follow = True
+
+    def _design_changed(self) -> None:
+        self.runs.disabled = self.to_verdict.value
+        self.max_runs.disabled = not self.to_verdict.value
+
+    def _max_runs_edited(self) -> None:
+        if self._max_runs_follow:  # someone set it: it no longer follows the inputs
+            self._max_runs_follow = False
+
+    def _budget_changed(self) -> None:
+        pick = self.catalog.picks.get(self.grade.value)
+        currency = self.catalog[pick].currency if pick else ""
+        try:
+            budget = self.selected_budget()
+        except ValueError as exc:
+            self.budget_note.value = f'{CSS}<span class="gb-bad">{esc(exc)}</span>'
+        else:
+            said = [currency] if budget is not None else [currency, "empty: no budget"]
+            self.budget_note.value = esc(" · ".join(part for part in said if part))
 
     def _scorer_changed(self) -> None:
         self.scorer_path.disabled = self.scorer.value not in (*PATH_KINDS, *OPTIONAL_PATH)
@@ -181,6 +256,19 @@ class Form:
         values = self._inputs_for(self.job.value)
         return list(values if self.all_inputs.value else values[: self.n_inputs.value])
 
+    def selected_budget(self) -> float | None:
+        """The budget in the box (None when it is empty); anything but a number > 0 raises ValueError."""
+        text = self.budget.value.strip()
+        if not text:
+            return None
+        try:
+            value = float(text)
+        except ValueError:
+            value = math.nan
+        if not (math.isfinite(value) and value > 0):
+            raise ValueError(f"budget must be a number > 0 (in the catalog's currency), got {text!r}")
+        return value
+
     def selected_candidates(self) -> list[str]:
         """The selected entries that can be called."""
         return [n for n in self.candidates.value if self.catalog[n].callable_reason() is None]
@@ -197,10 +285,17 @@ class Form:
         chosen = self.selected_candidates()
         if not chosen:
             raise ValueError("no candidate selected: pick at least one callable entry")
-        values, scorer = self.selected_inputs(), self.selected_scorer()
+        values, scorer, budget = self.selected_inputs(), self.selected_scorer(), self.selected_budget()
+        reference = self.catalog.picks.get(self.grade.value)
+        if self.to_verdict.value and reference is not None and reference not in chosen:
+            raise ValueError(
+                f"a race to a verdict pairs each run with a run of the reference entry {reference}: select it too"
+            )
         bench = Benchmark(
             self.factories[self.job.value],
-            runs=self.runs.value,
+            runs="auto" if self.to_verdict.value else self.runs.value,
+            max_runs=self.max_runs.value if self.to_verdict.value else None,
+            budget=budget,
             catalog=self.catalog,
             grade=self.grade.value,
             salt=self.salt.value,

@@ -12,7 +12,9 @@ import ipywidgets as w
 from .._benchmark import Benchmark
 from .._cache import CallCache
 from .._catalog import Catalog, Entry
+from .._estimate import Estimate
 from .._report import BenchmarkReport
+from ._estimator import Estimator
 from ._form import Form
 from ._task import Task
 from ._views import Views
@@ -21,14 +23,16 @@ __all__ = ["BenchmarkPanel"]
 
 
 class BenchmarkPanel(w.VBox):
-    """A benchmark in a notebook: pick job, grade, candidates, runs, inputs, rubric, scorer and salt; Run, watch the
-    progress, Stop, Rejudge with an edited rubric, Export; read the runs, models, charts, transcripts and diagnostics.
+    """A benchmark in a notebook: pick job, grade, candidates, runs (or race to a verdict), a budget, inputs,
+    rubric, scorer and salt; read the estimate beside Run; Run, watch the progress, Stop, Rejudge with an edited
+    rubric, Export; read the runs, models, charts, transcripts and diagnostics.
 
     ``jobs``: job factories offered beside the example jobs. ``inputs``: ``{job name: [input, ...]}`` (the example
     jobs default to their example inputs). ``cache``: a `CallCache` or folder (default ``$GRADEBENCH_CACHE``).
-    Everything a click does is also a method or attribute: `start`, `stop`, `rejudge`, `export`,
+    Everything a click does is also a method or attribute: `start`, `stop`, `rejudge`, `export`, `estimate`,
     `build_benchmark`, ``task``, ``bench``, ``report``, ``error`` and every widget. The parts are ``form`` (the
-    controls), ``views`` (the tabs) and ``runner`` (the buttons, the task, the progress and the status line).
+    controls), ``estimator`` (the estimate beside Run), ``views`` (the tabs) and ``runner`` (the buttons, the task,
+    the progress and the status line).
     """
 
     def __init__(
@@ -42,11 +46,15 @@ class BenchmarkPanel(w.VBox):
         self.catalog = catalog
         self.form = Form(catalog, jobs, inputs, cache if isinstance(cache, CallCache) else CallCache(cache))
         self.views = Views()
-        self.runner = Task(self.form, self.views)
+        self.estimator = Estimator(self.form)
+        self.runner = Task(self.form, self.views, self.estimator)
         f, v, r = self.form, self.views, self.runner
         # every widget, by the name a test or a notebook reaches it
         self.job, self.grade, self.candidates, self.candidates_note = f.job, f.grade, f.candidates, f.candidates_note
         self.runs, self.all_inputs, self.n_inputs, self.inputs_note = f.runs, f.all_inputs, f.n_inputs, f.inputs_note
+        self.to_verdict, self.max_runs = f.to_verdict, f.max_runs
+        self.budget, self.budget_note = f.budget, f.budget_note
+        self.estimate_button, self.estimate_line = self.estimator.button, self.estimator.line
         self.scorer, self.scorer_path, self.salt, self.rubric = f.scorer, f.scorer_path, f.salt, f.rubric
         self.run_button, self.stop_button, self.rejudge_button = r.run_button, r.stop_button, r.rejudge_button
         self.export_dir, self.export_button, self.status = r.export_dir, r.export_button, r.status
@@ -95,6 +103,12 @@ class BenchmarkPanel(w.VBox):
         """Click Rejudge and wait: judge the shown report's runs again under the rubric (and scorer) as now set;
         no candidate is called. None when it could not (see ``status``)."""
         return await self.runner.rejudge()
+
+    async def estimate(self) -> Estimate | None:
+        """Click Estimate and wait: what the race as set up will cost and take (`Benchmark.estimate`), also shown
+        beside Run. It runs the reference runs the cache lacks first (those spend; Run then reuses them). None when
+        it could not (the line beside Run says why)."""
+        return await self.estimator.estimate()
 
     def stop(self) -> bool:
         """Cancel the running race (or rejudge). What landed stays in the cache, so a rerun resumes from there."""

@@ -1,11 +1,15 @@
 """The panel's progress display: a bar of runs judged, and a row per entry of runs landed, judged and failed.
 
 Fed by the race's events (`Benchmark.subscribe`); redrawn at most every `PROGRESS_EVERY_S`, and at once when asked.
+A race to a verdict does not know how many runs an entry will get: each row counts against the most it can get
+(`Benchmark.most_runs`), and says why an entry stopped (`Benchmark.stops`: settled, max_runs, budget) as soon as it
+does; the bar's total shrinks to the runs a stopped entry made.
 """
 
 from __future__ import annotations
 
 import time
+from collections.abc import Callable, Mapping
 
 import ipywidgets as w
 
@@ -16,6 +20,8 @@ __all__ = ["PROGRESS_EVERY_S", "Progress"]
 
 PROGRESS_EVERY_S = 0.1
 """The progress display is redrawn at most this often (and always when the race ends)."""
+RACING = "racing"
+"""What the stop column says of an entry still getting runs in a race to a verdict."""
 
 
 class Progress:
@@ -24,21 +30,40 @@ class Progress:
     def __init__(self) -> None:
         self.bar = w.IntProgress(value=0, min=0, max=1, description="judged", layout=w.Layout(width="50%"))
         self.table = w.HTML()
-        self._counts: dict[str, list[int]] = {}  # progress row -> [planned, landed, judged, failed]
+        self._counts: dict[str, list[int]] = {}  # progress row -> [most, landed, judged, failed]
         self._reference = ""
+        self._open_ended = False  # a race to a verdict: how many runs an entry gets is not known
+        self._stops: Callable[[], Mapping[str, str]] = dict
+        self._final: dict[str, str] | None = None  # why each entry stopped, once the race ended
+        self._complete = False  # ... and whether it ran to its end (not stopped, not failed)
         self._drawn_at = 0.0
 
-    def reset(self, reference: str, candidates: list[str], per_entry: int, inputs: int) -> None:
-        """A new race: every count at 0, the bar plain (``per_entry``: the most runs an entry gets)."""
+    def reset(
+        self,
+        reference: str,
+        candidates: list[str],
+        per_entry: int,
+        inputs: int,
+        *,
+        open_ended: bool = False,
+        stops: Callable[[], Mapping[str, str]] = dict,
+    ) -> None:
+        """A new race: every count at 0, the bar plain. ``per_entry``: the most runs an entry gets; ``open_ended``:
+        a race to a verdict, which may stop an entry sooner; ``stops``: which entries stopped so far, and why."""
         self._counts = {"reference": [inputs, 0, 0, 0]} | {n: [per_entry, 0, 0, 0] for n in candidates}
-        self._reference = reference
-        self.bar.max = max(1, len(candidates) * per_entry)
+        self._reference, self._open_ended, self._stops = reference, open_ended, stops
+        self._final, self._complete = None, False
         self.bar.value, self.bar.bar_style = 0, ""
         self.draw(force=True)
 
     def landed(self) -> int:
         """Candidate runs landed so far."""
         return sum(c[1] for name, c in self._counts.items() if name != "reference")
+
+    def planned(self) -> str:
+        """The candidate runs planned, in words: ``24`` (``at most 64`` for a race to a verdict not yet over)."""
+        total = self.bar.max
+        return f"at most {total}" if self._open_ended and not self._complete else str(total)
 
     def on_event(self, event: RaceEvent) -> None:
         counts = self._counts.setdefault("reference" if event.kind == "reference" else event.run.entry, [0] * 4)
@@ -49,25 +74,44 @@ class Progress:
             counts[3] += not event.run.ok
         self.draw()
 
+    def finish(self, stops: Mapping[str, str], *, complete: bool) -> None:
+        """The race ended: ``stops`` (`Benchmark.stops`) says which entries stopped early and why; ``complete``, that
+        it ran to its end (a race to a verdict then gave every entry all the runs it would get)."""
+        self._final, self._complete = dict(stops), complete
+        self.draw(force=True)
+
     def draw(self, force: bool = False) -> None:
         if not force and time.perf_counter() - self._drawn_at < PROGRESS_EVERY_S:
             return
         self._drawn_at = time.perf_counter()
-        judged = sum(c[2] for c in self._counts.values())
-        self.bar.value = min(judged, self.bar.max)
-        if judged and judged >= self.bar.max:
-            self.bar.bar_style = "success"
-        rows = []
-        for name, (planned, landed, done, failed) in self._counts.items():
+        stops = dict(self._stops()) if self._final is None else self._final
+        ended = self._final is not None
+        show_stops = self._open_ended or bool(stops)
+        rows, total = [], 0
+        for name, (most, landed, done, failed) in self._counts.items():
             label = f"reference ({self._reference})" if name == "reference" else name
+            stopped = stops.get(name)
+            # racing to a verdict, an entry that stopped (any, once the race is over) made all the runs it will make
+            done_early = self._open_ended and name != "reference" and (stopped is not None or self._complete)
+            planned = landed if done_early else most
+            total += planned if name != "reference" else 0
             share = 100 * (landed if name == "reference" else done) / planned if planned else 0
             bar = (
                 f'<div style="width:120px;background:#eee"><div style="width:{share:.0f}%;height:8px;background:#4a8">'
             )
             judged_cell = "–" if name == "reference" else done
-            rows.append(
-                f"<tr>{td(label)}{td(f'{landed} / {planned}')}{td(judged_cell)}{td(failed)}"
-                f"<td>{bar}</div></div></td></tr>"
-            )
-        head = "".join(f"<th>{h}</th>" for h in ("entry", "landed", "judged", "failed", ""))
+            at_most = self._open_ended and name != "reference"
+            cells = f"{td(label)}{td(f'{landed} / ≤{most}' if at_most else f'{landed} / {most}')}{td(judged_cell)}"
+            cells += f"{td(failed)}<td>{bar}</div></div></td>"
+            if show_stops:
+                why = stopped or ("–" if ended or name == "reference" or not self._open_ended else RACING)
+                cells += td(why)
+            rows.append(f"<tr>{cells}</tr>")
+        self.bar.max = max(1, total)
+        judged = sum(c[2] for c in self._counts.values())
+        self.bar.value = min(judged, self.bar.max)
+        if judged and judged >= self.bar.max:
+            self.bar.bar_style = "success"
+        heads = ("entry", "landed", "judged", "failed", "", *(("stopped",) if show_stops else ()))
+        head = "".join(f"<th>{h}</th>" for h in heads)
         self.table.value = f'{CSS}<table class="gb-t"><tr>{head}</tr>{"".join(rows)}</table>'

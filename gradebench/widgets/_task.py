@@ -1,7 +1,8 @@
 """The panel's task: Run, Stop, Rejudge and Export, the asyncio task behind them, the progress and the status line.
 
 A click starts a task on the running event loop (the kernel's, in a notebook) and returns at once, so the panel stays
-responsive; ``start``/``rejudge`` are the same clicks awaited. A second click while a task runs does nothing.
+responsive; ``start``/``rejudge`` are the same clicks awaited. A second click while a task runs does nothing. The
+estimate beside Run (`Estimator`) rests while a task runs, and looks again when it ends.
 """
 
 from __future__ import annotations
@@ -19,9 +20,10 @@ from .. import _present
 from .._benchmark import Benchmark
 from .._rejudge import rejudge_report
 from .._report import REPORT_FILES, BenchmarkReport
+from ._estimator import Estimator
 from ._form import Form
 from ._html import CSS, esc, marker
-from ._progress import Progress
+from ._progress import PROGRESS_EVERY_S, Progress
 from ._views import Views
 
 __all__ = ["Task"]
@@ -30,8 +32,8 @@ __all__ = ["Task"]
 class Task:
     """Runs what the form describes and hands each report to the views."""
 
-    def __init__(self, form: Form, views: Views):
-        self.form, self.views = form, views
+    def __init__(self, form: Form, views: Views, estimator: Estimator):
+        self.form, self.views, self.estimator = form, views, estimator
         self.progress = Progress()
         self.task: asyncio.Task[Any] | None = None
         """The running (or last) race or rejudge."""
@@ -54,8 +56,9 @@ class Task:
 
     def rows(self) -> list[w.Widget]:
         """The buttons, the status line and the progress, laid out."""
-        buttons = [self.run_button, self.stop_button, self.rejudge_button, self.export_dir, self.export_button]
-        return [w.HBox(buttons), self.status, self.progress.bar, self.progress.table]
+        run = w.HBox([self.run_button, self.stop_button, self.estimator.button, self.estimator.line])
+        after = w.HBox([self.rejudge_button, self.export_dir, self.export_button])
+        return [run, after, self.status, self.progress.bar, self.progress.table]
 
     # ------------------------------------------------------------------------------------------------ the clicks
 
@@ -77,12 +80,15 @@ class Task:
 
     def begin_race(self) -> asyncio.Task[Any] | None:
         def prepare() -> Coroutine[Any, Any, Any]:
-            self.bench = self.form.build_benchmark()
+            self.bench = bench = self.form.build_benchmark()
             inputs = len(self.form.selected_inputs())
-            reference = self.form.catalog.picks.get(self.bench.grade, "-")
+            reference = self.form.catalog.picks.get(bench.grade, "-")
             candidates = self.form.selected_candidates()
-            self.progress.reset(reference, candidates, self.bench.most_runs, inputs)
-            return self._race(self.bench, len(candidates), inputs)
+            open_ended = bench.runs == "auto"
+            self.progress.reset(
+                reference, candidates, bench.most_runs, inputs, open_ended=open_ended, stops=lambda: bench.stops
+            )
+            return self._race(bench, len(candidates), inputs)
 
         return self._spawn("run", prepare)
 
@@ -137,6 +143,7 @@ class Task:
             self.say(f"cannot {what}: no running event loop (in a script, use `await panel.start()`)", error=True)
             return None
         self._busy, self._stop_requested, self.error, self._doing = True, False, None, what
+        self.estimator.pause()  # the race runs the reference runs itself; an estimate after it is free
         self._set_buttons()
         self.task = loop.create_task(work)
         self.task.add_done_callback(self._task_done)
@@ -145,8 +152,15 @@ class Task:
     async def _race(self, bench: Benchmark, candidates: int, inputs: int) -> BenchmarkReport | None:
         started, unsubscribe = time.perf_counter(), bench.subscribe(self.progress.on_event)
         plural = _present.plural
-        runs = plural(bench.runs, "run") if isinstance(bench.runs, int) else "runs to a verdict"
-        self.say(f"racing {plural(candidates, 'candidate')} × {runs} × {plural(inputs, 'input')}…")
+        if isinstance(bench.runs, int):
+            runs = plural(bench.runs, "run")
+            self.say(f"racing {plural(candidates, 'candidate')} × {runs} × {plural(inputs, 'input')}…")
+        else:
+            self.say(
+                f"racing {plural(candidates, 'candidate')} to a verdict on {plural(inputs, 'input')}, "
+                f"at most {plural(bench.most_runs, 'run')} an entry…"
+            )
+        ticker = asyncio.get_running_loop().create_task(self._tick())  # a stop shows between runs too
         try:
             await bench.run()
         except asyncio.CancelledError:
@@ -159,20 +173,32 @@ class Task:
                 self._show(partial)
             reference_failed = partial is not None and not partial.runs.filter(role="reference")["ok"].all()
             self.fail("the reference run failed" if reference_failed else "the race failed", exc)
+            self.progress.finish(bench.stops, complete=False)
             self.progress.bar.bar_style = "danger"  # this race failed: its own bar says so
             return None
         finally:
+            ticker.cancel()
             unsubscribe()
             self.progress.draw(force=True)
         report = bench.report()
+        self.progress.finish(bench.stops, complete=not report.meta.stopped)
+        if report.meta.stopped:  # the budget ran out: the bar says the race did not end as planned
+            self.progress.bar.bar_style = "warning"
         self._show(report)
         failed = report.runs.filter(~pl.col("ok")).height
         self.say(
             f"done in {time.perf_counter() - started:.1f}s: {_present.plural(report.runs.height, 'run')} "
             f"({failed} failed), {report.models.height} entries · "
-            f"{_present.totals(report)}"
+            f"{_present.totals(report)}",
+            stop=report,
         )
         return report
+
+    async def _tick(self) -> None:
+        """Redraw the progress while the race runs, so what changed between events (an entry settled) shows."""
+        while True:
+            await asyncio.sleep(PROGRESS_EVERY_S)
+            self.progress.draw()
 
     async def _rejudge(self, shown: BenchmarkReport, rubric: str, scorer: Any) -> BenchmarkReport | None:
         n = shown.runs.filter(role="candidate").height
@@ -198,6 +224,7 @@ class Task:
     def _task_done(self, task: asyncio.Task[Any]) -> None:
         self._busy = False
         self._set_buttons()
+        self.estimator.resume()
         if (task.cancelled() or self._stop_requested) and self._doing == "rejudge":
             self.say("rejudge stopped: the report shown is unchanged")
         elif task.cancelled() or self._stop_requested:
@@ -207,9 +234,10 @@ class Task:
             else:  # stopped before the reference runs landed: nothing of this race to show
                 self.views.clear(f"{CSS}{marker('STOPPED before any run was judged: nothing to show')}")
             self.say(
-                f"stopped: {self.progress.landed()} of {self.progress.bar.max} runs had landed (the tabs show those "
+                f"stopped: {self.progress.landed()} of {self.progress.planned()} runs had landed (the tabs show those "
                 "judged); what finished is in the cache, so Run with the same settings resumes from there"
             )
+            self.progress.finish(self.bench.stops if self.bench is not None else {}, complete=False)
             self.progress.bar.bar_style = "warning"
         elif task.exception() is not None:  # not expected: _race and _rejudge report their own errors
             self.fail("unexpected error", task.exception())  # type: ignore[arg-type]

@@ -56,6 +56,7 @@ MODEL_COLUMNS = (
     "mean_diff",
     "lower",
     "n_pairs",
+    "stopped",
     "cost_ratio",
     "latency_ratio",
     "floor_std",

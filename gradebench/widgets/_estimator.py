@@ -1,0 +1,145 @@
+"""The estimate beside Run: what the race as set up will cost and how long it will take, before it runs.
+
+An estimate is built on the reference runs (`Benchmark.estimate` runs them first), so it is free only when the cache
+holds them. The estimator follows the form: a change of settings waits `ESTIMATE_AFTER_S` for the burst to end (a new
+job moves the grade, the candidates and the rubric at once), then asks the cache alone how many reference runs are
+missing (`Benchmark.uncached_references`, nothing is sent). None: it estimates at once. Some: it says so and leaves it
+to the **Estimate** button, since those runs spend on the reference's endpoint. Every step runs as a task on the
+running loop (the kernel's, in a notebook); a newer change cancels an older one, and an error is shown in place.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import ipywidgets as w
+
+from .. import _present
+from .._estimate import Estimate
+from ._form import Form
+from ._html import CSS, esc
+
+__all__ = ["ESTIMATE_AFTER_S", "Estimator"]
+
+ESTIMATE_AFTER_S = 0.5
+"""How long the estimate waits after the last change of settings before it looks again."""
+WAITING = "the estimate waits for the race to end"
+
+
+class Estimator:
+    """The **Estimate** button and the line beside it, kept up to date with the form."""
+
+    def __init__(self, form: Form):
+        self.form = form
+        self.button = w.Button(
+            description="Estimate",
+            icon="calculator",
+            disabled=True,
+            tooltip="run the reference runs (they spend), then estimate the race",
+        )
+        self.line = w.HTML(layout=w.Layout(flex="1 1 auto", min_width="0"))
+        self.task: asyncio.Task[Any] | None = None
+        """The estimate under way (or the last one)."""
+        self.result: Estimate | None = None
+        """The estimate of the settings as they are now; None while there is none."""
+        self.error: BaseException | None = None
+        """Why the last estimate could not be made, or None."""
+        self._paused = self._spending = False
+        self.button.on_click(lambda _: self.begin(spend=True))
+        form.on_change(self.refresh)
+        self.refresh()
+
+    # ------------------------------------------------------------------------------------------------ the calls
+
+    def refresh(self) -> None:
+        """The settings changed: what was estimated no longer holds. Look again after a pause, unless a race runs
+        (then after it)."""
+        self.cancel()
+        self.result, self.error = None, None
+        if self._paused:  # `resume` looks again
+            self._say(WAITING, quiet=True)
+        else:
+            self.begin(spend=False)
+
+    def begin(self, *, spend: bool) -> asyncio.Task[Any] | None:
+        """Estimate the settings as they are: with ``spend``, running any reference run the cache lacks (the button);
+        without, only when that costs nothing (after `ESTIMATE_AFTER_S`). Returns the task (while one that may spend
+        runs, that one), or None when none started."""
+        if self._paused:
+            return None
+        if spend and self._spending and self.task is not None and not self.task.done():
+            return self.task  # a second click: the estimate under way is the answer
+        self.cancel()
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            self._say("the estimate needs a running event loop (in a script: `await panel.estimate()`)", quiet=True)
+            self.button.disabled = False
+            return None
+        self.button.disabled = True
+        self._spending = spend
+        if spend:
+            pick = self.form.catalog.picks.get(self.form.grade.value, "the reference entry")
+            self._say(f"estimating: the reference runs first on {pick}…")
+        else:
+            self._say("estimating…", quiet=True)
+        self.task = loop.create_task(self._estimate(spend))
+        return self.task
+
+    async def estimate(self) -> Estimate | None:
+        """Click Estimate and wait: the estimate, or None when it could not be made (see ``line``, ``error``) or a
+        change of settings overtook it."""
+        task = self.begin(spend=True)
+        if task is None:
+            return None
+        await asyncio.wait([task])
+        return None if task.cancelled() else task.result()
+
+    def cancel(self) -> bool:
+        """Cancel the estimate under way (a reference run that finished stays in the cache)."""
+        if self.task is None or self.task.done():
+            return False
+        return self.task.cancel()
+
+    def pause(self) -> None:
+        """A race (or rejudge) starts: no estimate beside it. The race runs the reference runs itself."""
+        if self.cancel():  # what it was doing is not done: say so, instead of "estimating…" all race long
+            self._say(WAITING, quiet=True)
+        self._paused = True
+        self.button.disabled = True
+
+    def resume(self) -> None:
+        """The race ended: estimate again (its runs are in the cache now, so it is likely free)."""
+        self._paused = False
+        self.refresh()
+
+    # ------------------------------------------------------------------------------------------------- the work
+
+    async def _estimate(self, spend: bool) -> Estimate | None:
+        try:
+            if not spend:
+                await asyncio.sleep(ESTIMATE_AFTER_S)  # a burst of changes cancels this and starts again
+            bench = self.form.build_benchmark()
+            if not spend:
+                missing = await bench.uncached_references()
+                if missing:
+                    entry = self.form.catalog.pick(bench.grade).name
+                    self._say(_present.references_first(missing, len(bench.inputs), entry))
+                    self.button.disabled = False
+                    return None
+            made = await bench.estimate()
+        except Exception as exc:  # a setting that cannot work, a reference run that failed: said in place
+            self.error = exc
+            self._say(f"cannot estimate: {type(exc).__name__}: {exc}", error=True)
+            self.button.disabled = False
+            return None
+        self.result = made
+        self._say(_present.estimate(made, to_verdict=bench.runs == "auto", budget=bench.budget))
+        self.button.disabled = False
+        return made
+
+    def _say(self, text: str, *, error: bool = False, quiet: bool = False) -> None:
+        kind = ' class="gb-bad"' if error else ""
+        colour = "color:#666;" if quiet else ""
+        self.line.value = f'{CSS}<span{kind} style="{colour}display:inline-block;line-height:1.4">{esc(text)}</span>'
