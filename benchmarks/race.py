@@ -67,14 +67,23 @@ def fixed_latency_fleet(latency_ms: float) -> SimFleet:
             max_retries=0,
         )
 
-    return SimFleet(latency_scale=1.0, record=False, profiles=[profile("bench/runner", "standard"),
-                                                                profile("bench/judge", "large")])  # fmt: skip
+    return SimFleet(
+        latency_scale=1.0, record=False, profiles=[profile("bench/runner", "standard"), profile("bench/judge", "large")]
+    )
 
 
 def race(n: int, latency_ms: float, concurrency: int, cache: Path, salt: str) -> tuple[float, gb.Benchmark]:
     catalog = fixed_latency_fleet(latency_ms).catalog()
-    bench = gb.Benchmark(one_call, runs=n, catalog=catalog, grade="standard", salt=salt, cache=cache,
-                         concurrency=concurrency, progress=False)  # fmt: skip
+    bench = gb.Benchmark(
+        one_call,
+        runs=n,
+        catalog=catalog,
+        grade="standard",
+        salt=salt,
+        cache=cache,
+        concurrency=concurrency,
+        progress=False,
+    )
     bench.set_input({"id": "q"})
     started = time.perf_counter()
     asyncio.run(bench.run())
@@ -111,8 +120,12 @@ async def sdk_floor(calls: int, concurrency: int) -> float:
 
 def peak_rss_mb(n: int, concurrency: int) -> float:
     """Peak resident memory (MB) of a fresh process that races ``n`` runs at latency 0."""
-    done = subprocess.run([sys.executable, __file__, "--peak-of", str(n), "--concurrency", str(concurrency)],
-                          capture_output=True, text=True, check=True)  # fmt: skip
+    done = subprocess.run(
+        [sys.executable, __file__, "--peak-of", str(n), "--concurrency", str(concurrency)],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     return float(done.stdout.strip().splitlines()[-1])
 
 

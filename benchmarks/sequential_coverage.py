@@ -53,8 +53,11 @@ def summary(lower: np.ndarray, upper: np.ndarray, mu: float, looked: np.ndarray)
     low = ((lower > mu) & looked).any(axis=1)
     high = ((upper < mu) & looked).any(axis=1)
     width = (upper - lower).mean(axis=0)
-    out: dict = {"miss_lower": round(float(low.mean()), 4), "miss_upper": round(float(high.mean()), 4),
-                 "miss_either": round(float((low | high).mean()), 4)}  # fmt: skip
+    out: dict = {
+        "miss_lower": round(float(low.mean()), 4),
+        "miss_upper": round(float(high.mean()), 4),
+        "miss_either": round(float((low | high).mean()), 4),
+    }
     out["width"] = {str(t): round(float(width[t - 1]), 3) for t in WIDTH_AT if t <= width.size}
     if mu > -1.0:
         done = (lower > -1.0) & looked
@@ -81,8 +84,11 @@ def main() -> None:
     for name in ("score_differences", "extremes", "beta_like", "realistic"):
         x, mu = draw(name, rng, (args.sequences, args.length))
         lower, upper = betting_bounds(x, -10.0, 10.0, alpha=args.alpha, c=args.c, grid=args.grid)
-        result[name] = {"mean": mu, "betting": summary(lower, upper, mu, everywhere),
-                        "naive": summary(*naive(x, args.alpha), mu, looked)}  # fmt: skip
+        result[name] = {
+            "mean": mu,
+            "betting": summary(lower, upper, mu, everywhere),
+            "naive": summary(*naive(x, args.alpha), mu, looked),
+        }
     result["wall_s"] = round(time.perf_counter() - started, 1)
     print(json.dumps(result))
 

@@ -326,17 +326,27 @@ async def _one_order(
 
 
 def judge_messages(
-    run: Run, reference: Run, value: Any, setup: JudgeSetup, *, facts: str, candidate_first: bool = False
+    run: Run,
+    reference: Run,
+    value: Any,
+    setup: JudgeSetup,
+    *,
+    facts: str,
+    candidate_first: bool = False,
+    events: list[dict[str, Any]] | None = None,
 ) -> list[dict[str, str]]:
     """The blind prompt about one run, laid out for the provider's prompt cache: everything before the run's own part
     (facts, candidate transcript, closing) depends on the input alone — the labels are drawn per input and order,
-    never per run — so every verdict on one input repeats one prefix."""
+    never per run — so every verdict on one input repeats one prefix. ``events`` stands in for the run's own
+    transcript events (the estimate lays out prompts of runs that have not happened)."""
+    if events is None:
+        events = transcript_events(run.calls, run.output, run.error, reasoning=setup.reasoning)
     return build_judge_messages(
         instructions=setup.instructions,
         input=value,
         rubric=setup.rubric,
         reference=transcript_events(reference.calls, reference.output, reference.error, reasoning=setup.reasoning),
-        candidate=transcript_events(run.calls, run.output, run.error, reasoning=setup.reasoning),
+        candidate=events,
         redact=identifying_names([*run.calls, *reference.calls], setup.model_names),
         facts=facts,
         labels=transcript_labels(f"{setup.benchmark_id}:{reference.input_id}:{int(candidate_first)}"),

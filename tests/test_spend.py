@@ -7,6 +7,7 @@ import json
 import math
 
 import httpx2
+import polars as pl
 import pytest
 
 import gradebench as gb
@@ -105,6 +106,22 @@ async def test_a_verdict_after_the_first_of_an_input_is_priced_with_the_cached_p
     assert sum(e.judge_cached_tokens for e in judge) > 0  # 5 of the 6 verdicts of the input reuse the prefix
     full = estimate.entries[0].judge_cost / 1  # the first entry's first verdict pays in full
     assert estimate.entries[1].judge_cost < full  # the second entry's verdicts all come after the first
+
+
+async def test_later_verdicts_are_priced_with_all_they_share_with_earlier_ones(tmp_path) -> None:
+    # Runs that make the reference's tool calls give judge prompts that are the same bytes up to the model's own
+    # words: a provider serves the later verdicts of an input that much, far past the part shared by every run.
+    from gradebench.jobs import OrderAgent, load_inputs
+
+    catalog = gb.sim.SimFleet(latency_scale=0, record=False).catalog()
+    bench = gb.Benchmark(OrderAgent, runs=4, catalog=catalog, grade="standard", cache=tmp_path, progress=False)
+    bench.set_candidates(["sim/steady", "sim/squint"]).set_inputs(load_inputs("orders")[:2])
+    estimate = await bench.estimate()
+    await bench.run()
+    judge = bench.report().calls.filter(pl.col("role") == "judge")
+    predicted = sum(e.judge_cached_tokens for e in estimate.entries)
+    assert predicted == pytest.approx(judge["cached_input_tokens"].sum(), rel=0.1)
+    assert sum(e.judge_input_tokens for e in estimate.entries) == pytest.approx(judge["input_tokens"].sum(), rel=0.1)
 
 
 # ---------------------------------------------------------------------------------------------------------- budget
