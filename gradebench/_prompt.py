@@ -132,19 +132,9 @@ def transcript_labels(key: str) -> tuple[str, str]:
     return first, rest[digest[1] % len(rest)]
 
 
-def build_judge_messages(
-    *,
-    instructions: str,
-    input: Any,
-    rubric: str,
-    reference: list[dict[str, Any]],
-    candidate: list[dict[str, Any]],
-    redact: Iterable[str] = (),
-    facts: str = "",
-    labels: tuple[str, str] = ("K", "Q"),
-    candidate_first: bool = False,
-) -> list[dict[str, str]]:
-    """The judge's prompt: the system rules, then one user message laid out for a provider's prompt cache.
+def build_judge_messages(**prompt: Any) -> list[dict[str, str]]:
+    """The judge's prompt: the system rules, then one user message laid out for a provider's prompt cache (the
+    arguments are `judge_prompt_parts`'s).
 
     The user message opens with what every run of one input shares — the task, the input, the rubric and (in the
     usual order) the reference transcript — and ends with what differs per run: the facts checked in code, the
@@ -153,17 +143,7 @@ def build_judge_messages(
     judges both orders), which leaves only the task, input and rubric shared. Everything in ``redact`` (names that
     could identify a model) is removed.
     """
-    shared, own = judge_prompt_parts(
-        instructions=instructions,
-        input=input,
-        rubric=rubric,
-        reference=reference,
-        candidate=candidate,
-        redact=redact,
-        facts=facts,
-        labels=labels,
-        candidate_first=candidate_first,
-    )
+    shared, own = judge_prompt_parts(**prompt)
     return [{"role": "system", "content": JUDGE_SYSTEM}, {"role": "user", "content": shared + own}]
 
 
