@@ -5,6 +5,7 @@ from ._benchmark import Benchmark
 from ._cache import CallCache
 from ._catalog import Catalog, Entry, Grade
 from ._errors import CallError, CatalogError, ConfigError, GradebenchError, ToolLoopError
+from ._estimate import EntryEstimate, Estimate
 from ._job import Job
 from ._meta import ReportMeta
 from ._race import RaceEvent
@@ -36,6 +37,8 @@ __all__ = [
     "CatalogError",
     "ConfigError",
     "Entry",
+    "EntryEstimate",
+    "Estimate",
     "Grade",
     "GradebenchError",
     "Job",
