@@ -346,6 +346,7 @@ def main() -> None:
     parser.add_argument("--first", type=int, default=0, help="index of the first race")
     parser.add_argument("--designs", default="fixed,adaptive", help="comma-separated: fixed, adaptive")
     parser.add_argument("--at-fixed-spend", action="store_true", help="also race adaptive_at_fixed_spend")
+    parser.add_argument("--fixed-spend", type=float, help="with --at-fixed-spend: the fixed design's mean spend")
     parser.add_argument("--raw", type=Path, help="also write every race's record here (JSON lines)")
     parser.add_argument("--workers", default="auto", help="processes: a number, or auto (2 only on an idle machine)")
     args = parser.parse_args()
@@ -364,9 +365,9 @@ def main() -> None:
     for design in designs:
         records[design] = list(_map(lambda i, d=design: (one_race, d, i), indices, workers, design))
     if args.at_fixed_spend:
-        if "fixed" not in records:
-            raise SystemExit("--at-fixed-spend needs the fixed design in --designs")
-        spend = statistics.fmean(r["cost"] for r in records["fixed"])
+        if "fixed" not in records and args.fixed_spend is None:
+            raise SystemExit("--at-fixed-spend needs the fixed design in --designs, or --fixed-spend")
+        spend = args.fixed_spend or statistics.fmean(r["cost"] for r in records["fixed"])
         design = "adaptive_at_fixed_spend"
         records[design] = list(_map(lambda i: (one_race, design, i, spend), indices, workers, design))
     if args.raw is not None:

@@ -295,7 +295,7 @@ class Benchmark:
 
         async def one(item: RaceInput) -> Run | None:
             held = budget.reservation("(reference)", 0.0) if budget is not None else 0.0
-            if budget is not None and not budget.reserve(held):
+            if budget is not None and not await budget.admit(held):
                 return None
             run = await self._one_run(session, entry, item, "reference", 0, errors)
             if budget is not None:

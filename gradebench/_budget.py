@@ -1,14 +1,20 @@
 """A hard budget: what a race may spend now, in the catalog's currency, and never more.
 
-Before a run starts it reserves what it is expected to cost, its verdict included (`Budget.reserve`); when it lands
-the reservation gives way to what it really spent (`Budget.settle`). A run whose reservation does not fit is not
-started: the race issues no new runs, finishes those in flight, and its report is marked ``stopped: budget``. A run
+Before a run starts it reserves what it is expected to cost, its verdict included (`Budget.admit`); when it lands
+the reservation gives way to what it really spent (`Budget.settle`). A run whose reservation does not fit waits for
+the runs in flight to land (they free what they held beyond what they spent); when it still does not fit with none in
+flight, it is not started: the race issues no new runs and its report is marked ``stopped: budget``. So a race
+spends its budget to within one run's reservation instead of stopping at the first reservation that does not fit
+beside those in flight. A run
 spends at most its reservation as long as no run costs more than `HEADROOM` times its estimate, and the estimate of an
 entry follows the dearest run it has made so far.
 """
 
 from __future__ import annotations
 
+import asyncio
+import heapq
+import itertools
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
@@ -38,29 +44,60 @@ class Budget:
         self.refused = 0
         """Runs not started because their reservation did not fit."""
         self._dearest: dict[str, float] = {}
+        self._changed = asyncio.Event()
+        self._in_flight = 0
+        self._waiting: list[tuple[int, int]] = []  # a heap of (place, ticket): the runs asking, first in order on top
+        self._tickets = itertools.count()
 
     def reservation(self, entry: str, estimate: float) -> float:
         """What a run of ``entry`` reserves: `HEADROOM` × the larger of its estimate and the dearest run seen."""
         return HEADROOM * max(estimate, self._dearest.get(entry, 0.0))
 
-    def reserve(self, amount: float) -> bool:
-        """Hold ``amount`` for a run about to start; False (and nothing held) when it would not fit."""
-        if self.spent + self.reserved + amount > self.limit:
-            self.refused += 1
+    async def admit(self, amount: float, *, place: int = 0) -> bool:
+        """Hold ``amount`` for a run about to start; False (nothing held, and the race stopped) once it does not fit
+        with no run in flight, or the race has stopped.
+
+        Runs are admitted in the order of their ``place`` in the race (its plan: input by input, every entry on each),
+        not in the order they ask: when the money runs short the runs made are spread over the entries, not spent
+        on whichever asked first. The first in that order that does not fit waits for runs in flight to land (they
+        free what they held beyond what they spent), and the runs after it wait behind it.
+        """
+        ticket = (place, next(self._tickets))
+        heapq.heappush(self._waiting, ticket)
+        try:
+            while not self.stopped:
+                if self._waiting[0] == ticket:
+                    if self.spent + self.reserved + amount <= self.limit:
+                        self.reserved += amount
+                        self._in_flight += 1
+                        return True
+                    if not self._in_flight:
+                        self.refused += 1
+                        break
+                await self._changed.wait()
             return False
-        self.reserved += amount
-        return True
+        finally:
+            self._waiting.remove(ticket)
+            heapq.heapify(self._waiting)
+            self._wake()
 
     def settle(self, entry: str, held: float, spent: float | None) -> None:
         """A run landed: its hold gives way to what it spent (an unknown cost counts as the whole hold)."""
         self.reserved -= held
+        self._in_flight -= 1
         actual = held if spent is None else spent
         self.spent += actual
         self._dearest[entry] = max(self._dearest.get(entry, 0.0), actual)
+        self._wake()
+
+    def _wake(self) -> None:
+        """Something changed (a run landed, the first in line went): the runs waiting look again."""
+        changed, self._changed = self._changed, asyncio.Event()
+        changed.set()
 
     @property
     def stopped(self) -> bool:
-        """True once a run was refused: the race issues no new runs."""
+        """True once a run was refused with none in flight: the race issues no new runs."""
         return self.refused > 0
 
     def __repr__(self) -> str:

@@ -163,6 +163,7 @@ class CandidateRace:
         self._costs = run_costs(references, inputs, entries, setup) if budget is not None else {}
         self._counts = {"landed": 0, "judged": 0, "failed": 0}
         self._bar: Any = None
+        self._planned = 0  # runs planned so far: a run's place in the race, the order the budget admits runs in
         self.stops: dict[str, str] = {}
         """Entries the race has stopped giving runs so far, and why: filled as each stops, not when the race ends."""
 
@@ -171,22 +172,23 @@ class CandidateRace:
         if self._bar is None:
             self._bar = tqdm(desc=self._desc, unit="run", disable=not self._progress)
         self._bar.total = (self._bar.total or 0) + len(plan)
+        start, self._planned = self._planned, self._planned + len(plan)
         results = await fan_out(
-            plan,
+            [(start + i, *planned) for i, planned in enumerate(plan)],
             self._one,
-            lane=lambda planned: planned[0].name,
+            lane=lambda planned: planned[1].name,
             width=lambda name: lane_width(self._concurrency, self._entries[str(name)].max_concurrency),
         )
         self.landed.extend(r for r in results if r is not None)
         return results
 
-    async def _one(self, planned: tuple[Entry, RaceInput, int]) -> Run | None:
-        entry, item, repeat = planned
+    async def _one(self, planned: tuple[int, Entry, RaceInput, int]) -> Run | None:
+        place, entry, item, repeat = planned
         budget, total = self.budget, self._bar.total
         held = 0.0
         if budget is not None:
             held = budget.reservation(entry.name, self._costs[(entry.name, item.id)].total)
-            if budget.stopped or not budget.reserve(held):
+            if not await budget.admit(held, place=place):
                 self.stops.setdefault(entry.name, BUDGET_STOP)
                 return None
         run = await self._run_once(entry, item, repeat)

@@ -11,6 +11,7 @@ import polars as pl
 import pytest
 
 import gradebench as gb
+from gradebench._budget import HEADROOM
 from gradebench._estimate import CHARS_PER_TOKEN, JUDGE_OUTPUT_TOKENS
 from gradebench.testing import ScriptedEndpoint, completion
 
@@ -130,14 +131,17 @@ async def test_later_verdicts_are_priced_with_all_they_share_with_earlier_ones(t
 @pytest.mark.parametrize("trouble", ["none", "failures and retries"])
 async def test_the_budget_is_never_exceeded(tmp_path, trouble: str) -> None:
     answers = billing_answer()
-    served = {"n": 0}
+    served = {"n": 0, "candidate": 0, "500": 0, "429": 0}
 
     def answer(body: dict, request: httpx2.Request):
         served["n"] += 1
         if trouble != "none" and request.headers["x-gradebench-role"] == "candidate":
+            served["candidate"] += 1
             if body["model"] == "twin" and served["n"] % 3 == 0:
+                served["500"] += 1
                 return httpx2.Response(500, json={"error": {"message": "boom"}})  # a failed run: no cost
-            if served["n"] % 5 == 0:
+            if served["candidate"] in (4, 8, 12):  # 429s, waited out (each one halves the entry's pace)
+                served["429"] += 1
                 return httpx2.Response(429, json={"error": {"message": "slow"}}, headers={"retry-after-ms": "1"})
         return answers(body, request)
 
@@ -151,8 +155,15 @@ async def test_the_budget_is_never_exceeded(tmp_path, trouble: str) -> None:
     await bench.set_inputs([{"id": f"q{i}"} for i in range(5)]).run()
     report = bench.report()
     assert spent(report) <= limit
+    # ... and used: the race stopped only when the next run's reservation did not fit with no run in flight
+    runs = report.runs.filter(role="candidate")
+    dearest = (runs["spent_now"].fill_null(0) + runs["judge_cost"].fill_null(0)).max()
+    assert spent(report) > limit - HEADROOM * dearest  # a run reserves HEADROOM x its cost (estimated exactly here)
     assert report.meta.stopped == "budget" and report.meta.budget == limit
-    assert 0 < report.runs.filter(role="candidate").height < 5 * 3 * 4
+    assert 0 < runs.height < 5 * 3 * 4
+    assert set(runs["entry"]) == {"acme/pick", "acme/twin", "acme/third"}  # runs made in plan order, input by input
+    if trouble != "none":
+        assert served["500"] and served["429"] and not runs["ok"].all()
     assert "STOPPED: the budget" in report.table()
     assert set(report.meta.stops.values()) == {"budget: the next runs would not fit"}
 
