@@ -61,7 +61,7 @@ from typing import Final
 
 import numpy as np
 
-from ._stats import AS_GOOD, INCONCLUSIVE, MIN_INPUTS, WORSE, VerdictLabel, _num
+from ._stats import AS_GOOD, DEFAULT_MARGIN, INCONCLUSIVE, MIN_INPUTS, WORSE, VerdictLabel, _num
 
 __all__ = [
     "GRID",
@@ -267,7 +267,7 @@ class SequentialVerdict:
 
 def sequential_verdict(
     values: Iterable[float] | np.ndarray,
-    margin: float = 1.0,
+    margin: float = DEFAULT_MARGIN,
     *,
     alpha: float = 0.05,
     min_inputs: int = MIN_INPUTS,
