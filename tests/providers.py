@@ -96,21 +96,37 @@ class OpenAIEndpoint(Endpoint):
         # The message, type, param and code as OpenAI returns them (quoted in issue threads, e.g.
         # https://github.com/griptape-ai/ComfyUI-Griptape/issues/312 and https://github.com/gabrii/Cursor-Azure-GPT-5/issues/33)
         if "max_tokens" in body:
-            return self.error(400, "Unsupported parameter: 'max_tokens' is not supported with this model. "
-                              "Use 'max_completion_tokens' instead.", param="max_tokens",
-                              code="unsupported_parameter")  # fmt: skip
+            return self.error(
+                400,
+                "Unsupported parameter: 'max_tokens' is not supported with this model. "
+                "Use 'max_completion_tokens' instead.",
+                param="max_tokens",
+                code="unsupported_parameter",
+            )
         if "temperature" in body and body["temperature"] != 1:
-            return self.error(400, f"Unsupported value: 'temperature' does not support {body['temperature']} with "
-                              "this model. Only the default (1) value is supported.", param="temperature",
-                              code="unsupported_value")  # fmt: skip
+            return self.error(
+                400,
+                f"Unsupported value: 'temperature' does not support {body['temperature']} with "
+                "this model. Only the default (1) value is supported.",
+                param="temperature",
+                code="unsupported_value",
+            )
         return None
 
     @staticmethod
-    def completion(content: str | list[dict[str, Any]] | None = "ok", *, model: str = "gpt-5-mini-2025-08-07",
-                   id: str = "chatcmpl-B9MHDbslfkBeAs8l4bebGdFOJ6PeG", prompt_tokens: int = 19,
-                   completion_tokens: int = 10, cached_tokens: int = 0, reasoning_tokens: int = 0,
-                   refusal: str | None = None, tool_calls: list[dict[str, Any]] | None = None,
-                   finish_reason: str | None = None) -> dict[str, Any]:  # fmt: skip
+    def completion(
+        content: str | list[dict[str, Any]] | None = "ok",
+        *,
+        model: str = "gpt-5-mini-2025-08-07",
+        id: str = "chatcmpl-B9MHDbslfkBeAs8l4bebGdFOJ6PeG",
+        prompt_tokens: int = 19,
+        completion_tokens: int = 10,
+        cached_tokens: int = 0,
+        reasoning_tokens: int = 0,
+        refusal: str | None = None,
+        tool_calls: list[dict[str, Any]] | None = None,
+        finish_reason: str | None = None,
+    ) -> dict[str, Any]:
         """A chat completion object. Shape: https://platform.openai.com/docs/api-reference/chat/object
         (``usage.prompt_tokens_details.cached_tokens`` is part of ``prompt_tokens``:
         https://platform.openai.com/docs/guides/prompt-caching ; ``completion_tokens_details.reasoning_tokens`` is part
@@ -124,19 +140,29 @@ class OpenAIEndpoint(Endpoint):
             "object": "chat.completion",
             "created": 1741570283,
             "model": model,
-            "choices": [{"index": 0, "message": message, "logprobs": None,
-                         "finish_reason": finish_reason or ("tool_calls" if tool_calls else "stop")}],
+            "choices": [
+                {
+                    "index": 0,
+                    "message": message,
+                    "logprobs": None,
+                    "finish_reason": finish_reason or ("tool_calls" if tool_calls else "stop"),
+                }
+            ],
             "usage": {
                 "prompt_tokens": prompt_tokens,
                 "completion_tokens": completion_tokens,
                 "total_tokens": prompt_tokens + completion_tokens,
                 "prompt_tokens_details": {"cached_tokens": cached_tokens, "audio_tokens": 0},
-                "completion_tokens_details": {"reasoning_tokens": reasoning_tokens, "audio_tokens": 0,
-                                              "accepted_prediction_tokens": 0, "rejected_prediction_tokens": 0},
+                "completion_tokens_details": {
+                    "reasoning_tokens": reasoning_tokens,
+                    "audio_tokens": 0,
+                    "accepted_prediction_tokens": 0,
+                    "rejected_prediction_tokens": 0,
+                },
             },
             "service_tier": "default",
             "system_fingerprint": "fp_fc9f1d7035",
-        }  # fmt: skip
+        }
 
     @staticmethod
     def tool_call(name: str, arguments: Mapping[str, Any], id: str = "call_12345xyz") -> dict[str, Any]:
@@ -144,8 +170,15 @@ class OpenAIEndpoint(Endpoint):
         return {"id": id, "type": "function", "function": {"name": name, "arguments": json.dumps(arguments)}}
 
     @staticmethod
-    def error(status: int, message: str, *, type: str = "invalid_request_error", param: str | None = None,
-              code: str | None = None, headers: Mapping[str, str] | None = None) -> httpx2.Response:  # fmt: skip
+    def error(
+        status: int,
+        message: str,
+        *,
+        type: str = "invalid_request_error",
+        param: str | None = None,
+        code: str | None = None,
+        headers: Mapping[str, str] | None = None,
+    ) -> httpx2.Response:
         """OpenAI's error body: https://platform.openai.com/docs/guides/error-codes (``{"error": {message, type, param,
         code}}``)."""
         body = {"error": {"message": message, "type": type, "param": param, "code": code}}
@@ -155,9 +188,14 @@ class OpenAIEndpoint(Endpoint):
     def rate_limited(cls, retry_after_ms: int = 10) -> httpx2.Response:
         """A 429 as OpenAI sends it (https://platform.openai.com/docs/guides/rate-limits), with a short
         ``retry-after-ms`` so the test stays fast (the openai SDK honours it)."""
-        return cls.error(429, "Rate limit reached for gpt-5-mini in organization org-abc on requests per min (RPM): "
-                         "Limit 3, Used 3, Requested 1. Please try again in 20ms.", type="requests",
-                         code="rate_limit_exceeded", headers={"retry-after-ms": str(retry_after_ms)})  # fmt: skip
+        return cls.error(
+            429,
+            "Rate limit reached for gpt-5-mini in organization org-abc on requests per min (RPM): "
+            "Limit 3, Used 3, Requested 1. Please try again in 20ms.",
+            type="requests",
+            code="rate_limit_exceeded",
+            headers={"retry-after-ms": str(retry_after_ms)},
+        )
 
 
 def content_parts(text: str, thinking: str | None = None) -> list[dict[str, Any]]:
@@ -188,13 +226,22 @@ class OpenRouterEndpoint(Endpoint):
         return super().respond(answer)
 
     @staticmethod
-    def completion(content: str | None = "ok", *, model: str = "qwen/qwen3-235b-a22b",
-                   id: str = "gen-1747000000-AbCdEfGhIjKlMnOpQrSt", prompt_tokens: int = 194,
-                   completion_tokens: int = 2, cost: float | None = 0.00095, cached_tokens: int = 0,
-                   reasoning_tokens: int = 0, reasoning: str | None = None,
-                   reasoning_details: list[dict[str, Any]] | None = None,
-                   tool_calls: list[dict[str, Any]] | None = None, finish_reason: str | None = None,
-                   provider: str | None = None) -> dict[str, Any]:  # fmt: skip
+    def completion(
+        content: str | None = "ok",
+        *,
+        model: str = "qwen/qwen3-235b-a22b",
+        id: str = "gen-1747000000-AbCdEfGhIjKlMnOpQrSt",
+        prompt_tokens: int = 194,
+        completion_tokens: int = 2,
+        cost: float | None = 0.00095,
+        cached_tokens: int = 0,
+        reasoning_tokens: int = 0,
+        reasoning: str | None = None,
+        reasoning_details: list[dict[str, Any]] | None = None,
+        tool_calls: list[dict[str, Any]] | None = None,
+        finish_reason: str | None = None,
+        provider: str | None = None,
+    ) -> dict[str, Any]:
         """A chat completion as OpenRouter returns it: https://openrouter.ai/docs/api-reference/overview (the
         response: ``provider``, ``native_finish_reason``); usage with ``cost`` (credits, USD) beside the tokens:
         https://openrouter.ai/docs/use-cases/usage-accounting ; ``reasoning`` and ``reasoning_details``:
@@ -223,21 +270,39 @@ class OpenRouterEndpoint(Endpoint):
             "model": model,
             "object": "chat.completion",
             "created": 1747000000,
-            "choices": [{"logprobs": None, "finish_reason": finish, "native_finish_reason": finish, "index": 0,
-                         "message": message}],
+            "choices": [
+                {
+                    "logprobs": None,
+                    "finish_reason": finish,
+                    "native_finish_reason": finish,
+                    "index": 0,
+                    "message": message,
+                }
+            ],
             "usage": usage,
-        }  # fmt: skip
+        }
 
     @staticmethod
     def reasoning_details(text: str) -> list[dict[str, Any]]:
         """Reasoning blocks as OpenRouter returns them, which must be passed back unchanged on the next turn (tool
         calling): https://openrouter.ai/docs/use-cases/reasoning-tokens#preserving-reasoning-blocks"""
         return [
-            {"type": "reasoning.text", "text": text, "signature": "EvcBCkgIChABGAIqQKkSDbRuVEQUk9qN1odC098l9SEj",
-             "id": "rs_0a1b2c", "format": "anthropic-claude-v1", "index": 0},
-            {"type": "reasoning.encrypted", "data": "gAAAAABo-opaque-blob==", "id": "rs_0a1b2d",
-             "format": "anthropic-claude-v1", "index": 1},
-        ]  # fmt: skip
+            {
+                "type": "reasoning.text",
+                "text": text,
+                "signature": "EvcBCkgIChABGAIqQKkSDbRuVEQUk9qN1odC098l9SEj",
+                "id": "rs_0a1b2c",
+                "format": "anthropic-claude-v1",
+                "index": 0,
+            },
+            {
+                "type": "reasoning.encrypted",
+                "data": "gAAAAABo-opaque-blob==",
+                "id": "rs_0a1b2d",
+                "format": "anthropic-claude-v1",
+                "index": 1,
+            },
+        ]
 
     @staticmethod
     def error_200(code: int, message: str, *, provider_name: str = "DeepInfra") -> httpx2.Response:
@@ -254,8 +319,9 @@ DEEPSEEK_TOOL_TURN_MESSAGE = "The reasoning_content in the thinking mode must be
 
 def deepseek_error(message: str) -> httpx2.Response:
     """DeepSeek's 400 body, as its users quote it (the issue threads cited below)."""
-    body = {"error": {"message": message, "type": "invalid_request_error", "param": None,
-                      "code": "invalid_request_error"}}  # fmt: skip
+    body = {
+        "error": {"message": message, "type": "invalid_request_error", "param": None, "code": "invalid_request_error"}
+    }
     return httpx2.Response(400, json=body)
 
 
@@ -290,11 +356,19 @@ class DeepSeekEndpoint(Endpoint):
         return deepseek_error(message)
 
     @staticmethod
-    def completion(content: str | None = "ok", *, reasoning_content: str | None = "Let me think.",
-                   model: str = "deepseek-v4-pro", id: str = "184b2dc7-08b5-4849-836d-e278efcfc85b",
-                   prompt_tokens: int = 10, completion_tokens: int = 48, reasoning_tokens: int = 38,
-                   cached_tokens: int = 0, tool_calls: list[dict[str, Any]] | None = None,
-                   finish_reason: str | None = None) -> dict[str, Any]:  # fmt: skip
+    def completion(
+        content: str | None = "ok",
+        *,
+        reasoning_content: str | None = "Let me think.",
+        model: str = "deepseek-v4-pro",
+        id: str = "184b2dc7-08b5-4849-836d-e278efcfc85b",
+        prompt_tokens: int = 10,
+        completion_tokens: int = 48,
+        reasoning_tokens: int = 38,
+        cached_tokens: int = 0,
+        tool_calls: list[dict[str, Any]] | None = None,
+        finish_reason: str | None = None,
+    ) -> dict[str, Any]:
         """A thinking-mode completion: ``reasoning_content`` at the level of ``content``
         (https://api-docs.deepseek.com/guides/thinking_mode); usage with ``prompt_cache_hit_tokens`` /
         ``prompt_cache_miss_tokens`` and ``completion_tokens_details.reasoning_tokens``
@@ -307,8 +381,14 @@ class DeepSeekEndpoint(Endpoint):
             "object": "chat.completion",
             "created": 1778576747,
             "model": model,
-            "choices": [{"index": 0, "message": message, "logprobs": None,
-                         "finish_reason": finish_reason or ("tool_calls" if tool_calls else "stop")}],
+            "choices": [
+                {
+                    "index": 0,
+                    "message": message,
+                    "logprobs": None,
+                    "finish_reason": finish_reason or ("tool_calls" if tool_calls else "stop"),
+                }
+            ],
             "usage": {
                 "prompt_tokens": prompt_tokens,
                 "completion_tokens": completion_tokens,
@@ -319,7 +399,7 @@ class DeepSeekEndpoint(Endpoint):
                 "prompt_cache_miss_tokens": prompt_tokens - cached_tokens,
             },
             "system_fingerprint": "fp_9954b31ca7_prod0820_fp8_kvcache_20260402",
-        }  # fmt: skip
+        }
 
 
 # ------------------------------------------------------------------------------------------------ vLLM and Ollama
@@ -332,9 +412,16 @@ class _LocalServer(Endpoint):
     id_prefix = "chatcmpl-"
 
     @classmethod
-    def completion(cls, content: str | None = "ok", *, usage: dict[str, Any] | None = None, n: int = 0,
-                   tool_calls: list[dict[str, Any]] | None = None, finish_reason: str | None = None,
-                   reasoning_content: str | None = None) -> dict[str, Any]:  # fmt: skip
+    def completion(
+        cls,
+        content: str | None = "ok",
+        *,
+        usage: dict[str, Any] | None = None,
+        n: int = 0,
+        tool_calls: list[dict[str, Any]] | None = None,
+        finish_reason: str | None = None,
+        reasoning_content: str | None = None,
+    ) -> dict[str, Any]:
         """A completion; ``usage=None`` leaves ``usage`` out of the body altogether."""
         message: dict[str, Any] = {"role": "assistant", "content": content}
         if reasoning_content is not None:
@@ -346,9 +433,15 @@ class _LocalServer(Endpoint):
             "object": "chat.completion",
             "created": 1739261756,
             "model": cls.model,
-            "choices": [{"index": 0, "message": message, "logprobs": None,
-                         "finish_reason": finish_reason or ("tool_calls" if tool_calls else "stop")}],
-        }  # fmt: skip
+            "choices": [
+                {
+                    "index": 0,
+                    "message": message,
+                    "logprobs": None,
+                    "finish_reason": finish_reason or ("tool_calls" if tool_calls else "stop"),
+                }
+            ],
+        }
         if usage is not None:
             body["usage"] = usage
         return body
@@ -386,8 +479,7 @@ class LiteLLMEndpoint(Endpoint):
     (https://docs.litellm.ai/docs/proxy/response_headers). ``expected_key``: a bearer key other than this one is
     refused with a 401 whose message echoes the key it received."""
 
-    def __init__(self, answers: Script = (), *, cost: float | None = None, expected_key: str | None = None,
-                 **kw: Any):  # fmt: skip
+    def __init__(self, answers: Script = (), *, cost: float | None = None, expected_key: str | None = None, **kw: Any):
         super().__init__(answers, **kw)
         self.cost = cost
         self.expected_key = expected_key
@@ -401,8 +493,10 @@ class LiteLLMEndpoint(Endpoint):
         # LiteLLM's proxy answered a bad key with "Authentication Error, Invalid proxy server token passed. Received
         # API Key = ..." (https://github.com/BerriAI/litellm/pull/39787); this one echoes the key in full, as servers
         # that format the key into the message do (https://github.com/Unstructured-IO/unstructured-api/pull/578).
-        message = (f"Authentication Error, Invalid proxy server token passed. Received API Key = {received}, "
-                   "Unable to find token in cache or `LiteLLM_VerificationTokenTable`")  # fmt: skip
+        message = (
+            f"Authentication Error, Invalid proxy server token passed. Received API Key = {received}, "
+            "Unable to find token in cache or `LiteLLM_VerificationTokenTable`"
+        )
         body = {"error": {"message": message, "type": "auth_error", "param": "None", "code": "401"}}
         return httpx2.Response(401, json=body)
 
@@ -413,8 +507,9 @@ class LiteLLMEndpoint(Endpoint):
         return response
 
     @staticmethod
-    def mock(content: str, *, id: str = "chatcmpl-mock", prompt_tokens: int | None = 12,
-             completion_tokens: int | None = 8) -> dict[str, Any]:  # fmt: skip
+    def mock(
+        content: str, *, id: str = "chatcmpl-mock", prompt_tokens: int | None = 12, completion_tokens: int | None = 8
+    ) -> dict[str, Any]:
         """A ``mock_response`` completion: https://docs.litellm.ai/docs/completion/mock_requests (its documented mock
         object has ``usage`` counts of null). The mocks reuse one response id for every answer (FACTS.md; no
         documentation page shows the id)."""
@@ -424,11 +519,15 @@ class LiteLLMEndpoint(Endpoint):
             "object": "chat.completion",
             "created": 1694459929,
             "model": "MockResponse",
-            "choices": [{"finish_reason": "stop", "index": 0,
-                         "message": {"content": content, "role": "assistant", "tool_calls": None,
-                                     "function_call": None}}],
+            "choices": [
+                {
+                    "finish_reason": "stop",
+                    "index": 0,
+                    "message": {"content": content, "role": "assistant", "tool_calls": None, "function_call": None},
+                }
+            ],
             "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens, "total_tokens": total},
-        }  # fmt: skip
+        }
 
 
 # ---------------------------------------------------------------------------------------------------------- judge

@@ -22,8 +22,11 @@ FAST = {"rpm": 60_000}  # paced, but far from any wait a test would notice
 
 
 def limited(message: str = "slow down", **headers: str) -> httpx2.Response:
-    return httpx2.Response(429, json={"error": {"message": message, "type": "requests", "code": "rate_limit_exceeded"}},
-                           headers={"retry-after-ms": "10", **headers})  # fmt: skip
+    return httpx2.Response(
+        429,
+        json={"error": {"message": message, "type": "requests", "code": "rate_limit_exceeded"}},
+        headers={"retry-after-ms": "10", **headers},
+    )
 
 
 def error_in_200(code: object, message: str) -> dict:
@@ -77,8 +80,11 @@ async def test_a_429_that_never_ends_fails_once_the_budget_is_spent() -> None:
 
 
 async def test_a_retry_after_beyond_the_budget_fails_at_once() -> None:
-    endpoint = Scripted(lambda body, req: httpx2.Response(429, json={"error": {"message": "come back tomorrow"}},
-                                                          headers={"retry-after": "3600"}))  # fmt: skip
+    endpoint = Scripted(
+        lambda body, req: httpx2.Response(
+            429, json={"error": {"message": "come back tomorrow"}}, headers={"retry-after": "3600"}
+        )
+    )
     seat = make_seat(scripted_catalog(endpoint, rate_limit_wait_s=60, **FAST), "acme/pick")
     with pytest.raises(gb.CallError, match=r"HTTP 429 after 1 attempt over .* asked to wait 3600 s more: come back"):
         await seat.chat(HI)
@@ -86,8 +92,13 @@ async def test_a_retry_after_beyond_the_budget_fails_at_once() -> None:
 
 
 async def test_a_spent_quota_is_not_waited_for() -> None:
-    body = {"error": {"message": "You exceeded your current quota", "type": "insufficient_quota",
-                      "code": "insufficient_quota"}}  # fmt: skip
+    body = {
+        "error": {
+            "message": "You exceeded your current quota",
+            "type": "insufficient_quota",
+            "code": "insufficient_quota",
+        }
+    }
     endpoint = Scripted(lambda b, req: httpx2.Response(429, json=body, headers={"retry-after-ms": "10"}))
     seat = make_seat(scripted_catalog(endpoint, max_retries=3, **FAST), "acme/pick")
     with pytest.raises(gb.CallError) as info:
@@ -97,8 +108,11 @@ async def test_a_spent_quota_is_not_waited_for() -> None:
 
 
 async def test_429s_then_a_503_count_every_attempt() -> None:
-    answers = [limited(), limited(), httpx2.Response(503, json={"error": {"message": "overloaded"}},
-                                                     headers={"retry-after-ms": "1"})]  # fmt: skip
+    answers = [
+        limited(),
+        limited(),
+        httpx2.Response(503, json={"error": {"message": "overloaded"}}, headers={"retry-after-ms": "1"}),
+    ]
     endpoint = Scripted(lambda body, req: answers.pop(0) if answers else httpx2.Response(503, json={}))
     seat = make_seat(scripted_catalog(endpoint, max_retries=0, **FAST), "acme/pick")
     with pytest.raises(gb.CallError) as info:
@@ -192,8 +206,11 @@ async def test_hard_errors_fail_fast(status: int) -> None:
 
 
 async def test_a_503_is_retried_by_the_sdk_max_retries_times() -> None:
-    endpoint = Scripted(lambda body, req: httpx2.Response(503, json={"error": {"message": "overloaded"}},
-                                                          headers={"retry-after-ms": "1"}))  # fmt: skip
+    endpoint = Scripted(
+        lambda body, req: httpx2.Response(
+            503, json={"error": {"message": "overloaded"}}, headers={"retry-after-ms": "1"}
+        )
+    )
     seat = make_seat(scripted_catalog(endpoint, max_retries=2, **FAST), "acme/pick")
     with pytest.raises(gb.CallError, match="^acme/pick: HTTP 503 after 3 attempts: overloaded$"):
         await seat.chat(HI)
@@ -201,8 +218,9 @@ async def test_a_503_is_retried_by_the_sdk_max_retries_times() -> None:
 
 
 async def test_a_5xx_the_endpoint_says_not_to_retry_counts_one_attempt() -> None:
-    endpoint = Scripted(lambda body, req: httpx2.Response(500, json={"error": {"message": "bug"}},
-                                                          headers={"x-should-retry": "false"}))  # fmt: skip
+    endpoint = Scripted(
+        lambda body, req: httpx2.Response(500, json={"error": {"message": "bug"}}, headers={"x-should-retry": "false"})
+    )
     seat = make_seat(scripted_catalog(endpoint, max_retries=2, **FAST), "acme/pick")
     with pytest.raises(gb.CallError, match="^acme/pick: HTTP 500 after 1 attempt: bug$"):
         await seat.chat(HI)
@@ -212,16 +230,24 @@ async def test_a_5xx_the_endpoint_says_not_to_retry_counts_one_attempt() -> None
 
 
 async def test_a_200_with_error_429_is_waited_out() -> None:
-    endpoint = Scripted([httpx2.Response(200, json=error_in_200(429, "Rate limited upstream"),
-                                         headers={"retry-after-ms": "10"}), completion("ok")])  # fmt: skip
+    endpoint = Scripted(
+        [
+            httpx2.Response(200, json=error_in_200(429, "Rate limited upstream"), headers={"retry-after-ms": "10"}),
+            completion("ok"),
+        ]
+    )
     seat = make_seat(scripted_catalog(endpoint, max_retries=0, **FAST), "acme/pick")
     assert (await seat.chat(HI)).text == "ok"
     assert len(endpoint.requests) == 2
 
 
 async def test_a_200_with_error_502_is_retried_by_the_sdk_and_then_succeeds() -> None:
-    endpoint = Scripted([httpx2.Response(200, json=error_in_200(502, "Upstream boom"), headers={"retry-after-ms": "1"}),
-                         completion("ok")])  # fmt: skip
+    endpoint = Scripted(
+        [
+            httpx2.Response(200, json=error_in_200(502, "Upstream boom"), headers={"retry-after-ms": "1"}),
+            completion("ok"),
+        ]
+    )
     seat = make_seat(scripted_catalog(endpoint, max_retries=2, **FAST), "acme/pick")
     assert (await seat.chat(HI)).text == "ok"
     assert [r.headers["x-stainless-retry-count"] for r in endpoint.requests] == ["0", "1"]
@@ -273,8 +299,12 @@ async def test_sim_mini_burst_meets_429s_and_every_call_gets_through() -> None:
     fleet = gb.sim.SimFleet(latency_scale=0.05)
     catalog = fleet.catalog()  # server-side limit on: 120 rpm in simulated time
     async with Session(catalog, gb.CallCache(), concurrency=32) as session:
-        seats = [session.seat(catalog["sim/mini"], run_id=f"r{i}", role="candidate", benchmark_id="b",
-                              salt={"input": str(i)}) for i in range(12)]  # fmt: skip
+        seats = [
+            session.seat(
+                catalog["sim/mini"], run_id=f"r{i}", role="candidate", benchmark_id="b", salt={"input": str(i)}
+            )
+            for i in range(12)
+        ]
         replies = await asyncio.gather(*(s.chat([{"role": "user", "content": f"q{i}"}]) for i, s in enumerate(seats)))
     assert all(r.text for r in replies)
     statuses = [q.status for q in fleet.requests]

@@ -37,8 +37,9 @@ def answers(candidate: dict[str, object]) -> Scripted:
 
 
 def bench_for(endpoint: Scripted, *, runs: int = 2, **entry) -> gb.Benchmark:
-    bench = gb.Benchmark(echo_job, runs=runs, catalog=scripted_catalog(endpoint, **entry), grade="standard",
-                         progress=False)  # fmt: skip
+    bench = gb.Benchmark(
+        echo_job, runs=runs, catalog=scripted_catalog(endpoint, **entry), grade="standard", progress=False
+    )
     return bench.set_inputs([{"id": "q1", "q": "one?"}, {"id": "q2", "q": "two?"}])
 
 
@@ -291,8 +292,11 @@ async def test_a_key_echoed_by_a_provider_reaches_no_row_log_file_or_judge(
     report.to_parquet(tmp_path / "out")
     texts = [report.runs.write_csv(), report.calls.write_csv(), caplog.text]
     texts += [p.read_bytes().decode("latin-1") for p in (tmp_path / "out").iterdir()]
-    texts += [json.dumps(b) for b, r in zip(endpoint.bodies, endpoint.requests, strict=True)
-              if r.headers["x-gradebench-role"] == "judge"]  # fmt: skip
+    texts += [
+        json.dumps(b)
+        for b, r in zip(endpoint.bodies, endpoint.requests, strict=True)
+        if r.headers["x-gradebench-role"] == "judge"
+    ]
     assert all(key not in text for text in texts)
     assert "[redacted]" in report.runs.filter(entry="acme/other")["error"][0]
 

@@ -17,8 +17,13 @@ from gradebench._models import MODELS_SCHEMA
 from gradebench._records import Call, Run, Verdict
 from gradebench._report import BenchmarkReport
 
-META = {"benchmark_id": "b1", "job": "refund-desk", "grade": "standard", "reference_entry": "acme/ref",
-        "judge_entry": "acme/judge"}  # fmt: skip
+META = {
+    "benchmark_id": "b1",
+    "job": "refund-desk",
+    "grade": "standard",
+    "reference_entry": "acme/ref",
+    "judge_entry": "acme/judge",
+}
 
 
 def models_frame(*rows: tuple[str, float | None, float | None]) -> pl.DataFrame:
@@ -27,29 +32,67 @@ def models_frame(*rows: tuple[str, float | None, float | None]) -> pl.DataFrame:
     return pl.DataFrame([{name: row.get(name) for name in MODELS_SCHEMA} for row in data], schema=MODELS_SCHEMA)
 
 
-def run(entry: str, input_id: str, repeat: int, *, cost: float = 0.001, score: tuple[int, int] | None = (6, 3),
-        ok: bool = True, simulated: bool = False, judge_error: str | None = None) -> Run:  # fmt: skip
+def run(
+    entry: str,
+    input_id: str,
+    repeat: int,
+    *,
+    cost: float = 0.001,
+    score: tuple[int, int] | None = (6, 3),
+    ok: bool = True,
+    simulated: bool = False,
+    judge_error: str | None = None,
+) -> Run:
     run_id = f"{entry}-{input_id}-{repeat}"
-    call = Call(run_id=run_id, seq=0, role="candidate", entry=entry, request={"messages": []},
-                response=None if not ok else {"id": run_id}, input_tokens=100, output_tokens=20,
-                latency_s=0.5 + repeat, cost=cost, error=None if ok else "503 from the endpoint")  # fmt: skip
+    call = Call(
+        run_id=run_id,
+        seq=0,
+        role="candidate",
+        entry=entry,
+        request={"messages": []},
+        response=None if not ok else {"id": run_id},
+        input_tokens=100,
+        output_tokens=20,
+        latency_s=0.5 + repeat,
+        cost=cost,
+        error=None if ok else "503 from the endpoint",
+    )
     verdict = None
     if ok and (score is not None or judge_error):
         accuracy, work = score if score is not None else (None, None)
         verdict = Verdict(accuracy=accuracy, work=work, reason="fine", judge_entry="acme/judge", error=judge_error)
-    return Run(benchmark_id="b1", job="refund-desk", input_id=input_id, run_id=run_id, role="candidate", entry=entry,
-               model=entry.split("/")[1] + "-1", grade="standard", simulated=simulated, repeat=repeat,
-               currency="USD", ok=ok, error=None if ok else "503 from the endpoint", output={"decision": "refund"},
-               calls=[call], wall_s=1.0, verdict=verdict)  # fmt: skip
+    return Run(
+        benchmark_id="b1",
+        job="refund-desk",
+        input_id=input_id,
+        run_id=run_id,
+        role="candidate",
+        entry=entry,
+        model=entry.split("/")[1] + "-1",
+        grade="standard",
+        simulated=simulated,
+        repeat=repeat,
+        currency="USD",
+        ok=ok,
+        error=None if ok else "503 from the endpoint",
+        output={"decision": "refund"},
+        calls=[call],
+        wall_s=1.0,
+        verdict=verdict,
+    )
 
 
 @pytest.fixture
 def report() -> BenchmarkReport:
     """acme/ref (reference), acme/cheap (free, worse), acme/dear (dearer, better), acme/worse (dominated),
     sim/tiny (simulated) and acme/down (every run failed)."""
-    plan = {"acme/ref": (0.002, [(6, 3), (7, 3)]), "acme/cheap": (0.0, [(4, 2), (5, 2)]),
-            "acme/dear": (0.01, [(7, 3), (7, 3)]), "acme/worse": (0.003, [(3, 1), (4, 1)]),
-            "sim/tiny": (0.001, [(5, 2), (6, 2)])}  # fmt: skip
+    plan = {
+        "acme/ref": (0.002, [(6, 3), (7, 3)]),
+        "acme/cheap": (0.0, [(4, 2), (5, 2)]),
+        "acme/dear": (0.01, [(7, 3), (7, 3)]),
+        "acme/worse": (0.003, [(3, 1), (4, 1)]),
+        "sim/tiny": (0.001, [(5, 2), (6, 2)]),
+    }
     runs = [run("acme/ref", "i1", 0, cost=0.002)]
     runs[0] = replace(runs[0], role="reference", verdict=None)
     for entry, (cost, scores) in plan.items():
@@ -136,10 +179,31 @@ def test_cost_quality_spec(report: BenchmarkReport):
     assert [r["entry"] for r in data_of(spec, step)] == charts.pareto_front(report.models)
 
     tips = {t["field"]: t for t in points["encoding"]["tooltip"]}
-    for field in ("entry", "model", "grade", "runs", "ok_rate", "score_mean", "score_lo", "score_hi", "accuracy_mean",
-                  "work_mean", "scorer_mean", "calls_mean", "input_tokens_mean", "output_tokens_mean",
-                  "latency_s_mean", "wall_s_mean", "cost_per_run", "currency", "plotted", "verdict", "lower",
-                  "cost_ratio", "floor_std"):  # fmt: skip
+    for field in (
+        "entry",
+        "model",
+        "grade",
+        "runs",
+        "ok_rate",
+        "score_mean",
+        "score_lo",
+        "score_hi",
+        "accuracy_mean",
+        "work_mean",
+        "scorer_mean",
+        "calls_mean",
+        "input_tokens_mean",
+        "output_tokens_mean",
+        "latency_s_mean",
+        "wall_s_mean",
+        "cost_per_run",
+        "currency",
+        "plotted",
+        "verdict",
+        "lower",
+        "cost_ratio",
+        "floor_std",
+    ):
         assert field in tips, field
 
     # colours: by verdict against the reference entry

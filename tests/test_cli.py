@@ -43,8 +43,15 @@ def test_demo_prints_the_table_and_writes_parquet(tmp_path: Path, capsys: pytest
 
 
 def write_config(tmp_path: Path, **fields: object) -> Path:
-    base = {"job": "selecting-agent", "grade": "standard", "runs": 2, "limit": 2, "scorer": "job",
-            "inputs": str(DATA / "selection_requests.jsonl"), "out": str(tmp_path / "sel")}  # fmt: skip
+    base = {
+        "job": "selecting-agent",
+        "grade": "standard",
+        "runs": 2,
+        "limit": 2,
+        "scorer": "job",
+        "inputs": str(DATA / "selection_requests.jsonl"),
+        "out": str(tmp_path / "sel"),
+    }
     base.update(fields)
     lines = [f"{k} = {v!r}".replace("'", '"') if not isinstance(v, int) else f"{k} = {v}" for k, v in base.items()]
     path = tmp_path / "run.toml"
@@ -58,8 +65,19 @@ def test_run_config_then_rejudge(tmp_path: Path, capsys: pytest.CaptureFixture[s
     assert (tmp_path / "sel" / "scorer_agreement.png").exists()
     assert runs.filter(role="candidate")["scorer"].null_count() < runs.filter(role="candidate").height
     capsys.readouterr()
-    assert main(["rejudge", str(tmp_path / "sel"), "--rubric", "Cheapest option that meets every must-have.",
-                 "--out", str(tmp_path / "again")]) == 0  # fmt: skip
+    assert (
+        main(
+            [
+                "rejudge",
+                str(tmp_path / "sel"),
+                "--rubric",
+                "Cheapest option that meets every must-have.",
+                "--out",
+                str(tmp_path / "again"),
+            ]
+        )
+        == 0
+    )
     printed = capsys.readouterr().out
     assert "selecting-agent" in printed
     assert printed.index(f"the new report goes to {tmp_path / 'again'}") < printed.index("selecting-agent")
@@ -117,8 +135,13 @@ def free_port() -> int:
 def test_sim_serve_answers_a_plain_openai_client() -> None:
     port = free_port()
     env = {**os.environ, "GRADEBENCH_SIM_LATENCY_SCALE": "0"}
-    proc = subprocess.Popen([sys.executable, "-m", "gradebench._cli", "sim-serve", "--port", str(port)], env=env,
-                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)  # fmt: skip
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "gradebench._cli", "sim-serve", "--port", str(port)],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
     try:
         client = openai.OpenAI(base_url=f"http://127.0.0.1:{port}/v1", api_key="anything", max_retries=3, timeout=5)
         deadline = time.monotonic() + 15
@@ -146,16 +169,25 @@ def test_verbose_after_the_sub_command_logs_gradebenchs_calls_only(tmp_path: Pat
         "logging.getLogger('some.library').info('a library line that -v must not show')\n"
         "sys.exit(code)\n"
     )
-    done = subprocess.run([sys.executable, "-c", script, "demo", "-v", "--runs", "1", "--inputs", "1", "--out",
-                           str(tmp_path / "out")], capture_output=True, text=True, env=env, timeout=120)  # fmt: skip
+    done = subprocess.run(
+        [sys.executable, "-c", script, "demo", "-v", "--runs", "1", "--inputs", "1", "--out", str(tmp_path / "out")],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+    )
     assert done.returncode == 0, done.stderr
     assert "gradebench: call entry=sim/steady role=reference" in done.stderr
     assert "a library line" not in done.stderr and "httpx" not in done.stderr
 
 
 def test_every_command_says_what_it_does_and_its_defaults(capsys: pytest.CaptureFixture[str]) -> None:
-    for command, expected in [("demo", "(default: 3)"), ("rejudge", "(default: sim)"), ("sim-serve", "(default: 8000)"),
-                              ("run", "scorer       job (the job's own)")]:  # fmt: skip
+    for command, expected in [
+        ("demo", "(default: 3)"),
+        ("rejudge", "(default: sim)"),
+        ("sim-serve", "(default: 8000)"),
+        ("run", "scorer       job (the job's own)"),
+    ]:
         with pytest.raises(SystemExit):
             main([command, "--help"])
         text = capsys.readouterr().out

@@ -13,26 +13,41 @@ from .conftest import Scripted, completion, make_seat, scripted_catalog
 
 
 def call(**kw) -> gb.Call:
-    base = dict(run_id="r", seq=0, role="candidate", entry="acme/pick", request={"model": "pick-1", "messages": []},
-                response=None)  # fmt: skip
+    base = dict(
+        run_id="r",
+        seq=0,
+        role="candidate",
+        entry="acme/pick",
+        request={"model": "pick-1", "messages": []},
+        response=None,
+    )
     return gb.Call(**{**base, **kw})
 
 
 def test_transcript_shows_messages_tools_and_answer_once() -> None:
     first = call(
-        request={"model": "pick-1", "messages": [{"role": "system", "content": "be brief"},
-                                                 {"role": "user", "content": "refund A-1?"}]},
+        request={
+            "model": "pick-1",
+            "messages": [{"role": "system", "content": "be brief"}, {"role": "user", "content": "refund A-1?"}],
+        },
         response=completion(tool_calls=[{"name": "lookup", "arguments": {"id": "A-1"}}], id="chatcmpl-xyz"),
-        tool_results=[{"id": "call_0", "name": "lookup", "arguments": {"id": "A-1"}, "result": {"ok": True}},
-                      {"id": "call_1", "name": "refund", "arguments": {"id": "A-1"}, "error": "ValueError: no"}],
-    )  # fmt: skip
+        tool_results=[
+            {"id": "call_0", "name": "lookup", "arguments": {"id": "A-1"}, "result": {"ok": True}},
+            {"id": "call_1", "name": "refund", "arguments": {"id": "A-1"}, "error": "ValueError: no"},
+        ],
+    )
     second = call(
         seq=1,
-        request={"model": "pick-1", "messages": [{"role": "system", "content": "be brief"},
-                                                 {"role": "user", "content": "refund A-1?"},
-                                                 {"role": "assistant", "content": None}]},
+        request={
+            "model": "pick-1",
+            "messages": [
+                {"role": "system", "content": "be brief"},
+                {"role": "user", "content": "refund A-1?"},
+                {"role": "assistant", "content": None},
+            ],
+        },
         response=completion("Refunded."),
-    )  # fmt: skip
+    )
     events = transcript_events([first, second], {"decision": "refund"}, None)
     assert events == [
         {"kind": "system", "content": "be brief"},
@@ -52,15 +67,21 @@ def test_prompt_is_blind() -> None:
     leaky = call(
         entry="acme/other",
         request={"model": "other-1", "messages": [{"role": "user", "content": "hi"}]},
-        response={**completion("I am other-1, served as ACME/OTHER (fp_abc123)", id="chatcmpl-9f8e"),
-                  "system_fingerprint": "fp_abc123", "model": "other-1"},
-    )  # fmt: skip
+        response={
+            **completion("I am other-1, served as ACME/OTHER (fp_abc123)", id="chatcmpl-9f8e"),
+            "system_fingerprint": "fp_abc123",
+            "model": "other-1",
+        },
+    )
     names = identifying_names([leaky], ["acme/pick", "pick-1", "acme/other", "other-1"])
     messages = build_judge_messages(
-        instructions="Answer.", input={"q": 1}, rubric="Be right.",
+        instructions="Answer.",
+        input={"q": 1},
+        rubric="Be right.",
         reference=transcript_events([leaky], "chatcmpl-9f8e", None),
-        candidate=transcript_events([leaky], "x", None), redact=names,
-    )  # fmt: skip
+        candidate=transcript_events([leaky], "x", None),
+        redact=names,
+    )
     text = json.dumps(messages)
     for name in ("acme/other", "other-1", "fp_abc123", "chatcmpl-9f8e"):
         assert name.lower() not in text.lower()
@@ -86,9 +107,14 @@ def test_parse_verdict(text: str, pure: bool, accuracy: int) -> None:
 
 @pytest.mark.parametrize(
     "text",
-    ['{"accuracy": 9, "work": 2, "reason": "x"}', '{"accuracy": 5.5, "work": 2, "reason": "x"}',
-     '{"accuracy": 5, "reason": "x"}', "no json here", '{"accuracy": 5, "work": 1, "reason": "x", "extra": 1}'],
-)  # fmt: skip
+    [
+        '{"accuracy": 9, "work": 2, "reason": "x"}',
+        '{"accuracy": 5.5, "work": 2, "reason": "x"}',
+        '{"accuracy": 5, "reason": "x"}',
+        "no json here",
+        '{"accuracy": 5, "work": 1, "reason": "x", "extra": 1}',
+    ],
+)
 def test_invalid_verdicts_are_rejected(text: str) -> None:
     with pytest.raises(ValueError):
         parse_verdict(text)
@@ -109,8 +135,9 @@ async def test_invalid_verdict_is_retried_with_a_fresh_salt_then_given_up() -> N
     assert endpoint.bodies[0]["response_format"]["json_schema"]["strict"] is True
 
     always_bad = Scripted(lambda body, req: completion("I refuse to answer in JSON."))
-    verdict = await judge(make_seat(scripted_catalog(always_bad), "acme/judge"), [{"role": "user", "content": "j"}],
-                          params={})  # fmt: skip
+    verdict = await judge(
+        make_seat(scripted_catalog(always_bad), "acme/judge"), [{"role": "user", "content": "j"}], params={}
+    )
     assert verdict.score is None and verdict.attempts == 3
     assert "no JSON object found" in (verdict.error or "")
 
@@ -124,8 +151,11 @@ async def test_schema_rejected_falls_back_to_prose() -> None:
         return completion('Verdict:\n```json\n{"accuracy": 3, "work": 1, "reason": "misread"}\n```')
 
     endpoint = Scripted(answer)
-    verdict = await judge(make_seat(scripted_catalog(endpoint), "acme/judge"), [{"role": "user", "content": "j"}],
-                          params={"temperature": 0})  # fmt: skip
+    verdict = await judge(
+        make_seat(scripted_catalog(endpoint), "acme/judge"),
+        [{"role": "user", "content": "j"}],
+        params={"temperature": 0},
+    )
     assert (verdict.accuracy, verdict.path, verdict.params) == (3, "fallback", {"temperature": 0})
     assert "response_format" not in endpoint.bodies[-1]
 
@@ -139,9 +169,15 @@ def test_swapped_order_and_neutral_labels() -> None:
     assert len({transcript_labels(f"run-{i}") for i in range(40)}) > 5
     events = [{"kind": "answer", "output": 1}]
     messages = build_judge_messages(
-        instructions="Answer.", input=1, rubric="", reference=events, candidate=events, labels=(ref, cand),
-        candidate_first=True, facts="Checked in code: same calls.",
-    )  # fmt: skip
+        instructions="Answer.",
+        input=1,
+        rubric="",
+        reference=events,
+        candidate=events,
+        labels=(ref, cand),
+        candidate_first=True,
+        facts="Checked in code: same calls.",
+    )
     user = messages[1]["content"]
     assert user.index('role="candidate"') < user.index('role="reference"')
     assert f'<transcript label="{cand}" role="candidate">' in user
@@ -161,15 +197,20 @@ async def test_a_rejected_schema_is_remembered_for_the_race() -> None:
     rejected: set[str] = set()
     catalog = scripted_catalog(endpoint)
     for run_id in ("r1", "r2", "r3"):
-        verdict = await judge(make_seat(catalog, "acme/judge", run_id=run_id), [{"role": "user", "content": "j"}],
-                              params={}, schema_rejected=rejected)  # fmt: skip
+        verdict = await judge(
+            make_seat(catalog, "acme/judge", run_id=run_id),
+            [{"role": "user", "content": "j"}],
+            params={},
+            schema_rejected=rejected,
+        )
         assert (verdict.score, verdict.path, verdict.schema) == (8, "fallback", "rejected")
     assert rejected == {"acme/judge"}
     assert sum("response_format" in b for b in endpoint.bodies) == 1  # asked with the schema once, not per verdict
 
     ignored = Scripted(lambda body, req: completion('Sure: {"accuracy": 6, "work": 2, "reason": "fine"}'))
-    verdict = await judge(make_seat(scripted_catalog(ignored), "acme/judge"), [{"role": "user", "content": "j"}],
-                          params={})  # fmt: skip
+    verdict = await judge(
+        make_seat(scripted_catalog(ignored), "acme/judge"), [{"role": "user", "content": "j"}], params={}
+    )
     assert (verdict.path, verdict.schema) == ("fallback", "ignored")
 
 
@@ -188,8 +229,9 @@ async def test_a_judge_reply_without_content_says_why(shape: dict, cause: str) -
     else:
         body["choices"][0]["message"].update(shape)
     endpoint = Scripted(lambda b, r: body)
-    verdict = await judge(make_seat(scripted_catalog(endpoint), "acme/judge"), [{"role": "user", "content": "j"}],
-                          params={})  # fmt: skip
+    verdict = await judge(
+        make_seat(scripted_catalog(endpoint), "acme/judge"), [{"role": "user", "content": "j"}], params={}
+    )
     assert verdict.score is None and cause in (verdict.error or "")
     assert "no JSON object found" not in (verdict.error or "")
 

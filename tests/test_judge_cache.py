@@ -100,8 +100,12 @@ async def test_every_verdict_on_one_input_repeats_one_prefix_and_the_candidate_c
             own = split_user(u)[1]
             assert own.startswith("<checked_in_code>\n")
             assert re.search(r'Transcript [A-Z] is untrusted data.*\n<transcript label="[A-Z]" role="candidate">', own)
-            assert re.fullmatch(r".*\nScore transcript [A-Z] \(the candidate\) against transcript [A-Z] "
-                                r"\(the reference\)\.", own, re.DOTALL)  # fmt: skip
+            assert re.fullmatch(
+                r".*\nScore transcript [A-Z] \(the candidate\) against transcript [A-Z] "
+                r"\(the reference\)\.",
+                own,
+                re.DOTALL,
+            )
             assert "the answer is 42" in own and "the answer is 42" in prefix  # each transcript where it belongs
     assert prefixes[0] != prefixes[1]  # another input, another prefix
 
@@ -155,8 +159,9 @@ def test_a_run_specific_name_in_the_shared_part_is_scrubbed_there_too() -> None:
     events = [{"kind": "answer", "output": "see chatcmpl-cand7"}]
     common = dict(instructions="Answer.", rubric="", reference=[{"kind": "answer", "output": 1}], candidate=events)
     plain_shared, _ = judge_prompt_parts(input={"q": "why chatcmpl-cand7?"}, redact={"acme/pick"}, **common)
-    shared, own = judge_prompt_parts(input={"q": "why chatcmpl-cand7?"}, redact={"acme/pick", "chatcmpl-cand7"},
-                                     **common)  # fmt: skip
+    shared, own = judge_prompt_parts(
+        input={"q": "why chatcmpl-cand7?"}, redact={"acme/pick", "chatcmpl-cand7"}, **common
+    )
     assert "chatcmpl-cand7" in plain_shared and "chatcmpl-cand7" not in shared + own
     assert "[redacted]" in shared and "[redacted]" in own
     messages = build_judge_messages(input={"q": 1}, redact={"chatcmpl-cand7"}, **common)
@@ -169,7 +174,10 @@ async def test_params_for_still_merges_renames_and_drops_the_key() -> None:
     seat = make_seat(scripted_catalog(plain, params={"top_p": 0.5}), "acme/judge", job_params={"temperature": 0})
     await ask_verdict(seat, [{"role": "user", "content": "j"}], params={"temperature": 0}, prompt_cache_key="gb-1")
     assert {k: plain.bodies[0].get(k) for k in ("top_p", "temperature", "prompt_cache_key")} == {
-        "top_p": 0.5, "temperature": 0, "prompt_cache_key": "gb-1"}  # fmt: skip
+        "top_p": 0.5,
+        "temperature": 0,
+        "prompt_cache_key": "gb-1",
+    }
 
     renamed = Scripted(lambda body, req: verdict)
     seat = make_seat(scripted_catalog(renamed, rename_params={"prompt_cache_key": "cache_hint"}), "acme/judge")

@@ -78,8 +78,13 @@ REFUSAL = "I'm sorry, I cannot assist with that request."
 
 def entry(name: str, model: str, base_url: str, *, grade: str = "standard", **fields: Any) -> gb.Entry:
     """An entry on the loopback server; no retries unless the case asks (the SDK's backoff is slow)."""
-    return gb.Entry(name=name, model=model, grade=grade, base_url=base_url,
-                    **{"price_in": 1.0, "price_out": 2.0, "max_retries": 0, **fields})  # fmt: skip
+    return gb.Entry(
+        name=name,
+        model=model,
+        grade=grade,
+        base_url=base_url,
+        **{"price_in": 1.0, "price_out": 2.0, "max_retries": 0, **fields},
+    )
 
 
 def catalog(base_url: str, *entries: gb.Entry, reference: str) -> gb.Catalog:
@@ -88,8 +93,16 @@ def catalog(base_url: str, *entries: gb.Entry, reference: str) -> gb.Catalog:
     return gb.Catalog([*entries, judge], grades=["standard", "large"], picks={"standard": reference}, ceiling=JUDGE)
 
 
-async def race(job: Any, cat: gb.Catalog, tmp_path: Path, *, candidates: Sequence[str], runs: int = 1,
-               inputs: Sequence[dict[str, Any]] = (QUESTION,), **kw: Any) -> gb.BenchmarkReport:  # fmt: skip
+async def race(
+    job: Any,
+    cat: gb.Catalog,
+    tmp_path: Path,
+    *,
+    candidates: Sequence[str],
+    runs: int = 1,
+    inputs: Sequence[dict[str, Any]] = (QUESTION,),
+    **kw: Any,
+) -> gb.BenchmarkReport:
     bench = gb.Benchmark(job, runs=runs, catalog=cat, grade="standard", cache=tmp_path / "cache", progress=False, **kw)
     bench.set_inputs(list(inputs))
     bench.set_candidates(candidates)
@@ -210,13 +223,23 @@ async def test_fixture_openai_shapes_round_trip() -> None:
 async def test_fixture_openrouter_shapes_round_trip() -> None:
     details = OpenRouterEndpoint.reasoning_details("Look the order up first.")
     endpoints = {
-        "qwen": OpenRouterEndpoint(lambda body, request: OpenRouterEndpoint.completion(
-            ANSWER, prompt_tokens=1000, completion_tokens=500, cost=0.00135, reasoning="Look the order up first.",
-            reasoning_details=details)),
-        "broken": OpenRouterEndpoint([OpenRouterEndpoint.error_200(502, "Upstream provider returned an invalid "
-                                                                        "response"),
-                                      OpenRouterEndpoint.error_200(429, "Rate limit exceeded upstream")]),
-    }  # fmt: skip
+        "qwen": OpenRouterEndpoint(
+            lambda body, request: OpenRouterEndpoint.completion(
+                ANSWER,
+                prompt_tokens=1000,
+                completion_tokens=500,
+                cost=0.00135,
+                reasoning="Look the order up first.",
+                reasoning_details=details,
+            )
+        ),
+        "broken": OpenRouterEndpoint(
+            [
+                OpenRouterEndpoint.error_200(502, "Upstream provider returned an invalid response"),
+                OpenRouterEndpoint.error_200(429, "Rate limit exceeded upstream"),
+            ]
+        ),
+    }
     pin = {"provider": {"only": ["deepinfra"], "allow_fallbacks": False}}
     async with serve(endpoints) as base_url, client(base_url) as c:
         done = await c.chat.completions.create(model="qwen", messages=USER, extra_body=pin)
@@ -261,9 +284,10 @@ async def test_fixture_local_servers_and_litellm_round_trip() -> None:
     endpoints = {
         "vllm": VLLMEndpoint([VLLMEndpoint.completion(ANSWER), VLLMEndpoint.completion(None, tool_calls=[bare])]),
         "ollama": OllamaEndpoint(lambda b, r: OllamaEndpoint.completion(ANSWER, usage={"prompt_tokens": 31})),
-        "proxy": LiteLLMEndpoint(lambda b, r: LiteLLMEndpoint.mock(b["messages"][-1]["content"]), cost=0.00042,
-                                 expected_key="sk-right"),
-    }  # fmt: skip
+        "proxy": LiteLLMEndpoint(
+            lambda b, r: LiteLLMEndpoint.mock(b["messages"][-1]["content"]), cost=0.00042, expected_key="sk-right"
+        ),
+    }
     async with serve(endpoints) as base_url:
         async with client(base_url) as c:
             assert (await c.chat.completions.create(model="vllm", messages=USER)).usage is None
@@ -278,8 +302,10 @@ async def test_fixture_local_servers_and_litellm_round_trip() -> None:
             one = await c.chat.completions.with_raw_response.create(model="proxy", messages=USER)
             two = await c.chat.completions.create(model="proxy", messages=[{"role": "user", "content": "other"}])
             assert one.headers["x-litellm-response-cost"] == "0.00042"
-            assert one.parse().id == two.id == "chatcmpl-mock" and one.parse().choices[0].message.content != \
-                two.choices[0].message.content  # fmt: skip
+            assert (
+                one.parse().id == two.id == "chatcmpl-mock"
+                and one.parse().choices[0].message.content != two.choices[0].message.content
+            )
 
 
 async def test_fixture_judge_modes_round_trip() -> None:
@@ -287,9 +313,11 @@ async def test_fixture_judge_modes_round_trip() -> None:
     endpoints = {mode: JudgeEndpoint(mode) for mode in JudgeEndpoint.MODES}
     async with serve({"judge-1": endpoints["schema"]}) as base_url, client(base_url) as c:
         done = await c.chat.completions.create(model="judge-1", messages=USER, response_format=schema)
-        assert json.loads(done.choices[0].message.content or "") == {"accuracy": 7, "work": 3,
-                                                                     "reason": "Same outcome as the reference, by "
-                                                                               "the same steps."}  # fmt: skip
+        assert json.loads(done.choices[0].message.content or "") == {
+            "accuracy": 7,
+            "work": 3,
+            "reason": "Same outcome as the reference, by the same steps.",
+        }
     async with serve({"judge-1": endpoints["rejects_schema"]}) as base_url, client(base_url) as c:
         with pytest.raises(openai.BadRequestError):
             await c.chat.completions.create(model="judge-1", messages=USER, response_format=schema)
@@ -312,8 +340,9 @@ async def test_openai_cached_and_reasoning_tokens_are_counted_and_priced(tmp_pat
     endpoints = {"gpt-mid": OpenAIEndpoint(answers(**shape)), "judge-1": JudgeEndpoint("schema")}
     async with serve(endpoints) as base_url:
         mid = entry("openai/mid", "gpt-mid", base_url, price_in=1.25, price_cached_in=0.125, price_out=10.0)
-        report = await race(answering(), catalog(base_url, mid, reference="openai/mid"), tmp_path,
-                            candidates=["openai/mid"])  # fmt: skip
+        report = await race(
+            answering(), catalog(base_url, mid, reference="openai/mid"), tmp_path, candidates=["openai/mid"]
+        )
     # 86 fresh input tokens at 1.25, 1920 cached at 0.125, 300 output (the 200 reasoning tokens are among them) at 10
     expected = (86 * 1.25 + 1920 * 0.125 + 300 * 10.0) / 1e6
     assert mid.cost(2006, 300, 1920) == pytest.approx(expected)
@@ -333,8 +362,11 @@ async def test_openai_cached_and_reasoning_tokens_are_counted_and_priced(tmp_pat
 async def test_openai_refusal_is_a_refused_run_that_the_judge_reads(tmp_path: Path) -> None:
     replies: list[gb.Reply] = []
     judge = JudgeEndpoint("schema")
-    endpoints = {"gpt-ref": reference_endpoint(), "gpt-strict": OpenAIEndpoint(answers(None, refusal=REFUSAL)),
-                 "judge-1": judge}  # fmt: skip
+    endpoints = {
+        "gpt-ref": reference_endpoint(),
+        "gpt-strict": OpenAIEndpoint(answers(None, refusal=REFUSAL)),
+        "judge-1": judge,
+    }
     async with serve(endpoints) as base_url:
         strict = entry("openai/strict", "gpt-strict", base_url)
         cat = catalog(base_url, entry("openai/ref", "gpt-ref", base_url), strict, reference="openai/ref")
@@ -354,8 +386,12 @@ async def test_content_as_a_list_of_parts_gives_reply_text_as_a_string(tmp_path:
     mistral = OpenAIEndpoint(answers(content_parts("The answer is 42.", thinking="6 × 7 = 42")))
     endpoints = {"gpt-ref": reference_endpoint(), "magistral": mistral, "judge-1": JudgeEndpoint("schema")}
     async with serve(endpoints) as base_url:
-        cat = catalog(base_url, entry("openai/ref", "gpt-ref", base_url), entry("mistral/think", "magistral", base_url),
-                      reference="openai/ref")  # fmt: skip
+        cat = catalog(
+            base_url,
+            entry("openai/ref", "gpt-ref", base_url),
+            entry("mistral/think", "magistral", base_url),
+            reference="openai/ref",
+        )
         report = await race(answering(replies), cat, tmp_path, candidates=["mistral/think"])
     texts = [r.text for r in replies]
     assert all(isinstance(t, str) for t in texts), texts
@@ -377,16 +413,26 @@ class CappedAnswer(gb.Job):
 async def test_openai_family_that_rejects_max_tokens_and_temperature(tmp_path: Path) -> None:
     gpt5 = OpenAIEndpoint(answers(), reasoning_family=True)
     async with serve({"gpt-5": gpt5, "judge-1": JudgeEndpoint("schema")}) as base_url:
-        fitted = entry("openai/gpt5", "gpt-5", base_url, rename_params={"max_tokens": "max_completion_tokens"},
-                       drop_params=("temperature",))  # fmt: skip
+        fitted = entry(
+            "openai/gpt5",
+            "gpt-5",
+            base_url,
+            rename_params={"max_tokens": "max_completion_tokens"},
+            drop_params=("temperature",),
+        )
         raw = entry("openai/gpt5-raw", "gpt-5", base_url, routing={"user": "raw"})
-        report = await race(CappedAnswer, catalog(base_url, fitted, raw, reference="openai/gpt5"), tmp_path,
-                            candidates=["openai/gpt5", "openai/gpt5-raw"])  # fmt: skip
+        report = await race(
+            CappedAnswer,
+            catalog(base_url, fitted, raw, reference="openai/gpt5"),
+            tmp_path,
+            candidates=["openai/gpt5", "openai/gpt5-raw"],
+        )
     [ok] = rows(report, "openai/gpt5")
     assert ok["ok"] and json.loads(ok["output"]) == ANSWER
     sent = [b for b in gpt5.bodies if "user" not in b]
-    assert sent and all(b["max_completion_tokens"] == 400 and "max_tokens" not in b and "temperature" not in b
-                        for b in sent)  # fmt: skip
+    assert sent and all(
+        b["max_completion_tokens"] == 400 and "max_tokens" not in b and "temperature" not in b for b in sent
+    )
     [failed] = rows(report, "openai/gpt5-raw")  # the provider's own words say what to change
     assert not failed["ok"] and "HTTP 400" in failed["error"]
     assert "Unsupported parameter: 'max_tokens'" in failed["error"] and "max_completion_tokens" in failed["error"]
@@ -395,13 +441,20 @@ async def test_openai_family_that_rejects_max_tokens_and_temperature(tmp_path: P
 async def test_http_429_is_waited_out_within_rate_limit_wait_s(tmp_path: Path) -> None:
     busy = OpenAIEndpoint([*(OpenAIEndpoint.rate_limited() for _ in range(3)), OpenAIEndpoint.completion(ANSWER)])
     jammed = OpenAIEndpoint(lambda body, request: OpenAIEndpoint.rate_limited())
-    endpoints = {"gpt-ref": reference_endpoint(), "gpt-busy": busy, "gpt-jammed": jammed,
-                 "judge-1": JudgeEndpoint("schema")}  # fmt: skip
+    endpoints = {
+        "gpt-ref": reference_endpoint(),
+        "gpt-busy": busy,
+        "gpt-jammed": jammed,
+        "judge-1": JudgeEndpoint("schema"),
+    }
     async with serve(endpoints) as base_url:
-        cat = catalog(base_url, entry("openai/ref", "gpt-ref", base_url),
-                      entry("openai/busy", "gpt-busy", base_url, rate_limit_wait_s=5.0),
-                      entry("openai/jammed", "gpt-jammed", base_url, rate_limit_wait_s=0.05),
-                      reference="openai/ref")  # fmt: skip
+        cat = catalog(
+            base_url,
+            entry("openai/ref", "gpt-ref", base_url),
+            entry("openai/busy", "gpt-busy", base_url, rate_limit_wait_s=5.0),
+            entry("openai/jammed", "gpt-jammed", base_url, rate_limit_wait_s=0.05),
+            reference="openai/ref",
+        )
         report = await race(answering(), cat, tmp_path, candidates=["openai/busy", "openai/jammed"])
     [waited] = rows(report, "openai/busy")  # max_retries=0: three 429s are waited out all the same
     assert waited["ok"], waited["error"]
@@ -415,16 +468,24 @@ async def test_http_429_is_waited_out_within_rate_limit_wait_s(tmp_path: Path) -
 
 async def test_openrouter_cost_is_the_providers_figure_beside_the_price_table(tmp_path: Path) -> None:
     def billed(body: dict[str, Any], request: httpx2.Request) -> Any:
-        return OpenRouterEndpoint.completion(ANSWER, model=body["model"], prompt_tokens=1000, completion_tokens=500,
-                                             cost=0.00135)  # fmt: skip
+        return OpenRouterEndpoint.completion(
+            ANSWER, model=body["model"], prompt_tokens=1000, completion_tokens=500, cost=0.00135
+        )
 
-    endpoints = {"qwen-a": OpenRouterEndpoint(billed), "qwen-b": OpenRouterEndpoint(billed),
-                 "judge-1": JudgeEndpoint("schema")}  # fmt: skip
+    endpoints = {
+        "qwen-a": OpenRouterEndpoint(billed),
+        "qwen-b": OpenRouterEndpoint(billed),
+        "judge-1": JudgeEndpoint("schema"),
+    }
     async with serve(endpoints) as base_url:
         current = entry("openrouter/current", "qwen-a", base_url, price_in=0.6, price_out=1.5)  # 0.00135 a call
         stale = entry("openrouter/stale", "qwen-b", base_url, price_in=0.2, price_out=1.5)  # 0.00095 a call
-        report = await race(answering(), catalog(base_url, current, stale, reference="openrouter/current"), tmp_path,
-                            candidates=["openrouter/current", "openrouter/stale"])  # fmt: skip
+        report = await race(
+            answering(),
+            catalog(base_url, current, stale, reference="openrouter/current"),
+            tmp_path,
+            candidates=["openrouter/current", "openrouter/stale"],
+        )
     [run] = rows(report, "openrouter/stale")
     assert run["cost"] == pytest.approx(0.00135) and run["cost_source"] == "provider"
     assert run["price_table_cost"] == pytest.approx(0.00095)
@@ -438,8 +499,9 @@ async def test_openrouter_reasoning_details_go_back_unchanged(tmp_path: Path) ->
     replies: list[gb.Reply] = []
     details = OpenRouterEndpoint.reasoning_details("The customer wants a refund: look the order up first.")
     call = OpenAIEndpoint.tool_call("lookup_order", {"order_id": "A-1001"}, id="toolu_01A09q90qw90lq917835lq9")
-    first = OpenRouterEndpoint.completion(None, tool_calls=[call], reasoning="Look the order up first.",
-                                          reasoning_details=details)  # fmt: skip
+    first = OpenRouterEndpoint.completion(
+        None, tool_calls=[call], reasoning="Look the order up first.", reasoning_details=details
+    )
     final = OpenRouterEndpoint.completion(
         ANSWER,
         reasoning="Delivered 3 days ago: refundable.",
@@ -464,15 +526,21 @@ async def test_openrouter_reasoning_details_go_back_unchanged(tmp_path: Path) ->
 
 
 async def test_openrouter_errors_in_a_200_body_are_retried(tmp_path: Path) -> None:
-    flaky = OpenRouterEndpoint([
-        OpenRouterEndpoint.error_200(502, "Upstream provider DeepInfra returned an invalid response"),
-        OpenRouterEndpoint.error_200(429, "Rate limit exceeded: DeepInfra is temporarily rate-limited upstream"),
-        OpenRouterEndpoint.completion(ANSWER, prompt_tokens=1000, completion_tokens=500, cost=0.00135),
-    ])  # fmt: skip
+    flaky = OpenRouterEndpoint(
+        [
+            OpenRouterEndpoint.error_200(502, "Upstream provider DeepInfra returned an invalid response"),
+            OpenRouterEndpoint.error_200(429, "Rate limit exceeded: DeepInfra is temporarily rate-limited upstream"),
+            OpenRouterEndpoint.completion(ANSWER, prompt_tokens=1000, completion_tokens=500, cost=0.00135),
+        ]
+    )
     endpoints = {"gpt-ref": reference_endpoint(), "qwen": flaky, "judge-1": JudgeEndpoint("schema")}
     async with serve(endpoints) as base_url:
-        cat = catalog(base_url, entry("openai/ref", "gpt-ref", base_url),
-                      entry("openrouter/qwen", "qwen", base_url, max_retries=2), reference="openai/ref")  # fmt: skip
+        cat = catalog(
+            base_url,
+            entry("openai/ref", "gpt-ref", base_url),
+            entry("openrouter/qwen", "qwen", base_url, max_retries=2),
+            reference="openai/ref",
+        )
         report = await race(answering(), cat, tmp_path, candidates=["openrouter/qwen"])
     [run] = rows(report, "openrouter/qwen")
     assert run["ok"], run["error"]
@@ -485,8 +553,12 @@ async def test_a_run_failed_by_a_200_error_keeps_the_message_is_not_judged_and_s
     down = OpenRouterEndpoint(lambda body, request: OpenRouterEndpoint.error_200(502, message))
     judge = JudgeEndpoint("schema")
     async with serve({"gpt-ref": reference_endpoint(), "qwen": down, "judge-1": judge}) as base_url:
-        cat = catalog(base_url, entry("openai/ref", "gpt-ref", base_url),
-                      entry("openrouter/qwen", "qwen", base_url, max_retries=1), reference="openai/ref")  # fmt: skip
+        cat = catalog(
+            base_url,
+            entry("openai/ref", "gpt-ref", base_url),
+            entry("openrouter/qwen", "qwen", base_url, max_retries=1),
+            reference="openai/ref",
+        )
         report = await race(answering(), cat, tmp_path, candidates=["openrouter/qwen"])
     [run] = rows(report, "openrouter/qwen")
     assert not run["ok"] and message in run["error"]
@@ -500,8 +572,12 @@ async def test_openrouter_provider_pin_is_sent_and_the_served_provider_is_hidden
     judge = JudgeEndpoint("schema")
     pin = {"provider": {"only": ["deepinfra"], "allow_fallbacks": False}}
     async with serve({"gpt-ref": reference_endpoint(), "qwen": qwen, "judge-1": judge}) as base_url:
-        cat = catalog(base_url, entry("openai/ref", "gpt-ref", base_url),
-                      entry("openrouter/qwen", "qwen", base_url, routing=pin), reference="openai/ref")  # fmt: skip
+        cat = catalog(
+            base_url,
+            entry("openai/ref", "gpt-ref", base_url),
+            entry("openrouter/qwen", "qwen", base_url, routing=pin),
+            reference="openai/ref",
+        )
         report = await race(answering(), cat, tmp_path, candidates=["openrouter/qwen"])
     [run] = rows(report, "openrouter/qwen")
     assert run["ok"] and [b["provider"] for b in qwen.bodies] == [pin["provider"]]
@@ -516,15 +592,25 @@ async def test_openrouter_provider_pin_is_sent_and_the_served_provider_is_hidden
 async def test_deepseek_reasoning_content_goes_back_on_tool_call_turns(tmp_path: Path) -> None:
     replies: list[gb.Reply] = []
     call = OpenAIEndpoint.tool_call("lookup_order", {"order_id": "A-1001"}, id="call_00_kZ3vWnBjtNTf1RqUxjs2")
-    first = DeepSeekEndpoint.completion(None, reasoning_content="A refund request: look the order up first.",
-                                        tool_calls=[call], completion_tokens=40, reasoning_tokens=30)  # fmt: skip
-    final = DeepSeekEndpoint.completion(ANSWER, reasoning_content="Delivered 3 days ago, inside 30 days.",
-                                        completion_tokens=60, reasoning_tokens=25)  # fmt: skip
+    first = DeepSeekEndpoint.completion(
+        None,
+        reasoning_content="A refund request: look the order up first.",
+        tool_calls=[call],
+        completion_tokens=40,
+        reasoning_tokens=30,
+    )
+    final = DeepSeekEndpoint.completion(
+        ANSWER, reasoning_content="Delivered 3 days ago, inside 30 days.", completion_tokens=60, reasoning_tokens=25
+    )
     deepseek = DeepSeekEndpoint(tool_then_answer(first, final))
     endpoints = {"gpt-ref": reference_endpoint(), "deepseek-v4-pro": deepseek, "judge-1": JudgeEndpoint("schema")}
     async with serve(endpoints) as base_url:
-        cat = catalog(base_url, entry("openai/ref", "gpt-ref", base_url),
-                      entry("deepseek/pro", "deepseek-v4-pro", base_url), reference="openai/ref")  # fmt: skip
+        cat = catalog(
+            base_url,
+            entry("openai/ref", "gpt-ref", base_url),
+            entry("deepseek/pro", "deepseek-v4-pro", base_url),
+            reference="openai/ref",
+        )
         report = await race(order_desk(replies), cat, tmp_path, candidates=["deepseek/pro"])
     [run] = rows(report, "deepseek/pro")
     assert deepseek.rejected == [] and run["ok"], run["error"]
@@ -603,14 +689,19 @@ async def test_prompt_only_usage_leaves_output_tokens_and_cost_unknown(tmp_path:
 
 async def test_tool_calls_without_an_id_get_a_stable_id(tmp_path: Path) -> None:
     calls = [VLLMEndpoint.tool_call_without_id("lookup_order", {"order_id": o}) for o in ("A-1001", "A-1002")]
-    first = VLLMEndpoint.completion(None, tool_calls=calls, usage={"prompt_tokens": 120, "completion_tokens": 30,
-                                                                   "total_tokens": 150})  # fmt: skip
+    first = VLLMEndpoint.completion(
+        None, tool_calls=calls, usage={"prompt_tokens": 120, "completion_tokens": 30, "total_tokens": 150}
+    )
     final = VLLMEndpoint.completion(ANSWER, usage={"prompt_tokens": 200, "completion_tokens": 20, "total_tokens": 220})
     vllm = VLLMEndpoint(tool_then_answer(first, final))
     endpoints = {"gpt-ref": reference_endpoint(), "qwen": vllm, "judge-1": JudgeEndpoint("schema")}
     async with serve(endpoints) as base_url:
-        cat = catalog(base_url, entry("openai/ref", "gpt-ref", base_url), entry("vllm/qwen", "qwen", base_url),
-                      reference="openai/ref")  # fmt: skip
+        cat = catalog(
+            base_url,
+            entry("openai/ref", "gpt-ref", base_url),
+            entry("vllm/qwen", "qwen", base_url),
+            reference="openai/ref",
+        )
         report = await race(order_desk(), cat, tmp_path, candidates=["vllm/qwen"])
         [run] = rows(report, "vllm/qwen")
         assert run["ok"], run["error"]
@@ -630,8 +721,12 @@ async def test_litellm_cost_header_is_the_providers_figure(tmp_path: Path) -> No
     proxy = LiteLLMEndpoint(lambda body, request: LiteLLMEndpoint.mock(ANSWER, id="chatcmpl-7f3a"), cost=0.00042)
     endpoints = {"gpt-ref": reference_endpoint(), "proxied": proxy, "judge-1": JudgeEndpoint("schema")}
     async with serve(endpoints) as base_url:
-        cat = catalog(base_url, entry("openai/ref", "gpt-ref", base_url), entry("litellm/gpt", "proxied", base_url),
-                      reference="openai/ref")  # fmt: skip
+        cat = catalog(
+            base_url,
+            entry("openai/ref", "gpt-ref", base_url),
+            entry("litellm/gpt", "proxied", base_url),
+            reference="openai/ref",
+        )
         report = await race(answering(), cat, tmp_path, candidates=["litellm/gpt"])
     [run] = rows(report, "litellm/gpt")
     assert run["cost"] == pytest.approx(0.00042) and run["cost_source"] == "provider"
@@ -646,8 +741,9 @@ def mocks(contents: Sequence[str]) -> LiteLLMEndpoint:
 
 
 async def test_a_reused_id_with_different_content_is_not_a_shared_generation(tmp_path: Path) -> None:
-    async with serve({"mock": mocks(["Refundable.", "Yes, it can be refunded."]),
-                      "judge-1": JudgeEndpoint("schema")}) as base_url:  # fmt: skip
+    async with serve(
+        {"mock": mocks(["Refundable.", "Yes, it can be refunded."]), "judge-1": JudgeEndpoint("schema")}
+    ) as base_url:
         cat = catalog(base_url, entry("litellm/mock", "mock", base_url), reference="litellm/mock")
         report = await race(answering(), cat, tmp_path, candidates=["litellm/mock"], runs=2, concurrency=1)
     outputs = [json.loads(r["output"]) for r in rows(report, "litellm/mock")]
@@ -683,8 +779,9 @@ def assert_nowhere(secret: str, report: gb.BenchmarkReport, out: Path, logs: str
         assert secret not in json.dumps(endpoint.bodies), f"requests to {type(endpoint).__name__}"
 
 
-async def test_a_key_echoed_in_a_401_is_scrubbed_everywhere(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                                                             caplog: pytest.LogCaptureFixture) -> None:  # fmt: skip
+async def test_a_key_echoed_in_a_401_is_scrubbed_everywhere(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
     secret = "sk-litellm-LEAKED-5f1e2d3c4b5a6978"
     monkeypatch.setenv("LITELLM_KEY", secret)
     monkeypatch.setenv("ACME_KEY", "sk-acme-0123456789abcdef")
@@ -692,9 +789,12 @@ async def test_a_key_echoed_in_a_401_is_scrubbed_everywhere(tmp_path: Path, monk
     proxy = LiteLLMEndpoint(lambda body, request: LiteLLMEndpoint.mock(ANSWER), expected_key="sk-litellm-right")
     judge = JudgeEndpoint("schema")
     async with serve({"gpt-ref": reference_endpoint(), "proxied": proxy, "judge-1": judge}) as base_url:
-        cat = catalog(base_url, entry("acme/ref", "gpt-ref", base_url, api_key_env="ACME_KEY"),
-                      entry("litellm/gpt", "proxied", base_url, api_key_env="LITELLM_KEY"),
-                      reference="acme/ref")  # fmt: skip
+        cat = catalog(
+            base_url,
+            entry("acme/ref", "gpt-ref", base_url, api_key_env="ACME_KEY"),
+            entry("litellm/gpt", "proxied", base_url, api_key_env="LITELLM_KEY"),
+            reference="acme/ref",
+        )
         report = await race(answering(), cat, tmp_path, candidates=["acme/ref", "litellm/gpt"])
     [run] = rows(report, "litellm/gpt")
     assert not run["ok"] and "401" in run["error"] and "[redacted]" in run["error"]
@@ -702,8 +802,9 @@ async def test_a_key_echoed_in_a_401_is_scrubbed_everywhere(tmp_path: Path, monk
         assert_nowhere(key, report, tmp_path / "out", caplog.text, judge)
 
 
-async def test_a_key_in_a_tool_error_never_reaches_the_frames_or_the_judge(tmp_path: Path,
-        monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture) -> None:  # fmt: skip
+async def test_a_key_in_a_tool_error_never_reaches_the_frames_or_the_judge(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
     secret = "sk-acme-tool-7e6d5c4b3a291807"
     monkeypatch.setenv("ACME_KEY", secret)
     caplog.set_level(logging.DEBUG, logger="gradebench")
@@ -718,8 +819,12 @@ async def test_a_key_in_a_tool_error_never_reaches_the_frames_or_the_judge(tmp_p
         raise PermissionError(f"inventory service refused key {os.environ['ACME_KEY']} for {sku}")
 
     call = OpenAIEndpoint.tool_call("stock_level", {"sku": "SKU-1"})
-    mid = OpenAIEndpoint(tool_then_answer(OpenAIEndpoint.completion(None, tool_calls=[call]),
-                                          OpenAIEndpoint.completion("I could not check the stock.")))  # fmt: skip
+    mid = OpenAIEndpoint(
+        tool_then_answer(
+            OpenAIEndpoint.completion(None, tool_calls=[call]),
+            OpenAIEndpoint.completion("I could not check the stock."),
+        )
+    )
     judge = JudgeEndpoint("schema")
     async with serve({"gpt-mid": mid, "judge-1": judge}) as base_url:
         cat = catalog(base_url, entry("acme/mid", "gpt-mid", base_url, api_key_env="ACME_KEY"), reference="acme/mid")

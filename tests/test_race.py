@@ -121,8 +121,9 @@ async def test_the_judge_is_blind() -> None:
         assert not leaked, leaked
 
 
-async def test_the_api_key_is_written_nowhere(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                                              caplog: pytest.LogCaptureFixture) -> None:  # fmt: skip
+async def test_the_api_key_is_written_nowhere(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
     canary = "sk-canary-7f3a9c1e5b"
     monkeypatch.setenv("GB_CANARY_KEY", canary)
     fleet = gb.sim.SimFleet(latency_scale=0)

@@ -15,8 +15,15 @@ README = (Path(__file__).parent.parent / "README.md").read_text()
 EXAMPLES = [b for b in re.findall(r"```python\n(.*?)```", README, re.DOTALL) if "import gradebench" in b]
 
 
-PUBLIC = ["gradebench", "gradebench.scorers", "gradebench.charts", "gradebench.widgets", "gradebench.sim",
-          "gradebench.jobs", "gradebench.testing"]  # fmt: skip
+PUBLIC = [
+    "gradebench",
+    "gradebench.scorers",
+    "gradebench.charts",
+    "gradebench.widgets",
+    "gradebench.sim",
+    "gradebench.jobs",
+    "gradebench.testing",
+]
 
 
 def readme_api() -> dict[str, list[str]]:

@@ -469,8 +469,11 @@ def test_a_reused_response_id_with_other_content_is_not_a_shared_generation():
         calls = [replace(c, generation_id="chatcmpl-mock", response=body) for c in run.calls]
         return replace(run, calls=calls)
 
-    runs = [make_run(REF, "i0", 0, role="reference"), answered(make_run(FAST, "i0", 0), "yes"),
-            answered(make_run(FAST, "i0", 1), "no")]  # fmt: skip
+    runs = [
+        make_run(REF, "i0", 0, role="reference"),
+        answered(make_run(FAST, "i0", 0), "yes"),
+        answered(make_run(FAST, "i0", 1), "no"),
+    ]
     assert "shared_generation" not in BenchmarkReport(runs, META).diagnostics()["kind"].to_list()
     runs[-1] = answered(make_run(FAST, "i0", 1), "yes")
     assert "shared_generation" in BenchmarkReport(runs, META).diagnostics()["kind"].to_list()

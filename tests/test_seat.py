@@ -45,19 +45,27 @@ def test_tool_schema_from_hints_and_docstring() -> None:
 async def test_tool_loop_runs_tools_and_records_calls() -> None:
     endpoint = Scripted(
         [
-            completion(tool_calls=[{"name": "lookup", "arguments": {"order_id": "A-1"}},
-                                   {"name": "grade_it", "arguments": {"level": "high", "amount": "2.5"}}]),
+            completion(
+                tool_calls=[
+                    {"name": "lookup", "arguments": {"order_id": "A-1"}},
+                    {"name": "grade_it", "arguments": {"level": "high", "amount": "2.5"}},
+                ]
+            ),
             completion(tool_calls=[{"name": "lookup", "arguments": {"order_id": "boom"}}]),
             completion("done", tokens=(30, 7)),
         ]
-    )  # fmt: skip
+    )
     seat = make_seat(scripted_catalog(endpoint), "acme/pick")
     reply = await seat.chat([{"role": "user", "content": "hi"}], tools=[lookup, grade_it])
     assert reply.text == "done"
     assert [c.seq for c in reply.calls] == [0, 1, 2]
     first = reply.calls[0].tool_results
-    assert first[0] == {"id": "call_0", "name": "lookup", "arguments": {"order_id": "A-1"},
-                        "result": {"order_id": "A-1", "status": "delivered"}}  # fmt: skip
+    assert first[0] == {
+        "id": "call_0",
+        "name": "lookup",
+        "arguments": {"order_id": "A-1"},
+        "result": {"order_id": "A-1", "status": "delivered"},
+    }
     assert first[1]["result"] == "high:2.5"
     assert reply.calls[1].tool_results[0]["error"] == "LookupError: database is down"
     # the second request carries the assistant turn and both tool results back
@@ -150,8 +158,12 @@ async def test_failed_call_names_entry_status_and_attempts() -> None:
 async def test_entry_renames_and_drops_parameters() -> None:
     # A model family that rejects max_tokens (wants max_completion_tokens) and any temperature but its default.
     endpoint = Scripted([completion("ok")])
-    catalog = scripted_catalog(endpoint, rename_params={"max_tokens": "max_completion_tokens"},
-                               drop_params=("temperature",), params={"temperature": 0.2})  # fmt: skip
+    catalog = scripted_catalog(
+        endpoint,
+        rename_params={"max_tokens": "max_completion_tokens"},
+        drop_params=("temperature",),
+        params={"temperature": 0.2},
+    )
     seat = make_seat(catalog, "acme/pick")
     await seat.chat([{"role": "user", "content": "hi"}], max_tokens=50, temperature=0)
     body = endpoint.bodies[0]
@@ -160,11 +172,24 @@ async def test_entry_renames_and_drops_parameters() -> None:
 
 
 def test_catalog_file_takes_rename_and_drop() -> None:
-    raw = {"grades": ["standard"], "ceiling": "a/x",
-           "entries": [{"name": "a/x", "model": "x", "grade": "standard", "base_url": "http://x.invalid/v1",
-                        "price_in": 1.0, "price_out": 2.0, "price_cached_in": 0.1,
-                        "rename_params": {"max_tokens": "max_completion_tokens"}, "drop_params": ["temperature"],
-                        "rate_limit_wait_s": 60}]}  # fmt: skip
+    raw = {
+        "grades": ["standard"],
+        "ceiling": "a/x",
+        "entries": [
+            {
+                "name": "a/x",
+                "model": "x",
+                "grade": "standard",
+                "base_url": "http://x.invalid/v1",
+                "price_in": 1.0,
+                "price_out": 2.0,
+                "price_cached_in": 0.1,
+                "rename_params": {"max_tokens": "max_completion_tokens"},
+                "drop_params": ["temperature"],
+                "rate_limit_wait_s": 60,
+            }
+        ],
+    }
     entry = gb.Catalog.from_dict(raw)["a/x"]
     assert entry.rename_params == {"max_tokens": "max_completion_tokens"}
     assert entry.drop_params == ("temperature",)
@@ -247,8 +272,9 @@ async def test_assistant_turn_is_replayed_with_every_field_and_stable_tool_ids()
     message["reasoning_content"] = "The user wants an order looked up."
     message["reasoning_details"] = [{"type": "reasoning.text", "text": "look it up", "signature": "sig"}]
     endpoint = Scripted([first, completion("done")])
-    reply = await make_seat(scripted_catalog(endpoint), "acme/pick").chat([{"role": "user", "content": "A-1?"}],
-                                                                          tools=[lookup])  # fmt: skip
+    reply = await make_seat(scripted_catalog(endpoint), "acme/pick").chat(
+        [{"role": "user", "content": "A-1?"}], tools=[lookup]
+    )
     assert reply.text == "done"
     turn, tool_message = endpoint.bodies[1]["messages"][1:3]
     assert turn["reasoning_content"] == "The user wants an order looked up."

@@ -326,9 +326,13 @@ def judge_prompt(reference: list[dict], candidate: list[dict], *, candidate_firs
     from gradebench._prompt import build_judge_messages
 
     messages = build_judge_messages(
-        instructions="Say whether to take an umbrella.", input="Oslo", rubric="Look the forecast up before answering.",
-        reference=reference, candidate=candidate, candidate_first=candidate_first,
-    )  # fmt: skip
+        instructions="Say whether to take an umbrella.",
+        input="Oslo",
+        rubric="Look the forecast up before answering.",
+        reference=reference,
+        candidate=candidate,
+        candidate_first=candidate_first,
+    )
     # a line that is not JSON inside a transcript is ignored
     return messages[1]["content"].replace('role="reference">\n', 'role="reference">\nnot json, ignored\n')
 

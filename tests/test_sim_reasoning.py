@@ -160,8 +160,9 @@ async def test_a_tool_job_races_a_thinking_reference_because_the_seat_replays_it
     import gradebench as gb
     from gradebench.jobs import OrderAgent, load_inputs
 
-    bench = gb.Benchmark(OrderAgent, runs=1, catalog=gb.sim.catalog(latency_scale=0), grade="large",
-                         cache=tmp_path, progress=False)  # fmt: skip
+    bench = gb.Benchmark(
+        OrderAgent, runs=1, catalog=gb.sim.catalog(latency_scale=0), grade="large", cache=tmp_path, progress=False
+    )
     bench.set_candidates(["sim/sage"]).set_inputs(load_inputs("orders")[:2])
     await bench.run()  # sim/sage answers 400 to a tool turn replayed without its reasoning_content
     runs = bench.report().runs

@@ -62,8 +62,13 @@ def catalog(endpoint: ScriptedEndpoint, models: list[str], **fields) -> gb.Catal
     base = {"base_url": endpoint.base_url, "price_in": 1.0, "price_out": 2.0, "max_retries": 0, **fields}
     entries = [gb.Entry(name=f"acme/{m}", model=m, grade="standard", **base) for m in models]
     entries.append(gb.Entry(name="acme/judge", model="judge", grade="large", **{**base, "price_in": 5.0}))
-    return gb.Catalog(entries, grades=["standard", "large"], picks={"standard": f"acme/{models[0]}"},
-                      ceiling="acme/judge", source="spend test")  # fmt: skip
+    return gb.Catalog(
+        entries,
+        grades=["standard", "large"],
+        picks={"standard": f"acme/{models[0]}"},
+        ceiling="acme/judge",
+        source="spend test",
+    )
 
 
 def spent(report: gb.BenchmarkReport, role: str | None = None) -> float:
@@ -78,8 +83,14 @@ def spent(report: gb.BenchmarkReport, role: str | None = None) -> float:
 
 async def test_the_estimate_is_the_spend_when_runs_look_like_the_reference(tmp_path) -> None:
     endpoint = billing()
-    bench = gb.Benchmark(answer_job, runs=2, catalog=catalog(endpoint, ["pick", "twin"]), grade="standard",
-                         cache=tmp_path, progress=False)  # fmt: skip
+    bench = gb.Benchmark(
+        answer_job,
+        runs=2,
+        catalog=catalog(endpoint, ["pick", "twin"]),
+        grade="standard",
+        cache=tmp_path,
+        progress=False,
+    )
     bench.set_inputs([{"id": f"q{i}"} for i in range(3)])
     before = await bench.estimate()
     assert (before.runs, before.cached_runs, before.calls, before.judge_calls) == (12, 0, 12, 12)
@@ -150,8 +161,9 @@ async def test_the_budget_is_never_exceeded(tmp_path, trouble: str) -> None:
     probe = gb.Benchmark(answer_job, runs=4, catalog=cat, grade="standard", cache=tmp_path / "probe", progress=False)
     whole = (await probe.set_inputs([{"id": f"q{i}"} for i in range(5)]).estimate()).cost
     limit = whole / 3  # room for about a third of the race
-    bench = gb.Benchmark(answer_job, runs=4, catalog=cat, grade="standard", cache=tmp_path / "race", budget=limit,
-                         progress=False)  # fmt: skip
+    bench = gb.Benchmark(
+        answer_job, runs=4, catalog=cat, grade="standard", cache=tmp_path / "race", budget=limit, progress=False
+    )
     await bench.set_inputs([{"id": f"q{i}"} for i in range(5)]).run()
     report = bench.report()
     assert spent(report) <= limit
@@ -171,8 +183,12 @@ async def test_the_budget_is_never_exceeded(tmp_path, trouble: str) -> None:
 def test_a_budget_needs_one_currency() -> None:
     endpoint = billing()
     cat = catalog(endpoint, ["pick", "twin"])
-    euro = gb.Catalog([*(e if e.name != "acme/twin" else gb.Entry(**{**e.__dict__, "currency": "EUR"}) for e in cat)],
-                      grades=cat.grades, picks=cat.picks, ceiling=cat.ceiling_name)  # fmt: skip
+    euro = gb.Catalog(
+        [*(e if e.name != "acme/twin" else gb.Entry(**{**e.__dict__, "currency": "EUR"}) for e in cat)],
+        grades=cat.grades,
+        picks=cat.picks,
+        ceiling=cat.ceiling_name,
+    )
     bench = gb.Benchmark(answer_job, runs=1, catalog=euro, grade="standard", budget=1.0, progress=False)
     with pytest.raises(ValueError, match=r"a budget needs one currency.*acme/twin \(EUR\)"):
         bench.set_input({"id": "q"}).run_sync()
@@ -187,8 +203,9 @@ async def test_settled_entries_stop_and_unsettled_ones_race_on(tmp_path) -> None
     # the reference entry scores 10; "good" 10 (Δ 0: as good), "bad" 2 (Δ −8: worse), "edge" 9 (Δ −1: on the margin)
     endpoint = billing({"pick": (7, 3), "good": (7, 3), "bad": (2, 0), "edge": (6, 3)})
     cat = catalog(endpoint, ["pick", "good", "bad", "edge"])
-    bench = gb.Benchmark(answer_job, runs="auto", max_runs=60, catalog=cat, grade="standard", cache=tmp_path,
-                         progress=False)  # fmt: skip
+    bench = gb.Benchmark(
+        answer_job, runs="auto", max_runs=60, catalog=cat, grade="standard", cache=tmp_path, progress=False
+    )
     await bench.set_inputs([{"id": f"q{i}"} for i in range(20)]).run()
     report = bench.report()
     models = {r["entry"]: r for r in report.models.iter_rows(named=True)}

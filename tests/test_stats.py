@@ -215,8 +215,12 @@ def test_hand_computed_case_matches_the_exact_bootstrap_distribution():
     # Exact nested bootstrap: each of the 4 slots draws an input (1/4 each), then the mean of 2 runs drawn from it:
     # in0 -> 0; in1 -> -1; in2 -> 1, 0.5, 0 w.p. 1/4, 1/2, 1/4; in3 -> 0, -0.5, -1 w.p. 1/4, 1/2, 1/4.
     slot: dict[Fraction, Fraction] = {}
-    for values in ({0: 1}, {-1: 1}, {1: Fraction(1, 4), Fraction(1, 2): Fraction(1, 2), 0: Fraction(1, 4)},
-                   {0: Fraction(1, 4), Fraction(-1, 2): Fraction(1, 2), -1: Fraction(1, 4)}):  # fmt: skip
+    for values in (
+        {0: 1},
+        {-1: 1},
+        {1: Fraction(1, 4), Fraction(1, 2): Fraction(1, 2), 0: Fraction(1, 4)},
+        {0: Fraction(1, 4), Fraction(-1, 2): Fraction(1, 2), -1: Fraction(1, 4)},
+    ):
         for v, p in values.items():
             slot[Fraction(v)] = slot.get(Fraction(v), Fraction(0)) + Fraction(p) / 4
     dist: dict[Fraction, Fraction] = {}
@@ -336,8 +340,16 @@ def test_recommend_falls_back_to_the_reference_or_nothing():
     rec = recommend(frame, job="order-agent", reference_entry=REF, margin=1.5, currency="USD")
     assert rec is not None and rec.entry == REF and rec.cost_ratio == 1.0
     assert rec.sentence == "no cheaper entry is as good as sim/steady on order-agent (margin 1.5)"
-    assert recommend(frame.filter(pl.col("entry") != REF).filter(pl.col("verdict") != AS_GOOD), job="j",
-                     reference_entry=REF, margin=1.0, currency="USD") is None  # fmt: skip
+    assert (
+        recommend(
+            frame.filter(pl.col("entry") != REF).filter(pl.col("verdict") != AS_GOOD),
+            job="j",
+            reference_entry=REF,
+            margin=1.0,
+            currency="USD",
+        )
+        is None
+    )
     # without the reference's cost the sentence gives the cost per run, and a tiny ratio keeps 2 significant digits
     alone = recommend(frame.filter(pl.col("entry") != REF), job="j", reference_entry=REF, margin=0.5, currency="USD")
     assert alone is not None and alone.sentence.endswith("lower bound −0.1) at 0.02 USD per run")

@@ -9,9 +9,16 @@ from gradebench.jobs import OrderAgent, load_inputs
 
 from .conftest import completion
 
-ORDER = {"order_id": "A-1001", "item": "Aero wireless headphones", "category": "electronics", "price": 129.99,
-         "currency": "USD", "status": "delivered", "days_since_delivery": 6,
-         "return_condition": "unopened"}  # fmt: skip
+ORDER = {
+    "order_id": "A-1001",
+    "item": "Aero wireless headphones",
+    "category": "electronics",
+    "price": 129.99,
+    "currency": "USD",
+    "status": "delivered",
+    "days_since_delivery": 6,
+    "return_condition": "unopened",
+}
 POLICY = {"eligible": True, "rule": "within the 30-day return window (6 days since delivery)"}
 REFUND = {"refund_id": "RF-1234ABCD", "order_id": "A-1001", "amount": 129.99, "currency": "USD", "status": "issued"}
 CHECK_ARGS = {"category": "electronics", "days_since_delivery": 6, "condition": "unopened"}
@@ -37,8 +44,14 @@ def calls(*steps: dict[str, Any]) -> list[gb.Call]:
         )
         for i, s in enumerate(steps)
     ]
-    final = gb.Call(run_id="r", seq=len(steps), role="candidate", entry="acme/pick", request={"messages": []},
-                    response=completion("{}"))  # fmt: skip
+    final = gb.Call(
+        run_id="r",
+        seq=len(steps),
+        role="candidate",
+        entry="acme/pick",
+        request={"messages": []},
+        response=completion("{}"),
+    )
     return [*made, final]
 
 
@@ -73,8 +86,9 @@ def test_normalise_rules() -> None:
 
 
 def test_argument_order_and_number_form_do_not_matter() -> None:
-    reordered = rec("check_return_policy", {"condition": "Unopened", "days_since_delivery": 6.0,
-                                            "category": "electronics "}, POLICY)  # fmt: skip
+    reordered = rec(
+        "check_return_policy", {"condition": "Unopened", "days_since_delivery": 6.0, "category": "electronics "}, POLICY
+    )
     refund = rec("issue_refund", {"amount": 129.99000000001, "order_id": "a-1001"}, REFUND)
     diff = compare(calls(LOOKUP, reordered, refund), REFUNDED, REFERENCE, REFUNDED)
     assert diff.clean, diff.text
@@ -115,8 +129,11 @@ def test_other_order_id_is_an_argument_mismatch() -> None:
 
 
 def test_mismatch_names_only_the_first_differing_key() -> None:
-    run = [ToolStep(name="check_return_policy", arguments={"category": "toys", "condition": "used",
-                                                             "days_since_delivery": 40})]  # fmt: skip
+    run = [
+        ToolStep(
+            name="check_return_policy", arguments={"category": "toys", "condition": "used", "days_since_delivery": 40}
+        )
+    ]
     reference = [ToolStep(name="check_return_policy", arguments=CHECK_ARGS)]
     assert diff_traces(run, reference).text == 'check_return_policy args differ (category: "toys" vs "electronics")'
 
@@ -146,16 +163,26 @@ def test_misread_decision_after_the_same_evidence() -> None:
     assert diff.misread == ["decision"] and not diff.clean
     assert (diff.tool_missing, diff.tool_extra, diff.tool_arg_mismatch) == (0, 0, 0)
     assert diff.text == "same tool calls as the reference; misread decision"
-    assert judge_note(diff).endswith("Its answer's decision does not follow from the tool results it received "
-                                     "(a misread).")  # fmt: skip
+    assert judge_note(diff).endswith(
+        "Its answer's decision does not follow from the tool results it received (a misread)."
+    )
     # the reason's wording is not a decision field
     assert compare(calls(LOOKUP, CHECK, ISSUE), {**REFUNDED, "reason": "Other words."}, REFERENCE, REFUNDED).clean
 
 
 def test_no_misread_when_traces_differ() -> None:
     deny = {"order_id": "A-1001", "decision": "deny", "refund_amount": 0, "reason": "Not eligible."}
-    diff = compare(calls(LOOKUP, rec("check_return_policy", {**CHECK_ARGS, "days_since_delivery": 60},
-                                     {"eligible": False, "rule": "outside"})), deny, REFERENCE, REFUNDED)  # fmt: skip
+    diff = compare(
+        calls(
+            LOOKUP,
+            rec(
+                "check_return_policy", {**CHECK_ARGS, "days_since_delivery": 60}, {"eligible": False, "rule": "outside"}
+            ),
+        ),
+        deny,
+        REFERENCE,
+        REFUNDED,
+    )
     # not a misread of the answer against the reference (the traces differ), but the policy check was given another
     # day count than the lookup returned: a value read wrongly and handed on
     assert diff.misread == ["days_since_delivery (passed to check_return_policy)"]

@@ -99,7 +99,7 @@ async def test_an_uncallable_entry_is_labelled_and_never_selected(monkeypatch: p
     monkeypatch.delenv("UNSET_VAR", raising=False)
     sim = gb.sim.catalog(latency_scale=0)
     entries = [dataclasses.replace(e, api_key_env="UNSET_VAR") if e.name == "sim/swift" else e for e in sim.entries]
-    catalog = gb.Catalog(entries, grades=sim.grades, picks=sim.picks, ceiling=sim.ceiling_name)  # fmt: skip
+    catalog = gb.Catalog(entries, grades=sim.grades, picks=sim.picks, ceiling=sim.ceiling_name)
     panel = BenchmarkPanel(catalog)
     panel.grade.value = "standard"
     label = next(k for k, v in panel.candidates.options if v == "sim/swift")
@@ -330,7 +330,7 @@ async def test_a_grade_without_a_pick_or_an_unset_reference_key_shows_in_the_sta
     fleet = gb.sim.SimFleet(latency_scale=0)
     sim = fleet.catalog()
     entries = [dataclasses.replace(e, api_key_env="UNSET_VAR") if e.name == "sim/steady" else e for e in sim.entries]
-    catalog = gb.Catalog(entries, grades=sim.grades, picks=sim.picks, ceiling=sim.ceiling_name)  # fmt: skip
+    catalog = gb.Catalog(entries, grades=sim.grades, picks=sim.picks, ceiling=sim.ceiling_name)
     panel = standard_panel(catalog, candidates=("sim/swift",))
     assert await panel.start() is None
     assert "CatalogError" in panel.status.value and "UNSET_VAR" in panel.status.value
@@ -365,8 +365,11 @@ def test_html_table_escapes_and_formats() -> None:
 def test_a_click_in_a_real_kernel_races_on_the_kernel_loop(tmp_path: Path) -> None:
     """ipykernel 7: a Run click arrives as a comm message; the race runs on the kernel's loop while the kernel idles."""
     manager = pytest.importorskip("jupyter_client.manager")
-    km, kc = manager.start_new_kernel(kernel_name="python3", cwd=str(tmp_path), env={
-        **os.environ, "GRADEBENCH_CACHE": str(tmp_path / "cache"), "GRADEBENCH_SIM_LATENCY_SCALE": "0"})  # fmt: skip
+    km, kc = manager.start_new_kernel(
+        kernel_name="python3",
+        cwd=str(tmp_path),
+        env={**os.environ, "GRADEBENCH_CACHE": str(tmp_path / "cache"), "GRADEBENCH_SIM_LATENCY_SCALE": "0"},
+    )
     problems: list[dict] = []
 
     def execute(code: str) -> str:

@@ -178,8 +178,9 @@ class SimFleet:
             picks = {g: n for g, n in PICKS.items() if g in grades and n in {e.name for e in entries}}
             ceiling = CEILING if CEILING in {e.name for e in entries} else entries[-1].name
         else:  # a fleet of its own profiles: the first entry of each grade is its pick, the strongest grade's judges
-            grades = list(dict.fromkeys([*(g for g in GRADES if any(e.grade == g for e in entries)),
-                                         *(e.grade for e in entries)]))  # fmt: skip
+            grades = list(
+                dict.fromkeys([*(g for g in GRADES if any(e.grade == g for e in entries)), *(e.grade for e in entries)])
+            )
             picks = {g: next(e.name for e in entries if e.grade == g) for g in grades}
             ceiling = picks[grades[-1]]
         return Catalog(entries, grades=grades, picks=picks, ceiling=ceiling, source="sim")
