@@ -1,0 +1,83 @@
+"""The words gradebench's records and reports are made of, as types: roles, event kinds, why a race stopped, the race
+designs, the judge's paths and where a cost came from.
+
+Each is a `enum.StrEnum`: a member is its own string (``Role.CANDIDATE == "candidate"``), so it is stored as plain
+text in frames, parquet, JSON and cache keys, and code compares through the member, never a bare string.
+"""
+
+from __future__ import annotations
+
+import enum
+
+__all__ = ["CostSource", "Design", "EventKind", "Role", "SchemaUse", "Stopped", "VerdictPath"]
+
+
+class Role(enum.StrEnum):
+    """Who made a run or a call."""
+
+    REFERENCE = "reference"
+    """The run on the grade's pinned entry: the yardstick."""
+    CANDIDATE = "candidate"
+    """A run of the race, judged against the reference."""
+    JUDGE = "judge"
+    """A call of the judge (calls only: a verdict belongs to the candidate run it judges)."""
+
+
+class EventKind(enum.StrEnum):
+    """What a race listener hears (`gradebench.RaceEvent.kind`)."""
+
+    REFERENCE = "reference"
+    """A reference run landed."""
+    LANDED = "landed"
+    """A candidate run finished."""
+    JUDGED = "judged"
+    """A candidate run was judged."""
+
+
+class Stopped(enum.StrEnum):
+    """Why a race ended before its plan did (``report.meta.stopped``)."""
+
+    CANCELLED = "cancelled"
+    """The race was cancelled (Stop in the panel, a cancelled task)."""
+    BUDGET = "budget"
+    """The budget would not cover another run."""
+
+
+class Design(enum.StrEnum):
+    """How a race decides how many runs an entry gets."""
+
+    FIXED = "fixed"
+    """``runs`` runs per input and entry."""
+    AUTO = "auto"
+    """Race to a verdict: waves of paired runs until each verdict is settled (``runs="auto"``)."""
+
+
+class VerdictPath(enum.StrEnum):
+    """How a verdict was read from the judge's reply."""
+
+    SCHEMA = "schema"
+    """The strict JSON schema was honoured: the reply was the verdict."""
+    FALLBACK = "fallback"
+    """The verdict was read out of prose."""
+
+
+class SchemaUse(enum.StrEnum):
+    """What the judge's endpoint did with the JSON schema it was sent."""
+
+    HONOURED = "honoured"
+    """It answered with the JSON object asked for."""
+    IGNORED = "ignored"
+    """It answered prose anyway."""
+    REJECTED = "rejected"
+    """It answered 400, so the verdict was asked in prose."""
+
+
+class CostSource(enum.StrEnum):
+    """Where a call's cost came from."""
+
+    PROVIDER = "provider"
+    """The endpoint reported it (OpenRouter's ``usage.cost``, LiteLLM's header)."""
+    PRICE_TABLE = "price_table"
+    """Computed from the catalog's prices and the reported tokens."""
+    MIXED = "mixed"
+    """A run whose calls were priced both ways."""
