@@ -8,7 +8,6 @@ on it, all through one race engine (`gradebench._race`): `Benchmark.run` (the re
 from __future__ import annotations
 
 import asyncio
-import hashlib
 import logging
 import os
 from collections.abc import Awaitable, Callable, Iterable, Sequence
@@ -17,30 +16,28 @@ from typing import Any, Literal, TypeVar
 import polars as pl
 
 from ._budget import Budget, one_currency
-from ._cache import CallCache, canonical_json
+from ._cache import CallCache
+from ._callpath import NotCached
 from ._catalog import Catalog, Entry
 from ._estimate import Estimate, estimate, run_costs
 from ._job import JobSpec
 from ._judge import JudgeSetup, judge_run
+from ._keys import RunKey, benchmark_id
 from ._meta import ReportMeta
 from ._race import CandidateRace, RaceEvent, RaceInput, fan_out, lane_width, race_to_verdict
 from ._records import Run
 from ._rejudge import judge_noise_report, rejudge_report
 from ._report import BenchmarkReport
-from ._seat import NotCached
 from ._session import Session, mounted, run_sync
 from ._stats import DEFAULT_MARGIN
 from ._version import __version__
+from ._vocab import Role
 
 __all__ = ["Benchmark", "RaceEvent", "judge_noise_report", "rejudge_report"]
 
 log = logging.getLogger("gradebench")
 
 T = TypeVar("T")
-
-
-def _short_hash(*parts: Any) -> str:
-    return hashlib.sha256(canonical_json(list(parts)).encode()).hexdigest()[:12]
 
 
 class Benchmark:
@@ -212,7 +209,7 @@ class Benchmark:
 
     @property
     def benchmark_id(self) -> str:
-        return _short_hash("benchmark", self.job.name, self.grade, self.salt, self.catalog.pick(self.grade).name)
+        return benchmark_id(self.job.name, self.grade, self.salt, self.catalog.pick(self.grade).name)
 
     # --------------------------------------------------------------------------------------------------------- run
 
@@ -392,27 +389,20 @@ class Benchmark:
             except Exception:  # a broken listener must not cost the race its results
                 log.exception("a race listener raised on a %s event; the race goes on", event.kind)
 
-    def _run_id(self, entry: Entry, item: RaceInput, role: str, repeat: int) -> str:
-        return _short_hash("run", self.benchmark_id, item.id, role, entry.name, repeat)
-
     async def _one_run(
         self, session: Session, entry: Entry, item: RaceInput, role: str, repeat: int, errors: dict[str, BaseException]
     ) -> Run:
-        run_id = self._run_id(entry, item, role, repeat)
-        salt = {"user": self.salt, "input": item.id, "role": role, "repeat": repeat}
-        run, error = await self.job.run_once(
-            session,
-            entry,
-            item.id,
-            item.value,
-            role=role,
-            repeat=repeat,
-            run_id=run_id,
+        key = RunKey(
             benchmark_id=self.benchmark_id,
-            salt=salt,
+            user_salt=self.salt,
+            input_id=item.id,
+            role=Role(role),
+            entry=entry.name,
+            repeat=repeat,
         )
+        run, error = await self.job.run_once(session, entry, key, item.value)
         if error is not None:
-            errors[run_id] = error
+            errors[key.run_id] = error
         return run
 
     def _finish(self, runs: list[Run], meta: ReportMeta) -> None:

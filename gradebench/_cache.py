@@ -1,27 +1,21 @@
-"""The on-disk call cache: every model call, keyed by the canonical request plus a salt.
+"""The on-disk call cache: every model call's answer, under the key `gradebench._keys.CallKey` builds.
 
-The salt (user salt, input id, role, repeat, call sequence number, semantic-retry attempt) keeps repeats independent:
-the second repeat of an input, the second call inside one run and a retry after an unusable answer each get a key of
-their own, so variance never collapses through the cache, while re-running the same benchmark is served from disk.
-Nothing secret enters a key or a value: requests are stored as the JSON body that was sent, never with their headers.
+The key covers the canonical request plus a salt (user salt, input id, role, repeat, call sequence number,
+semantic-retry attempt; the contract is in `gradebench._keys`), so repeats stay independent while re-running the same
+benchmark is served from disk. Nothing secret enters a value: responses are stored as received (keys scrubbed), never
+with their headers.
 """
 
 from __future__ import annotations
 
-import hashlib
-import json
 import os
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import diskcache
 
-__all__ = ["CallCache", "Cached", "canonical_json", "default_cache_dir"]
-
-FORMAT = 2
-"""Bumped whenever what a key covers or what a value holds changes, so old entries are never misread."""
+__all__ = ["CallCache", "Cached", "default_cache_dir"]
 
 
 @dataclass(frozen=True)
@@ -34,11 +28,6 @@ class Cached:
     """Time the original request took."""
     header_cost: float | None = None
     """A cost the endpoint reported in a header (LiteLLM's), or None."""
-
-
-def canonical_json(value: Any) -> str:
-    """JSON with sorted keys and no spaces: equal values give equal text."""
-    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
 
 
 def default_cache_dir() -> Path:
@@ -65,12 +54,6 @@ class CallCache:
         self._store = diskcache.Cache(str(self.directory), eviction_policy="none")
         self._pending: dict[str, tuple[str, float, float | None]] = {}
         self._since = 0.0
-
-    @staticmethod
-    def key(entry_identity: dict[str, Any], body: dict[str, Any], salt: dict[str, Any]) -> str:
-        """sha256 of the entry identity, the request body as sent and the salt."""
-        material = canonical_json({"v": FORMAT, "entry": entry_identity, "body": body, "salt": salt})
-        return hashlib.sha256(material.encode()).hexdigest()
 
     def get(self, key: str) -> Cached | None:
         value = self._pending.get(key) or self._store.get(key)

@@ -10,9 +10,10 @@ from collections.abc import Callable, Mapping
 from typing import Any, ClassVar
 
 from ._catalog import Entry
+from ._keys import RunKey
 from ._records import Run
 from ._redact import scrub
-from ._seat import Seat
+from ._seat import JobLimits, Seat
 from ._session import Session
 
 __all__ = ["Job", "JobSpec"]
@@ -67,9 +68,12 @@ class JobSpec:
         self.instructions: str = doc.strip()
         self.grade: str = getattr(cls, "grade", "") or ""
         self.rubric: str = getattr(cls, "rubric", "") or ""
-        self.params: dict[str, Any] = dict(getattr(cls, "params", {}) or {})
-        self.fixed_params: dict[str, Any] = dict(getattr(cls, "fixed_params", {}) or {})
-        self.max_steps: int = int(getattr(cls, "max_steps", Job.max_steps))
+        self.limits = JobLimits(
+            params=dict(getattr(cls, "params", {}) or {}),
+            fixed_params=dict(getattr(cls, "fixed_params", {}) or {}),
+            max_steps=int(getattr(cls, "max_steps", Job.max_steps)),
+        )
+        """The parameters the job sends and how long its tool loop may run."""
         self.timeout_s: float = float(getattr(cls, "timeout_s", Job.timeout_s))
         self.scorer = getattr(cls, "scorer", None)
         if not self.instructions:
@@ -82,41 +86,22 @@ class JobSpec:
         return self._make()
 
     async def run_once(
-        self,
-        session: Session,
-        entry: Entry,
-        input_id: str,
-        value: Any,
-        *,
-        role: str,
-        repeat: int,
-        run_id: str,
-        benchmark_id: str,
-        salt: dict[str, Any],
+        self, session: Session, entry: Entry, key: RunKey, value: Any
     ) -> tuple[Run, BaseException | None]:
         """Run a fresh job once on a seat at ``entry``: the run's record, and the exception it raised (a failed run is
         a record that says why; the exception is kept for a reference run, whose failure is raised)."""
-        seat = session.seat(
-            entry,
-            run_id=run_id,
-            role=role,
-            benchmark_id=benchmark_id,
-            salt=salt,
-            job_params=self.params,
-            fixed_params=self.fixed_params,
-            max_steps=self.max_steps,
-        )
+        seat = session.seat(entry, key, self.limits)
         made: dict[str, Any] = dict(
-            benchmark_id=benchmark_id,
+            benchmark_id=key.benchmark_id,
             job=self.name,
-            input_id=input_id,
-            run_id=run_id,
-            role=role,
+            input_id=key.input_id,
+            run_id=key.run_id,
+            role=key.role,
             entry=entry.name,
             model=entry.model,
             grade=entry.grade,
             simulated=entry.simulated,
-            repeat=repeat,
+            repeat=key.repeat,
             currency=entry.currency,
         )
         started = time.perf_counter()

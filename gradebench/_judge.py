@@ -23,10 +23,11 @@ import pydantic
 
 from ._catalog import Catalog, Entry
 from ._errors import CallError
+from ._keys import JudgeKey
 from ._meta import ReportMeta
 from ._prompt import build_judge_messages, identifying_names, transcript_events, transcript_labels
 from ._records import Run, Verdict
-from ._seat import Reply, Seat
+from ._seat import JobLimits, Reply, Seat
 from ._session import Session
 from ._tooldiff import ToolDiff, compare, judge_note
 
@@ -309,16 +310,14 @@ async def _one_order(
     sample: int,
 ) -> Verdict:
     messages = judge_messages(run, reference, value, setup, facts=facts, candidate_first=candidate_first)
-    seat = session.seat(
-        setup.entry,
-        run_id=run.run_id,
-        role="judge",
+    key = JudgeKey(
         benchmark_id=setup.benchmark_id,
-        salt={"user": setup.salt, "judged": run.run_id, "role": "judge", "order": int(candidate_first)},
-        job_params=setup.params,
-        max_steps=1,
+        user_salt=setup.salt,
+        run_id=run.run_id,
+        candidate_first=candidate_first,
         sample=sample,
     )
+    seat = session.seat(setup.entry, key, JobLimits(params=setup.params, max_steps=1))
     cache_key = prompt_cache_key(setup.benchmark_id, reference.input_id) if setup.entry.prompt_cache_key else None
     return await ask_verdict(
         seat, messages, params=setup.params, schema_rejected=setup.schema_rejected, prompt_cache_key=cache_key

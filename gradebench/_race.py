@@ -9,11 +9,7 @@ is stopped still has what finished. Admission control (`gradebench._admission`) 
 
 from __future__ import annotations
 
-import asyncio
-import hashlib
-import json
-from collections import deque
-from collections.abc import Awaitable, Callable, Hashable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
@@ -23,6 +19,8 @@ from ._adaptive import Unit, VerdictRace
 from ._budget import Budget
 from ._catalog import Entry
 from ._estimate import run_costs
+from ._fanout import fan_out, lane_width
+from ._inputs import RaceInput
 from ._judge import JudgeSetup, Scorer, judge_run
 from ._records import Run
 from ._session import Session
@@ -46,48 +44,6 @@ T = TypeVar("T")
 R = TypeVar("R")
 
 
-def lane_width(concurrency: int, entry_limit: int | None = None) -> int:
-    """Workers for one lane: twice the requests it may have in flight (a run also waits on its judge and its tools,
-    so the entry's slots stay busy), never more than twice the global limit."""
-    limit = min(entry_limit or concurrency, concurrency)
-    return max(1, 2 * limit)
-
-
-async def fan_out(
-    items: Sequence[T],
-    work: Callable[[T], Awaitable[R]],
-    *,
-    width: int | Callable[[Hashable], int],
-    lane: Callable[[T], Hashable] | None = None,
-    done: Callable[[R], Any] | None = None,
-) -> list[R]:
-    """``work(item)`` for every item, ``width`` at a time per lane (``lane(item)``; one lane when None).
-
-    Returns the results in item order. ``done(result)`` is called as each result lands. When the caller is cancelled,
-    the work in flight is cancelled too and `asyncio.CancelledError` propagates; results already handed to ``done``
-    stand.
-    """
-    results: list[Any] = [None] * len(items)
-    queues: dict[Hashable, deque[int]] = {}
-    for index, item in enumerate(items):
-        queues.setdefault(lane(item) if lane is not None else None, deque()).append(index)
-
-    async def worker(queue: deque[int]) -> None:
-        while queue:
-            index = queue.popleft()
-            result = await work(items[index])
-            results[index] = result
-            if done is not None:
-                done(result)
-
-    async with asyncio.TaskGroup() as group:
-        for key, queue in queues.items():
-            workers = width(key) if callable(width) else width
-            for _ in range(min(max(1, workers), len(queue))):
-                group.create_task(worker(queue))
-    return results
-
-
 @dataclass(frozen=True, kw_only=True)
 class RaceEvent:
     """What a race listener hears (see `Benchmark.subscribe`)."""
@@ -98,39 +54,6 @@ class RaceEvent:
     """The run, with its verdict and score once ``judged``."""
     planned: int
     """How many runs of this kind the race plans (inputs for references, candidate runs otherwise)."""
-
-
-@dataclass(frozen=True, kw_only=True)
-class RaceInput:
-    """One input of a race: its id and its value."""
-
-    id: str
-    value: Any
-
-    @staticmethod
-    def parse(values: Sequence[Any]) -> list[RaceInput]:
-        """Inputs from their values: an input's id is its ``id`` field when it has one, else a hash of its content.
-
-        Every value must be JSON (one that is not would hash a memory address and miss the cache on every rerun) and
-        ids must be unique; a bad one raises a `ValueError` naming it.
-        """
-        if not values:
-            raise ValueError("inputs must not be empty")
-        inputs = []
-        for i, value in enumerate(values):
-            ident = value.get("id") if isinstance(value, Mapping) else None
-            try:
-                text = json.dumps(value, allow_nan=False, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-            except (TypeError, ValueError) as exc:
-                name = f"input {i}" + (f" (id {ident!r})" if ident is not None else "")
-                raise ValueError(f"{name} is not JSON: {exc}; give plain dicts, lists, strings and numbers") from None
-            made = str(ident) if ident is not None else hashlib.sha256(f"[{text}]".encode()).hexdigest()[:12]
-            inputs.append(RaceInput(id=made, value=value))
-        ids = [x.id for x in inputs]
-        dupes = sorted({i for i in ids if ids.count(i) > 1})
-        if dupes:
-            raise ValueError(f"input ids must be unique; repeated: {dupes}")
-        return inputs
 
 
 class CandidateRace:

@@ -126,6 +126,15 @@ class Call:
         """Whether the endpoint reported the call's prompt and completion tokens."""
         return self.input_tokens is not None and self.output_tokens is not None
 
+    @classmethod
+    def from_bodies(cls, *, request: Any, response: Any = None, **fields: Any) -> Call:
+        """A call from its request and response bodies, each a JSON value or its text (``response`` None: the call
+        failed); the other fields as the record's. The bodies are kept packed (see `PACK_FROM`)."""
+        request_json = request if isinstance(request, str) else dumps(request)
+        response_json = response if response is None or isinstance(response, str) else dumps(response)
+        packed = None if response_json is None else pack(response_json)
+        return cls(request_packed=pack(request_json), response_packed=packed, **fields)
+
     def to_row(self) -> dict[str, Any]:
         """The call's row in the report's ``calls`` frame (request, response and tool results as JSON text)."""
         return _CALL.row(self)
@@ -135,10 +144,7 @@ class Call:
         """A call taken back from its row."""
         values = _CALL.values(row)
         values["tool_results"] = values["tool_results"] or []
-        response = row["response"]
-        return cls(
-            **values, request_packed=pack(row["request"]), response_packed=None if response is None else pack(response)
-        )
+        return cls.from_bodies(request=row["request"], response=row["response"], **values)
 
 
 _CALL = Columns(
@@ -149,32 +155,6 @@ _CALL = Columns(
     ],
     names={"request_json": "request", "response_json": "response"},
 )
-_generated_init = Call.__init__
-
-
-def _call_init(
-    self: Call,
-    *,
-    request: Any = None,
-    response: Any = None,
-    request_json: str | None = None,
-    response_json: str | None = None,
-    **fields: Any,
-) -> None:
-    """``Call(request={...}, response={...})`` or ``Call(request_json=..., response_json=...)``: the bodies are
-    kept packed (see `PACK_FROM`)."""
-    if request is not None:
-        request_json = dumps(request)
-    if response is not None:
-        response_json = dumps(response)
-    if request_json is not None:
-        fields["request_packed"] = pack(request_json)
-    if response_json is not None:
-        fields["response_packed"] = pack(response_json)
-    _generated_init(self, **fields)
-
-
-Call.__init__ = _call_init  # type: ignore[method-assign]
 CALLS_SCHEMA: dict[str, pl.DataType] = _CALL.schema
 """One row per model call, judge calls included (``role`` says which)."""
 

@@ -3,7 +3,6 @@ floor), on a report just made or read back from parquet. No candidate is called;
 
 from __future__ import annotations
 
-import hashlib
 import os
 from collections.abc import Callable, Sequence
 from dataclasses import replace
@@ -11,19 +10,16 @@ from typing import Any
 
 from tqdm.auto import tqdm
 
-from ._cache import CallCache, canonical_json
+from ._cache import CallCache
 from ._catalog import Catalog
+from ._fanout import fan_out, lane_width
 from ._judge import JudgeSetup, Scorer, judge_again, judge_run
-from ._race import fan_out, lane_width
+from ._keys import short_hash
 from ._records import Run
 from ._report import BenchmarkReport
 from ._session import Session, mounted
 
 __all__ = ["judge_noise_report", "rejudge_report"]
-
-
-def _short_hash(*parts: Any) -> str:
-    return hashlib.sha256(canonical_json(list(parts)).encode()).hexdigest()[:12]
 
 
 def _taken_up(report: BenchmarkReport) -> tuple[dict[str, Run], list[Run]]:
@@ -81,7 +77,7 @@ async def judge_noise_report(
     if isinstance(sample, int):
         if sample < 1:
             raise ValueError(f"sample must be >= 1 runs, got {sample}")
-        chosen = sorted(judged, key=lambda r: _short_hash("noise-sample", r.run_id))[:sample]
+        chosen = sorted(judged, key=lambda r: short_hash("noise-sample", r.run_id))[:sample]
     elif sample is not None:
         wanted = set(sample)
         unknown = wanted - {r.run_id for r in judged}

@@ -1,4 +1,5 @@
-"""What one race holds open inside its event loop: a client per entry, the admission limits, the cache.
+"""What one race holds open inside its event loop: a client per entry, the admission limits, the cache, and the call
+path built from them for each entry (`gradebench._callpath`).
 
 Requests travel over the network, except to a base URL served in-process: `mount` registers an ``httpx2`` transport
 for an origin (the simulated fleet mounts itself at ``http://sim.gradebench.invalid``; `gradebench.testing` mounts
@@ -22,8 +23,10 @@ import openai
 
 from ._admission import ERROR_IN_200, Admission
 from ._cache import CallCache
+from ._callpath import AdmissionLayer, CacheLayer, CallLayer, Refuse, Transport
 from ._catalog import Catalog, Entry
-from ._seat import Seat, SeatContext
+from ._keys import SeatKey
+from ._seat import JobLimits, Seat
 
 __all__ = ["GradebenchClient", "Session", "client_for", "mount", "mounted", "origin", "run_sync"]
 
@@ -137,8 +140,10 @@ class Session:
         self.admission = Admission(catalog.entries, concurrency=concurrency)
         self.transports = mounted() if transports is None else dict(transports)
         self.cache_only = cache_only
-        """Seats answer from the cache only (a miss raises `NotCached`): nothing is sent, nothing spent."""
+        """Seats answer from the cache only (the path ends in `Refuse`: a miss raises `NotCached`): nothing is sent,
+        nothing spent."""
         self._clients: dict[str, openai.AsyncOpenAI] = {}
+        self._paths: dict[str, CallLayer] = {}
         self._http: dict[str, httpx2.AsyncClient] = {}
 
     async def __aenter__(self) -> Session:
@@ -151,18 +156,20 @@ class Session:
         for http in self._http.values():
             await http.aclose()
 
-    def seat(self, entry: Entry, **context: Any) -> Seat:
-        """A seat at ``entry`` for one run (or one verdict), sharing this session's client, cache and limits."""
-        return Seat(
-            entry,
-            SeatContext(
-                client=self.client(entry),
-                cache=self.cache,
-                admission=self.admission,
-                cache_only=self.cache_only,
-                **context,
-            ),
-        )
+    def seat(self, entry: Entry, key: SeatKey, limits: JobLimits | None = None) -> Seat:
+        """A seat at ``entry`` for one run (or one verdict), on this session's call path to it."""
+        return Seat(entry, self.path(entry), key, limits)
+
+    def path(self, entry: Entry) -> CallLayer:
+        """The call path to ``entry``: the cache, then admission control, then the transport (the cache alone, when
+        the session answers from the cache only)."""
+        path = self._paths.get(entry.name)
+        if path is None:
+            behind: CallLayer = (
+                Refuse() if self.cache_only else AdmissionLayer(self.admission, Transport(self.client(entry)))
+            )
+            path = self._paths[entry.name] = CacheLayer(self.cache, behind)
+        return path
 
     def client(self, entry: Entry) -> openai.AsyncOpenAI:
         client = self._clients.get(entry.name)

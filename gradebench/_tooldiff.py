@@ -23,7 +23,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from ._seat import Call
+from ._records import Call
 
 __all__ = [
     "DECISION_FIELDS",

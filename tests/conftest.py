@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import socket
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 import httpx2
 import pytest
 
 import gradebench as gb
+from gradebench._seat import JobLimits
+from gradebench._vocab import Role
 from gradebench.testing import ScriptedEndpoint, completion
 
 __all__ = ["Scripted", "completion", "make_seat", "scripted_catalog"]
@@ -61,22 +64,30 @@ def make_seat(
     run_id: str = "run-1",
     salt: dict[str, Any] | None = None,
     cache: gb.CallCache | None = None,
-    **context: Any,
+    **limits: Any,
 ) -> gb.Seat:
-    """A seat outside any benchmark, for testing the seat itself (through the client and transport a race uses)."""
-    from gradebench._admission import Admission
-    from gradebench._seat import SeatContext
+    """A seat outside any benchmark, for testing the seat itself (through the client and transport a race uses).
+    ``limits``: the `JobLimits` fields (``job_params`` is its ``params``)."""
     from gradebench._session import Session, mounted
 
     session = Session(catalog, cache if cache is not None else gb.CallCache(), 8, mounted())
-    ctx = SeatContext(
-        client=session.client(catalog[entry]),
-        cache=session.cache,
-        admission=Admission(catalog.entries, concurrency=8),
-        run_id=run_id,
-        role="candidate",
-        benchmark_id="bench-1",
-        salt=salt or {"user": "", "input": "i", "role": "candidate", "repeat": 0},
-        **context,
+    key = SeatKeyForTests(
+        run_id=run_id, salt_parts=salt or {"user": "", "input": "i", "role": "candidate", "repeat": 0}
     )
-    return gb.Seat(catalog[entry], ctx)
+    if "job_params" in limits:
+        limits["params"] = limits.pop("job_params")
+    return session.seat(catalog[entry], key, JobLimits(**limits))
+
+
+@dataclass(frozen=True, kw_only=True)
+class SeatKeyForTests:
+    """A seat's key with a run id of the test's choosing (a race computes its own, see `gradebench._keys.RunKey`)."""
+
+    run_id: str
+    salt_parts: dict[str, Any]
+    benchmark_id: str = "bench-1"
+    role: Role = Role.CANDIDATE
+    sample: int = 0
+
+    def salt(self) -> dict[str, Any]:
+        return dict(self.salt_parts)

@@ -15,7 +15,7 @@ from gradebench._admission import AdaptiveRate, backoff_s, retry_after_s
 from gradebench._session import Session
 from gradebench.jobs import OrderAgent, load_inputs
 
-from .conftest import Scripted, completion, make_seat, scripted_catalog
+from .conftest import Scripted, SeatKeyForTests, completion, make_seat, scripted_catalog
 
 HI = [{"role": "user", "content": "hi"}]
 FAST = {"rpm": 60_000}  # paced, but far from any wait a test would notice
@@ -301,7 +301,7 @@ async def test_sim_mini_burst_meets_429s_and_every_call_gets_through() -> None:
     async with Session(catalog, gb.CallCache(), concurrency=32) as session:
         seats = [
             session.seat(
-                catalog["sim/mini"], run_id=f"r{i}", role="candidate", benchmark_id="b", salt={"input": str(i)}
+                catalog["sim/mini"], SeatKeyForTests(run_id=f"r{i}", benchmark_id="b", salt_parts={"input": str(i)})
             )
             for i in range(12)
         ]

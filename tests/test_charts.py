@@ -44,7 +44,7 @@ def run(
     judge_error: str | None = None,
 ) -> Run:
     run_id = f"{entry}-{input_id}-{repeat}"
-    call = Call(
+    call = Call.from_bodies(
         run_id=run_id,
         seq=0,
         role="candidate",

@@ -21,7 +21,7 @@ def call(**kw) -> gb.Call:
         request={"model": "pick-1", "messages": []},
         response=None,
     )
-    return gb.Call(**{**base, **kw})
+    return gb.Call.from_bodies(**{**base, **kw})
 
 
 def test_transcript_shows_messages_tools_and_answer_once() -> None:

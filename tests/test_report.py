@@ -8,6 +8,7 @@ from dataclasses import replace
 import polars as pl
 import pytest
 
+from gradebench._codec import pack
 from gradebench._diagnostics import DIAGNOSTICS_SCHEMA
 from gradebench._meta import ReportMeta
 from gradebench._models import MODELS_SCHEMA
@@ -36,7 +37,7 @@ def make_call(run_id, seq, role, entry, *, hit=False, finish="stop", tools=0, er
         {"id": f"t{i}", "name": "lookup_order", "arguments": {"order": i}, "result": {"status": "paid"}}
         for i in range(tools)
     ]
-    return Call(
+    return Call.from_bodies(
         run_id=run_id,
         seq=seq,
         role=role,
@@ -466,7 +467,7 @@ def test_a_stale_catalog_price_shows_beside_the_providers_cost():
 def test_a_reused_response_id_with_other_content_is_not_a_shared_generation():
     def answered(run: Run, text: str) -> Run:
         body = {"id": "chatcmpl-mock", "choices": [{"message": {"content": text}, "finish_reason": "stop"}]}
-        calls = [replace(c, generation_id="chatcmpl-mock", response=body) for c in run.calls]
+        calls = [replace(c, generation_id="chatcmpl-mock", response_packed=pack(json.dumps(body))) for c in run.calls]
         return replace(run, calls=calls)
 
     runs = [

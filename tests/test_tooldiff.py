@@ -33,7 +33,7 @@ def rec(name: str, arguments: Any, result: Any = None, *, error: str | None = No
 def calls(*steps: dict[str, Any]) -> list[gb.Call]:
     """One model call per tool call, then a final answer, as a tool loop records them."""
     made = [
-        gb.Call(
+        gb.Call.from_bodies(
             run_id="r",
             seq=i,
             role="candidate",
@@ -44,7 +44,7 @@ def calls(*steps: dict[str, Any]) -> list[gb.Call]:
         )
         for i, s in enumerate(steps)
     ]
-    final = gb.Call(
+    final = gb.Call.from_bodies(
         run_id="r",
         seq=len(steps),
         role="candidate",
