@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .._protocol import section, transcripts
+from .._vocab import Role
 from ._perturb import EXPLANATION_KEYS, canonical, strip_wording
 
 __all__ = ["SimVerdict", "Transcript", "is_judge_request", "judge", "parse_transcript", "render", "section"]
@@ -55,7 +56,7 @@ class Transcript:
 
 def is_judge_request(text: str) -> bool:
     """Whether a user message is a judge prompt."""
-    return 'role="reference">' in text and 'role="candidate">' in text
+    return f'role="{Role.REFERENCE}">' in text and f'role="{Role.CANDIDATE}">' in text
 
 
 def _loads(value: Any) -> Any:
@@ -226,14 +227,14 @@ def judge(prompt: str, rng: random.Random, *, noise: float = 0.0, position_bias:
     """
     sections = transcripts(prompt)
     by_role = dict(sections)
-    cand = parse_transcript(by_role.get("candidate"))
-    verdict = _score(parse_transcript(by_role.get("reference")), cand)
+    cand = parse_transcript(by_role.get(Role.CANDIDATE))
+    verdict = _score(parse_transcript(by_role.get(Role.REFERENCE)), cand)
     # A failed run scores 0 however the judge feels; noise and bias only blur the judgement of real answers.
     if cand.error is None:
         accuracy = verdict.accuracy
         if noise > 0 and rng.random() < noise:
             accuracy += rng.choice([-1, 1])
-        if position_bias > 0 and sections and sections[0][0] == "candidate" and rng.random() < position_bias:
+        if position_bias > 0 and sections and sections[0][0] == Role.CANDIDATE and rng.random() < position_bias:
             accuracy += 1
         accuracy = max(0, min(7, accuracy))
         if accuracy != verdict.accuracy:
