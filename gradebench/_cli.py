@@ -4,127 +4,95 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import dataclasses
 import functools
-import importlib
 import json
 import logging
 import os
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
 import polars as pl
 import pydantic
 
-from . import scorers, sim
+from . import sim
 from ._benchmark import Benchmark
 from ._catalog import Catalog
 from ._errors import ConfigError, GradebenchError
+from ._job import JobSpec
+from ._plan import load_catalog, resolve_job, resolve_scorer
 from ._rejudge import rejudge_report
 from ._report import BenchmarkReport
+from ._spec import RaceSpec
 from ._tomlfile import first_problem, read_toml
 
 __all__ = ["main"]
 
 
-class RunConfig(pydantic.BaseModel):
-    """A ``gradebench run`` config file (TOML)."""
+class RunOptions(pydantic.BaseModel):
+    """What a ``gradebench run`` config says beside the race spec: where the inputs come from and the results go."""
 
     model_config = pydantic.ConfigDict(extra="forbid", use_attribute_docstrings=True)
 
-    job: str
-    """An example job's name (order-agent, selecting-agent) or package.module:Attribute."""
-    catalog: str = "sim"
-    """sim for the simulated fleet, or a catalog TOML file (relative to the config file)."""
-    grade: str
-    """The grade to race (its pick is the reference)."""
-    candidates: list[str] | None = None
-    """Entry names to race (default: every callable entry of the grade)."""
-    runs: int | Literal["auto"] = 3
-    """Runs per input and entry, or auto: race to a verdict."""
-    max_runs: int | None = pydantic.Field(default=None, ge=1)
-    """With runs = auto: the most runs an entry gets (default: 4 per input)."""
-    budget: float | None = pydantic.Field(default=None, gt=0)
-    """The most the race may spend now, in the catalog's currency."""
-    max_cost: float | None = pydantic.Field(default=None, gt=0)
-    """Refuse to start when the estimate is above this."""
     inputs: str
     """A .jsonl, .json, .csv or .parquet file (relative to the config file), or example:orders / example:selections."""
     limit: int | None = pydantic.Field(default=None, ge=1)
     """Use only the first N inputs."""
-    rubric: str | None = None
-    """What a good answer does, beside the fixed rubric (default: the job's own)."""
-    scorer: str | None = None
-    """job (the job's own), or a spec: field_equals:PATH, numeric_close:PATH, set_f1:PATH, choice_letter[:PATH]."""
-    salt: str = ""
-    """A new salt draws fresh samples."""
+    max_cost: float | None = pydantic.Field(default=None, gt=0)
+    """Refuse to start when the estimate is above this."""
     out: str = "out/run"
     """Where the parquet files and charts go."""
     cache: str | None = None
     """Cache folder (default: $GRADEBENCH_CACHE or .gradebench/cache)."""
-    concurrency: int | None = pydantic.Field(default=None, ge=1)
-    """Requests in flight at once (default: the catalog's)."""
 
-    @pydantic.field_validator("runs")
-    @classmethod
-    def _runs_at_least_one(cls, value: int | str) -> int | str:
-        if isinstance(value, int) and value < 1:
-            raise ValueError(f"must be >= 1 or 'auto', got {value}")
-        return value
+
+@dataclass(frozen=True)
+class RunConfig:
+    """A ``gradebench run`` config file (TOML): the race spec's fields (``job`` required; ``catalog`` defaults to
+    ``sim``) and the run options."""
+
+    spec: RaceSpec
+    options: RunOptions
+    base: Path
+    """The config file's folder: inputs, the catalog and a job module are found relative to it."""
 
 
 def config_fields() -> str:
     """The config's fields, one per line, for ``run --help``."""
     lines = []
-    for name, info in RunConfig.model_fields.items():
+    for name, info in RunOptions.model_fields.items():
         described = info.description or ""
-        if info.is_required():
-            described += " (required)"
-        elif "default" not in described:
-            described += f" (default {info.get_default()!r})"
-        lines.append(f"  {name:<12} {described}")
+        described += " (required)" if info.is_required() else f" (default {info.get_default()!r})"
+        lines.append(f"  {name:<15} {described}")
+    defaults = {f.name: f.default for f in dataclasses.fields(RaceSpec)}
+    for name, described in RaceSpec.describe().items():
+        default = "sim" if name == "catalog" else defaults[name]
+        shown = " (required)" if name == "job" else "" if default in (None, (), "") else f" (default {default})"
+        lines.append(f"  {name:<15} {described}{shown}")
     return "\n".join(lines)
 
 
 def load_config(path: Path) -> RunConfig:
+    """A run config: the spec and the options, each checked; a bad field raises a `ConfigError` naming it."""
     raw = read_toml(path, what="config", error=ConfigError)
+    options = {k: raw.pop(k) for k in list(raw) if k in RunOptions.model_fields}
     try:
-        return RunConfig.model_validate(raw)
+        parsed = RunOptions.model_validate(options)
     except pydantic.ValidationError as exc:
         loc, msg = first_problem(exc)
         field = ".".join(str(x) for x in loc)
         raise ConfigError(f"{path}: field {field!r}: {msg}", path=str(path), field=field) from None
-
-
-def resolve_job(name: str) -> Any:
-    from .jobs import EXAMPLE_JOBS
-
-    if name in EXAMPLE_JOBS:
-        return EXAMPLE_JOBS[name]
-    if ":" in name:
-        module, _, attr = name.partition(":")
-        try:
-            return getattr(importlib.import_module(module), attr)
-        except (ImportError, AttributeError) as exc:
-            raise ConfigError(f"job {name!r} cannot be imported: {exc}", field="job") from None
-    raise ConfigError(
-        f"job {name!r} is neither an example job {sorted(EXAMPLE_JOBS)} nor module:attribute", field="job"
-    )
-
-
-def resolve_scorer(spec: str | None, job: Any) -> Any:
-    """The scorer a config or flag names: ``job`` (the job's own) or a `scorers.from_spec` spec."""
-    if not spec:
-        return None
-    if spec == "job":
-        own = getattr(job, "scorer", None)
-        if own is None:
-            raise ConfigError("scorer = 'job' but the job has no scorer of its own", field="scorer")
-        return own
+    raw.setdefault("catalog", "sim")
     try:
-        return scorers.from_spec(spec)
+        spec = RaceSpec.from_dict(raw, source=str(path))
     except ValueError as exc:
-        raise ConfigError(f"{exc} (or job)", field="scorer") from None
+        field = str(exc).split("field ", 1)[-1].split(":", 1)[0].strip("'")
+        raise ConfigError(str(exc), path=str(path), field=field) from None
+    if spec.job is None:
+        raise ConfigError(f"{path}: field 'job': Field required", path=str(path), field="job")
+    return RunConfig(spec=spec, options=parsed, base=path.parent)
 
 
 def read_inputs(spec: str, base: Path, limit: int | None) -> list[Any]:
@@ -161,8 +129,8 @@ def read_inputs(spec: str, base: Path, limit: int | None) -> list[Any]:
     return rows[:limit] if limit else rows
 
 
-def _catalog(spec: str, base: Path) -> Catalog:
-    return sim.catalog() if spec == "sim" else Catalog.load(base / spec)
+def _catalog(reference: str, base: Path) -> Catalog:
+    return sim.catalog() if reference == "sim" else load_catalog(reference, base)
 
 
 def _print_report(report: BenchmarkReport, out: Path) -> None:
@@ -212,29 +180,21 @@ def _race(bench: Benchmark, max_cost: float | None, out: Path) -> int:
 
 
 def cmd_run(args: argparse.Namespace) -> int:
-    path = Path(args.config)
-    cfg = load_config(path)
-    base = path.parent
-    job = resolve_job(cfg.job)
-    bench = Benchmark(
-        job,
-        runs=cfg.runs,
-        max_runs=cfg.max_runs,
-        budget=args.budget if args.budget is not None else cfg.budget,
-        catalog=_catalog(cfg.catalog, base),
-        grade=cfg.grade,
-        salt=cfg.salt,
-        cache=cfg.cache,
-        concurrency=cfg.concurrency,
-    )
-    bench.set_inputs(read_inputs(cfg.inputs, base, cfg.limit))
-    if cfg.candidates:
-        bench.set_candidates(cfg.candidates)
-    if cfg.rubric is not None:
-        bench.set_rubric(cfg.rubric)
-    bench.set_scorer(resolve_scorer(cfg.scorer, job))
-    max_cost = args.max_cost if args.max_cost is not None else cfg.max_cost
-    return _race(bench, max_cost, Path(args.out or cfg.out))
+    config = load_config(Path(args.config))
+    spec, options, base = config.spec, config.options, config.base
+    catalog = _catalog(str(spec.catalog), base)
+    try:
+        job = resolve_job(str(spec.job), base)
+    except ValueError as exc:
+        raise ConfigError(str(exc), path=args.config, field="job") from None
+    if spec.catalog != "sim":  # a rerun from the report finds the catalog wherever it is started
+        spec = spec.replace(catalog=str((base / str(spec.catalog)).resolve()))
+    if args.budget is not None:
+        spec = spec.replace(budget=args.budget)
+    bench = Benchmark(job, catalog=catalog, spec=spec, cache=options.cache)
+    bench.set_inputs(read_inputs(options.inputs, base, options.limit))
+    max_cost = args.max_cost if args.max_cost is not None else options.max_cost
+    return _race(bench, max_cost, Path(args.out or options.out))
 
 
 def cmd_demo(args: argparse.Namespace) -> int:
@@ -247,7 +207,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
         print(f"--inputs {args.inputs}: the order agent has {len(available)} example inputs; using all of them")
     bench.set_inputs(available[: args.inputs])
     print(
-        f"Racing {OrderAgent.name} on the simulated '{bench.grade}' grade: {len(bench.entries)} entries x "
+        f"Racing {OrderAgent.name} on the simulated '{bench.spec.grade}' grade: {len(bench.entries)} entries x "
         f"{args.runs} runs x {len(bench.inputs)} inputs, judged by {bench.judge_entry.name}\n"
     )
     return _race(bench, args.max_cost, Path(args.out))
@@ -259,9 +219,8 @@ def cmd_rejudge(args: argparse.Namespace) -> int:
     catalog = sim.catalog() if args.catalog == "sim" else Catalog.load(args.catalog)
     scorer = None
     if args.scorer:
-        from .jobs import EXAMPLE_JOBS
-
-        scorer = resolve_scorer(args.scorer, EXAMPLE_JOBS.get(report.meta.job))
+        job = JobSpec(resolve_job(report.meta.spec.job or report.meta.job))
+        scorer = resolve_scorer(args.scorer, job)
     rubric = Path(args.rubric_file).read_text() if args.rubric_file else args.rubric
     out = Path(args.out or directory)
     where = "over the report in it" if out == directory else "there"

@@ -1,14 +1,16 @@
 """One codec for the records of a report: their row form, the frames made of rows, and bodies kept compactly.
 
 `Columns` is the row form of a record class: a list of its attributes (fields or properties) under column names;
-the column types come from the attributes' annotations (JSON text for anything that is not a number, a string or a
-flag), so a frame's schema is derived from the record, never written a second time. `frame` makes rows a frame of
+the column types come from the attributes' annotations (a `enum.StrEnum` of `gradebench._vocab` is its text, and
+anything that is not a number, a string or a flag is JSON text), so a frame's schema is derived from the record,
+never written a second time. `frame` makes rows a frame of
 exactly a schema, a chunk at a time. `pack` keeps a long request or response body compressed.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import enum
 import json
 import types
 import typing
@@ -24,14 +26,17 @@ __all__ = ["FRAME_CHUNK", "PACK_FROM", "Columns", "dumps", "frame", "pack", "unp
 _SCALARS: dict[Any, pl.DataType] = {int: pl.Int64(), float: pl.Float64(), str: pl.String(), bool: pl.Boolean()}
 
 
-def _dtype(hint: Any) -> tuple[pl.DataType, bool]:
-    """The column type of an annotation, and whether the value is stored as JSON text."""
+def _dtype(hint: Any) -> tuple[pl.DataType, bool, type[enum.StrEnum] | None]:
+    """The column type of an annotation, whether the value is stored as JSON text, and the string enum it is read
+    back as (None: none)."""
     if isinstance(hint, types.UnionType) or typing.get_origin(hint) is typing.Union:
         inner = [a for a in typing.get_args(hint) if a is not type(None)]
         hint = inner[0] if len(inner) == 1 else Any
+    if isinstance(hint, type) and issubclass(hint, enum.StrEnum):
+        return pl.String(), False, hint
     if hint in _SCALARS:
-        return _SCALARS[hint], False
-    return pl.String(), True
+        return _SCALARS[hint], False, None
+    return pl.String(), True, None
 
 
 def dumps(value: Any) -> str:
@@ -45,6 +50,15 @@ class _Column:
     dtype: pl.DataType
     json: bool
     field: bool
+    enum: type[enum.StrEnum] | None = None
+
+    def read(self, value: Any) -> Any:
+        """The attribute's value from its cell."""
+        if value is None:
+            return None
+        if self.json:
+            return json.loads(value)
+        return self.enum(value) if self.enum is not None else value
 
 
 class Columns:
@@ -60,8 +74,8 @@ class Columns:
                 hint = hints[attr]
             else:
                 hint = typing.get_type_hints(getattr(cls, attr).fget)["return"]
-            dtype, as_json = _dtype(hint)
-            self.columns.append(_Column(names.get(attr, attr), attr, dtype, as_json, attr in fields))
+            dtype, as_json, kind = _dtype(hint)
+            self.columns.append(_Column(names.get(attr, attr), attr, dtype, as_json, attr in fields, kind))
 
     @property
     def schema(self) -> dict[str, pl.DataType]:
@@ -72,16 +86,16 @@ class Columns:
         out = {}
         for c in self.columns:
             value = getattr(record, c.attr)
-            out[c.name] = dumps(value) if c.json and value is not None else value
+            if value is not None and c.json:
+                value = dumps(value)
+            elif c.enum is not None and value is not None:
+                value = str(value)  # a member is stored as its plain text
+            out[c.name] = value
         return out
 
     def values(self, row: Mapping[str, Any]) -> dict[str, Any]:
         """The record's fields taken back from a row (computed columns are left to the record to recompute)."""
-        return {
-            c.attr: (json.loads(row[c.name]) if c.json and row[c.name] is not None else row[c.name])
-            for c in self.columns
-            if c.field
-        }
+        return {c.attr: c.read(row[c.name]) for c in self.columns if c.field}
 
 
 FRAME_CHUNK = 4096

@@ -1,65 +1,81 @@
 """What a race will cost before it runs: calls, tokens and money (the candidates and the judge apart) and wall time.
 
-The estimate starts from the reference runs, which the race needs first anyway: each candidate run is predicted to
-make the reference's calls with the reference's tokens, priced at the candidate's own prices; each verdict reads a
-prompt of the judge's real layout built from the reference (the candidate's transcript taken as long as the
-reference's), answered with `JUDGE_OUTPUT_TOKENS`; when the judge entry prices cached input, every verdict of an
-input after the first is served from the provider's cache what its prompt shares with the earlier ones: for runs
-that make the reference's calls, everything up to the first words the candidate's model wrote itself
-(`cacheable_prefix`). Tokens of text a provider has not counted are characters / `CHARS_PER_TOKEN`. A run already in the
-cache costs nothing: the estimate replays every planned run against the cache alone (nothing is sent) and counts the
-ones that come back whole, verdict included. Wall time assumes every entry answers as fast as the reference did.
+The estimate starts from the reference runs, which the race needs first anyway, and predicts every planned candidate
+run from them (`gradebench._costs`). A run already in the cache costs nothing: the estimate replays every planned run
+against the cache alone (a session whose call path ends in `Refuse`: nothing is sent) and counts the ones that come
+back whole, verdict included. Wall time assumes every entry answers as fast as the reference did.
 """
 
 from __future__ import annotations
 
-import json
-import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 import polars as pl
 
+from ._callpath import NotCached
 from ._catalog import Entry
-from ._judge import RESPONSE_FORMAT, JudgeSetup, judge_messages
+from ._costs import JUDGE_OUTPUT_TOKENS, RunCost, run_costs
+from ._fanout import fan_out, lane_width
+from ._inputs import RaceInput
+from ._judge import JudgeSetup, judge_run
+from ._plan import RacePlan, RunErrors
 from ._present import plural
-from ._prompt import transcript_events
-from ._records import Run
-from ._tooldiff import compare, judge_note
+from ._session import Session
+from ._vocab import Role
 
-__all__ = ["CHARS_PER_TOKEN", "JUDGE_OUTPUT_TOKENS", "EntryEstimate", "Estimate", "RunCost", "estimate", "run_costs"]
+__all__ = ["EntryEstimate", "Estimate", "estimate", "estimate_race", "held_in_cache", "uncached_references"]
 
-CHARS_PER_TOKEN = 4
-"""Characters a token, for text whose tokens no provider has counted yet (English prose and JSON run near 4)."""
-JUDGE_OUTPUT_TOKENS = 50
-"""Tokens of a verdict: the JSON object (about 15 tokens) with a reason of one to two sentences (the prompt asks for
-one to three). How long a judge's reasons run is the estimate's least certain figure: the sim judge's average 25 to
-40 tokens a verdict on the order agent and 80 to 150 on the selecting agent, where it quotes differing answers whole."""
-CACHED_FROM_TOKENS = 1024
-CACHED_STEP_TOKENS = 128
-"""A provider caches a repeated prompt prefix of at least 1024 tokens, in 128-token steps (OpenAI's rule)."""
+T = TypeVar("T")
 
 
-@dataclass(frozen=True, kw_only=True)
-class RunCost:
-    """What one run of an entry on one input is predicted to cost, verdict included."""
+async def estimate_race(plan: RacePlan) -> Estimate:
+    """What the race as planned will cost before any candidate runs (see `gradebench.Benchmark.estimate`): the
+    reference runs first (cached ones are free), then every planned run replayed against the cache alone."""
+    setup, errors = plan.judge_setup(), RunErrors()
+    async with plan.session() as session:
+        runs = await plan.reference_runs(session, errors, budget=None, landed=lambda run: None)
+    if failed := [r for r in runs if not r.ok]:
+        raise errors[failed[0].run_id]
+    by_input = {r.input_id: r for r in runs}
+    planned = plan.fixed_plan(max(1, round(plan.most_runs / len(plan.inputs))))
 
-    calls: int
-    input_tokens: int
-    output_tokens: int
-    cost: float
-    judge_calls: int
-    judge_input_tokens: int
-    judge_cached_tokens: int
-    judge_output_tokens: int
-    judge_cost: float
-    latency_s: float
-    """The model calls' latency (the reference's)."""
+    async def replay(session: Session, one: tuple[Entry, RaceInput, int]) -> None:
+        entry, item, repeat = one
+        run = await plan.one_run(session, entry, item, Role.CANDIDATE, repeat, {})
+        await judge_run(session, run, by_input[item.id], item.value, setup)
 
-    @property
-    def total(self) -> float:
-        return self.cost + self.judge_cost
+    cached = await held_in_cache(plan, planned, replay)
+    costs = run_costs(by_input, {x.id: x.value for x in plan.inputs}, plan.lineup.candidates, setup)
+    runs_planned = [(e, x.id) for e, x, _ in planned]
+    return estimate(runs_planned, cached, costs, setup=setup, concurrency=plan.concurrency, currency=plan.currency())
+
+
+async def uncached_references(plan: RacePlan) -> int:
+    """How many reference runs the cache does not hold whole (nothing is sent, nothing spent)."""
+
+    async def replay(session: Session, item: RaceInput) -> None:
+        await plan.one_run(session, plan.lineup.reference, item, Role.REFERENCE, 0, {})  # a failed run held counts
+
+    return sum(not held for held in await held_in_cache(plan, plan.inputs, replay))
+
+
+async def held_in_cache(
+    plan: RacePlan, items: Sequence[T], replay: Callable[[Session, T], Awaitable[Any]]
+) -> list[bool]:
+    """For each item, whether ``replay(session, item)`` completes on a session that answers from the cache alone (a
+    call the cache lacks raises `NotCached`)."""
+    async with plan.session(cache_only=True) as session:
+
+        async def held(item: T) -> bool:
+            try:
+                await replay(session, item)
+            except NotCached:
+                return False
+            return True
+
+        return await fan_out(items, held, width=lane_width(plan.concurrency))
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -187,129 +203,6 @@ _SCHEMA = {
 
 def _duration(seconds: float) -> str:
     return f"{seconds:.0f} s" if seconds < 120 else f"{seconds / 60:.1f} min"
-
-
-def _tokens(chars: int) -> int:
-    return max(1, math.ceil(chars / CHARS_PER_TOKEN))
-
-
-_SCHEMA_CHARS = len(json.dumps(RESPONSE_FORMAT, sort_keys=True, separators=(",", ":")))
-
-
-def _judge_chars(messages: Sequence[Mapping[str, Any]], schema: bool) -> int:
-    """Characters of a judge request as a provider reads it: the JSON schema when it is sent (providers put it
-    first, with the system prompt), then the messages (a few characters of framing each)."""
-    chars = sum(len(str(m.get("content") or "")) + 4 for m in messages)
-    return chars + (_SCHEMA_CHARS if schema else 0)
-
-
-def _shared_prefix_chars(a: Sequence[Mapping[str, Any]], b: Sequence[Mapping[str, Any]]) -> int:
-    """Characters two judge requests share from their start (the system message and the user message's head)."""
-    shared = 0
-    for x, y in zip(a, b, strict=False):
-        tx, ty = str(x.get("content") or ""), str(y.get("content") or "")
-        shared += 4  # the message's framing
-        if tx == ty:
-            shared += len(tx)
-            continue
-        n = 0
-        for cx, cy in zip(tx, ty, strict=False):
-            if cx != cy:
-                break
-            n += 1
-        return shared + n
-    return shared
-
-
-def run_costs(
-    references: Mapping[str, Run],
-    values: Mapping[str, Any],
-    entries: Sequence[Entry],
-    setup: JudgeSetup,
-) -> dict[tuple[str, str], RunCost]:
-    """The predicted cost of one run of each entry on each input, verdict included: ``{(entry, input_id): RunCost}``.
-
-    The first verdict of an input pays its whole prompt (``(entry, input_id)``); the ones after it (``("",
-    input_id)``, every order of the label-bias check included) are served from the judge provider's cache the prefix
-    they share with an earlier verdict of the input (`cacheable_prefix`), worth something only where the judge entry
-    prices cached input.
-    """
-    judge = setup.entry
-    schema = judge.name not in setup.schema_rejected
-    orders = (False, True) if setup.swap else (False,)
-    out: dict[tuple[str, str], RunCost] = {}
-    for input_id, ref in references.items():
-        value = values.get(input_id)
-        facts = judge_note(compare(ref.calls, ref.output, ref.calls, ref.output))  # a candidate that did as the ref
-        prompts = [judge_messages(ref, ref, value, setup, facts=facts, candidate_first=o) for o in orders]
-        prompt = [_tokens(_judge_chars(p, schema)) for p in prompts]
-        cached = [cacheable_prefix(ref, value, setup, facts, candidate_first=o, schema=schema) for o in orders]
-        answered = [c for c in ref.calls if c.answered]
-        tin = sum(c.input_tokens if c.input_tokens is not None else _tokens(len(c.request_json)) for c in answered)
-        tout = sum(
-            c.output_tokens if c.output_tokens is not None else _tokens(len(c.response_json or "")) for c in answered
-        )
-        latency = sum(c.latency_s for c in ref.calls)
-        first = sum(judge.cost(p, JUDGE_OUTPUT_TOKENS) for p in prompt)
-        for entry in entries:
-            out[(entry.name, input_id)] = RunCost(
-                calls=len(answered),
-                input_tokens=tin,
-                output_tokens=tout,
-                cost=entry.cost(tin, tout),
-                judge_calls=len(orders),
-                judge_input_tokens=sum(prompt),
-                judge_cached_tokens=0,
-                judge_output_tokens=len(orders) * JUDGE_OUTPUT_TOKENS,
-                judge_cost=first,
-                latency_s=latency,
-            )
-        out[("", input_id)] = RunCost(  # a later verdict of this input: the cached prefixes priced as cached
-            calls=0,
-            input_tokens=0,
-            output_tokens=0,
-            cost=0.0,
-            judge_calls=len(orders),
-            judge_input_tokens=sum(prompt),
-            judge_cached_tokens=sum(cached),
-            judge_output_tokens=len(orders) * JUDGE_OUTPUT_TOKENS,
-            judge_cost=sum(judge.cost(p, JUDGE_OUTPUT_TOKENS, c) for p, c in zip(prompt, cached, strict=True)),
-            latency_s=0.0,
-        )
-    return out
-
-
-def cacheable_prefix(
-    reference: Run, value: Any, setup: JudgeSetup, facts: str, *, candidate_first: bool, schema: bool
-) -> int:
-    """Tokens of a later verdict's prompt that a provider serves from its cache, for a run like the reference.
-
-    Runs of one input that make the reference's calls differ first where the model writes words of its own (a
-    message, its reasoning, the answer): the judge's prompts about them are the same bytes up to there — the shared
-    part (task, input, rubric, reference), the facts checked in code, and the candidate transcript's opening messages,
-    tool calls and results. A later verdict is served that much (from ``CACHED_FROM_TOKENS``, in steps of
-    ``CACHED_STEP_TOKENS``): an earlier verdict of the input laid it down.
-    """
-    events = transcript_events(reference.calls, reference.output, reference.error, reasoning=setup.reasoning)
-    same = next((i for i, e in enumerate(events) if e["kind"] not in _NOT_WORDS), len(events))
-    a, b = (
-        judge_messages(
-            reference,
-            reference,
-            value,
-            setup,
-            facts=facts,
-            candidate_first=candidate_first,
-            events=[*events[:same], {"kind": "assistant", "content": words}],
-        )
-        for words in ("A", "B")
-    )
-    prefix = _tokens(_shared_prefix_chars(a, b) + (_SCHEMA_CHARS if schema else 0))
-    return (prefix // CACHED_STEP_TOKENS) * CACHED_STEP_TOKENS if prefix >= CACHED_FROM_TOKENS else 0
-
-
-_NOT_WORDS = frozenset({"system", "user", "tool_call", "tool_result", "tool_error"})
-"""Transcript events that runs making the same calls share: what the job sent, the calls, what the tools returned."""
 
 
 def estimate(

@@ -47,6 +47,8 @@ class JobSpec:
     """What the benchmark knows of a job: how to build one per run, and its name, instructions and limits."""
 
     def __init__(self, factory: Callable[..., Any]):
+        self.factory = factory
+        """What the job was given as: a `Job` subclass, a factory or an async function."""
         if isinstance(factory, type) and issubclass(factory, Job):
             cls: Any = factory
             self._make: Callable[[], Any] = factory

@@ -30,6 +30,7 @@ from ._records import Run, Verdict
 from ._seat import JobLimits, Reply, Seat
 from ._session import Session
 from ._tooldiff import ToolDiff, compare, judge_note
+from ._vocab import SchemaUse, VerdictPath
 
 __all__ = [
     "MAX_ATTEMPTS",
@@ -161,8 +162,8 @@ async def ask_verdict(
             work=parsed.work,
             reason=parsed.reason,
             judge_entry=seat.entry.name,
-            path="schema" if honoured else "fallback",
-            schema="honoured" if honoured else ("rejected" if seat.entry.name in rejected else "ignored"),
+            path=VerdictPath.SCHEMA if honoured else VerdictPath.FALLBACK,
+            schema=_schema_use(honoured, seat.entry.name in rejected),
             params=dict(params),
             attempts=len(seat.calls),
             calls=list(seat.calls),
@@ -227,13 +228,13 @@ class JudgeSetup:
         return cls(
             entry=entry,
             params=dict(catalog.judge_params),
-            rubric=meta.rubric if rubric is None else rubric,
+            rubric=meta.spec.rubric or "" if rubric is None else rubric,
             instructions=meta.instructions,
             benchmark_id=meta.benchmark_id,
-            salt=meta.salt,
+            salt=meta.spec.salt,
             model_names=tuple(n for e in catalog.entries for n in (e.name, e.model)),
-            swap=meta.judge_swap,
-            reasoning=meta.judge_reasoning,
+            swap=meta.spec.judge_swap,
+            reasoning=meta.spec.judge_reasoning,
         )
 
 
@@ -378,7 +379,7 @@ def _combine(first: Verdict, swapped: Verdict) -> Verdict:
         accuracy=(first.accuracy + swapped.accuracy) / 2,
         work=(first.work + swapped.work) / 2,
         reason=first.reason if first.reason == swapped.reason else f"{first.reason} / swapped: {swapped.reason}",
-        path="schema" if first.path == swapped.path == "schema" else "fallback",
+        path=VerdictPath.SCHEMA if first.path == swapped.path == VerdictPath.SCHEMA else VerdictPath.FALLBACK,
         schema=_schema_of(first.schema, swapped.schema),
         calls=calls,
         attempts=attempts,
@@ -386,9 +387,15 @@ def _combine(first: Verdict, swapped: Verdict) -> Verdict:
     )
 
 
-def _schema_of(first: str | None, swapped: str | None) -> str | None:
+def _schema_use(honoured: bool, rejected: bool) -> SchemaUse:
+    if honoured:
+        return SchemaUse.HONOURED
+    return SchemaUse.REJECTED if rejected else SchemaUse.IGNORED
+
+
+def _schema_of(first: SchemaUse | None, swapped: SchemaUse | None) -> SchemaUse | None:
     """What the endpoint did with the schema over both orders: the worse of the two."""
-    for state in ("rejected", "ignored", "honoured"):
+    for state in (SchemaUse.REJECTED, SchemaUse.IGNORED, SchemaUse.HONOURED):
         if state in (first, swapped):
             return state
     return None

@@ -1,4 +1,4 @@
-"""What a report was measured under: the typed meta beside its frames (``meta.json``)."""
+"""What a report was measured under: the spec that made it, and what happened (``meta.json`` beside its frames)."""
 
 from __future__ import annotations
 
@@ -11,45 +11,32 @@ from typing import Any
 import pydantic
 
 from ._codec import dumps
-from ._stats import DEFAULT_MARGIN
+from ._spec import DEFAULT_RUNS, RaceSpec
+from ._vocab import Design, Stopped
 
 __all__ = ["ReportMeta"]
 
 
 @dataclass(frozen=True, kw_only=True)
 class ReportMeta:
-    """What a report was measured under: the benchmark, its judge, its inputs (``meta.json`` beside the parquet)."""
+    """A report's meta: the `RaceSpec` that made it (``spec``) and what the race made of it — the benchmark, its
+    reference and judge, the entries raced, the inputs, whether and why it stopped early."""
 
+    spec: RaceSpec = field(default_factory=RaceSpec)
+    """The race as it was asked for, with the job's grade, rubric and scorer filled in: rerun it with
+    `gradebench.Benchmark.from_report`."""
     benchmark_id: str = ""
     """Id of the benchmark (opaque)."""
     job: str = ""
-    """The job's name."""
+    """The job's name (it labels the rows)."""
     instructions: str = ""
     """The job's instructions: the task the judge read."""
-    grade: str = ""
-    """The grade raced."""
-    also: list[str] = field(default_factory=list)
-    """Other grades raced against the same reference."""
-    margin: float = DEFAULT_MARGIN
-    """The non-inferiority margin of the verdicts (points of 10)."""
-    runs_per_entry: int | None = None
-    """Runs per input and entry asked for."""
     reference_entry: str = ""
     """The pinned entry the reference ran on."""
     judge_entry: str = ""
     """The entry that judged."""
     judge_params: dict[str, Any] = field(default_factory=dict)
-    """Inference parameters of the judge."""
-    judge_swap: bool = False
-    """Whether every run was judged in both presentation orders."""
-    judge_reasoning: bool = False
-    """Whether the judge was shown the models' reasoning."""
-    rubric: str = ""
-    """The benchmark's rubric, beside the fixed one."""
-    scorer: str | None = None
-    """The scorer in code, by name."""
-    salt: str = ""
-    """The user salt of the cache keys."""
+    """Inference parameters of the judge (the catalog's ``judge_params``)."""
     candidates: list[str] = field(default_factory=list)
     """The entries raced."""
     skipped: dict[str, str] = field(default_factory=dict)
@@ -58,24 +45,27 @@ class ReportMeta:
     """The inputs by id."""
     gradebench_version: str = ""
     """The gradebench that measured it."""
-    stopped: str | None = None
+    stopped: Stopped | None = None
     """Why the race ended early (``cancelled``, ``budget``), or None when it ran to the end."""
-    judge_noise_k: int | None = None
-    """Extra judgements per run behind ``report.noise`` (None before `judge_noise`)."""
-    design: str = "fixed"
-    """``fixed`` (``runs`` per input and entry) or ``auto`` (a race to a verdict)."""
+    stops: dict[str, str] = field(default_factory=dict)
+    """Why each candidate stopped receiving runs before the plan's end (settled, max_runs, budget)."""
     units: list[tuple[str, int]] = field(default_factory=list)
     """A race to a verdict: its units (input id, repeat) in draw order, the order its verdicts read them in."""
-    max_runs: int | None = None
-    """A race to a verdict: the most runs an entry could get."""
-    stops: dict[str, str] = field(default_factory=dict)
-    """A race to a verdict: why each candidate stopped receiving runs (settled, max_runs, budget)."""
-    budget: float | None = None
-    """The most the race could spend now, or None."""
+    judge_noise_k: int | None = None
+    """Extra judgements per run behind ``report.noise`` (None before `judge_noise`)."""
+
+    @property
+    def max_runs(self) -> int:
+        """The most candidate runs an entry could get."""
+        return self.spec.most_runs(len(self.inputs))
 
     def replace(self, **changes: Any) -> ReportMeta:
         """This meta with some fields changed."""
         return dataclasses.replace(self, **changes)
+
+    def with_spec(self, **changes: Any) -> ReportMeta:
+        """This meta with some fields of its spec changed (e.g. ``margin``, ``rubric``)."""
+        return dataclasses.replace(self, spec=self.spec.replace(**changes))
 
     def to_dict(self) -> dict[str, Any]:
         """The meta as plain JSON values (what ``meta.json`` holds)."""
@@ -83,16 +73,35 @@ class ReportMeta:
 
     @classmethod
     def from_dict(cls, raw: Mapping[str, Any], *, source: str = "meta") -> ReportMeta:
-        """Validate a meta read back from ``meta.json``; a bad field raises a `ValueError` naming it."""
-        data = dict(raw)
-        if isinstance(data.get("stopped"), bool):  # reports written before the stop had a reason
-            data["stopped"] = "cancelled" if data["stopped"] else None
+        """Validate a meta read back from ``meta.json`` (also one written before the spec had a field of its own); a
+        bad field raises a `ValueError` naming it."""
+        data = _upgraded(dict(raw))
         try:
-            return _META.validate_python(data)
+            spec = RaceSpec.from_dict(data.pop("spec", {}), source=f"{source}: spec")
+            return _META.validate_python({**data, "spec": spec})
         except pydantic.ValidationError as exc:
             problem = exc.errors()[0]
             where = ".".join(str(x) for x in problem["loc"]) or "meta"
             raise ValueError(f"{source}: field {where!r}: {problem['msg']}") from None
+
+
+_SPEC_FIELDS = {f.name for f in dataclasses.fields(RaceSpec)}
+
+
+def _upgraded(data: dict[str, Any]) -> dict[str, Any]:
+    """A ``meta.json`` as this version writes it. Before the spec, its fields stood beside the outcome's, the design
+    and the runs apart (``design``, ``runs_per_entry``), and ``stopped`` was once a flag."""
+    if isinstance(data.get("stopped"), bool):
+        data["stopped"] = Stopped.CANCELLED if data["stopped"] else None
+    if "spec" in data:
+        return data
+    design, runs = data.pop("design", Design.FIXED), data.pop("runs_per_entry", None)
+    spec = {name: data.pop(name) for name in list(data) if name in _SPEC_FIELDS - {"job", "candidates", "judge"}}
+    spec["runs"] = Design.AUTO.value if design == Design.AUTO else runs or DEFAULT_RUNS
+    spec["judge"] = data.get("judge_entry") or None
+    if data.get("candidates"):
+        spec["candidates"] = data["candidates"]
+    return {**data, "spec": spec}
 
 
 ReportMeta.__pydantic_config__ = pydantic.ConfigDict(extra="forbid")  # type: ignore[attr-defined]

@@ -16,6 +16,7 @@ from . import _stats
 from ._adaptive import Unit, unit_verdicts
 from ._codec import frame
 from ._meta import ReportMeta
+from ._vocab import Design
 
 __all__ = ["MODELS_SCHEMA", "NOISE_SCHEMA", "conform", "models_frame"]
 
@@ -170,10 +171,10 @@ def _with_verdicts(models: pl.DataFrame, runs: pl.DataFrame, noise: pl.DataFrame
     if not models.height:
         return models
     reference = meta.reference_entry
-    if meta.design == "auto":
+    if meta.spec.design is Design.AUTO:
         verdicts = _sequential_verdicts(runs, meta)
     else:
-        verdicts = _stats.verdicts(runs, reference, margin=meta.margin)
+        verdicts = _stats.verdicts(runs, reference, margin=meta.spec.margin)
     verdicts = verdicts.select(
         "entry",
         "verdict",
@@ -215,11 +216,11 @@ def _sequential_verdicts(runs: pl.DataFrame, meta: ReportMeta) -> pl.DataFrame:
     }
     units = [Unit(i, k) for i, k in meta.units]
     entries = candidates["entry"].unique(maintain_order=True).to_list()
-    found = unit_verdicts(scores, entries, meta.reference_entry, units, meta.margin)
+    found = unit_verdicts(scores, entries, meta.reference_entry, units, meta.spec.margin)
     rows = []
     for entry in entries:
         v = found.get(entry)
-        row: dict[str, Any] = {"entry": entry, "margin": meta.margin}
+        row: dict[str, Any] = {"entry": entry, "margin": meta.spec.margin}
         if v is not None:
             inputs = {u.input_id for u in units if (entry, u) in scores and (meta.reference_entry, u) in scores}
             row.update(

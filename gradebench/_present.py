@@ -18,6 +18,7 @@ import polars as pl
 from ._meta import ReportMeta
 from ._records import Run
 from ._stats import INCONCLUSIVE, MIN_INPUTS
+from ._vocab import Design
 
 __all__ = [
     "NOT_JUDGED",
@@ -118,10 +119,10 @@ def header(report: ReportView) -> str:
     repeats = candidates["repeat"].n_unique() if candidates.height else 0
     inputs = report.runs["input_id"].n_unique()
     shape = f"{plural(inputs, 'input')} × {plural(repeats, 'run')}"
-    if m.design == "auto":
+    if m.spec.design is Design.AUTO:
         shape = f"{plural(inputs, 'input')} · raced to a verdict (at most {m.max_runs} runs an entry)"
     return (
-        f"{m.job or '?'} · grade {m.grade or '?'} · reference {m.reference_entry or '-'}"
+        f"{m.job or '?'} · grade {m.spec.grade or '?'} · reference {m.reference_entry or '-'}"
         f" · judge {m.judge_entry or '-'} · {shape}"
     )
 
@@ -214,11 +215,11 @@ class VerdictLine:
 
 def verdict_lines(report: ReportView) -> list[VerdictLine]:
     """Each tested entry's verdict line, in the models frame's order."""
-    margin = report.meta.margin
+    margin = report.meta.spec.margin
     lines = []
     for r in report.models.filter(pl.col("verdict").is_not_null()).iter_rows(named=True):
         notes = []
-        if report.meta.design == "auto":
+        if report.meta.spec.design is Design.AUTO:
             notes.append(r["stopped"] or "still racing")
         elif r["verdict"] == INCONCLUSIVE:
             notes.append(_what_would_settle(r, margin))
@@ -257,12 +258,12 @@ def _what_would_settle(row: dict[str, Any], margin: float) -> str:
 
 def verdicts_title(report: ReportView) -> str:
     m = report.meta
-    if m.design == "auto":
+    if m.spec.design is Design.AUTO:
         return (
-            f"verdict vs {m.reference_entry} (raced to a verdict: anytime-valid bounds, margin {m.margin:g} of 10, "
-            "paired by unit, 95%):"
+            f"verdict vs {m.reference_entry} (raced to a verdict: anytime-valid bounds, "
+            f"margin {m.spec.margin:g} of 10, paired by unit, 95%):"
         )
-    return f"verdict vs {m.reference_entry} (non-inferiority, margin {m.margin:g} of 10, paired by input, 95%):"
+    return f"verdict vs {m.reference_entry} (non-inferiority, margin {m.spec.margin:g} of 10, paired by input, 95%):"
 
 
 def self_agreement(report: ReportView) -> str | None:

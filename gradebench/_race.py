@@ -1,54 +1,44 @@
-"""One race engine: the fan-out behind the reference runs, the race, a rejudge and the judge-noise floor, and the race
-of candidate runs itself (budget, progress, events).
+"""The race: the reference run of every input, then the candidates — ``runs`` each, or waves of paired runs until
+every verdict is settled — each run judged as it lands, under the budget, with an event for whoever listens.
 
-Work is admitted lazily: each lane (an entry, or the one lane of a rejudge) has a fixed number of workers that take
-the next item when they finish one, so a race of 100,000 runs holds a few hundred coroutines, not 100,000. Results
-come back in item order whatever order they finish in, and each one is handed to ``done`` as it lands, so a race that
-is stopped still has what finished. Admission control (`gradebench._admission`) paces the HTTP requests underneath.
+`run_race` is what `gradebench.Benchmark.run` does. Runs go through the one fan-out (`gradebench._fanout`), lane by
+entry; what finished is handed to ``finish`` as a report's runs however the race ends (done, stopped by the budget,
+cancelled, or a reference that failed).
 """
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+import asyncio
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import Any
 
 from tqdm.auto import tqdm
 
 from ._adaptive import Unit, VerdictRace
 from ._budget import Budget
 from ._catalog import Entry
-from ._estimate import run_costs
+from ._costs import run_costs
 from ._fanout import fan_out, lane_width
 from ._inputs import RaceInput
-from ._judge import JudgeSetup, Scorer, judge_run
+from ._judge import judge_run
+from ._meta import ReportMeta
+from ._plan import RacePlan, RunErrors
 from ._records import Run
 from ._session import Session
+from ._vocab import Design, EventKind, Role, Stopped
 
-__all__ = [
-    "BUDGET_STOP",
-    "CandidateRace",
-    "RaceEvent",
-    "RaceInput",
-    "fan_out",
-    "lane_width",
-    "paired_score",
-    "race_to_verdict",
-    "spent_now",
-]
+__all__ = ["BUDGET_STOP", "CandidateRace", "RaceEvent", "paired_score", "race_to_verdict", "run_race"]
 
 BUDGET_STOP = "budget: the next runs would not fit"
 """Why an entry got no more runs when the budget ran out (its ``stopped`` in the report)."""
-
-T = TypeVar("T")
-R = TypeVar("R")
 
 
 @dataclass(frozen=True, kw_only=True)
 class RaceEvent:
     """What a race listener hears (see `Benchmark.subscribe`)."""
 
-    kind: str
+    kind: EventKind
     """``reference`` (a reference run landed), ``landed`` (a candidate run finished), ``judged`` (and was judged)."""
     run: Run
     """The run, with its verdict and score once ``judged``."""
@@ -56,51 +46,90 @@ class RaceEvent:
     """How many runs of this kind the race plans (inputs for references, candidate runs otherwise)."""
 
 
+Listener = Callable[[RaceEvent], None]
+Finish = Callable[[list[Run], ReportMeta], None]
+
+
+async def run_race(plan: RacePlan, *, emit: Listener, stops: dict[str, str], finish: Finish) -> list[Any]:
+    """Race ``plan``: the reference outputs in input order. ``stops`` is filled as entries stop getting runs, and
+    ``finish(runs, meta)`` is called once with what the race made, however it ends; when a reference run fails, that
+    is after ``finish``, by raising the reference's own exception."""
+    spec, meta = plan.spec, plan.meta()
+    budget = Budget(spec.budget, plan.currency()) if spec.budget is not None else None
+    errors: RunErrors = {}
+    stops.clear()
+    async with plan.session() as session:
+        planned = len(plan.inputs)
+        landed = lambda run: emit(RaceEvent(kind=EventKind.REFERENCE, run=run, planned=planned))  # noqa: E731
+        references = await plan.reference_runs(session, errors, budget=budget, landed=landed)
+        failed = [r for r in references if not r.ok]
+        if failed or len(references) < planned:
+            finish(references, meta if failed else meta.replace(stopped=Stopped.BUDGET))
+            if failed:
+                raise errors[failed[0].run_id]
+            return [r.output for r in references]
+        race = CandidateRace(plan, session, {r.input_id: r for r in references}, emit=emit, budget=budget, stops=stops)
+        try:
+            if spec.design is Design.AUTO:
+                units, entry_stops = await race_to_verdict(race)
+                meta = meta.replace(units=units, stops=entry_stops)
+            else:
+                await race.run(plan.fixed_plan(int(spec.runs)))
+        except asyncio.CancelledError:
+            # Stopped: what finished is in the cache; the report holds the runs judged so far.
+            finish([*references, *race.in_plan_order()], meta.replace(stopped=Stopped.CANCELLED))
+            raise
+        finally:
+            race.close()
+    if budget is not None and budget.stopped:
+        meta = meta.replace(stopped=Stopped.BUDGET, stops={**meta.stops, **race.stops})
+    finish([*references, *race.landed], meta)
+    return [r.output for r in references]
+
+
 class CandidateRace:
     """The candidate runs of one race: each run is started (under the budget), landed, judged and reported on."""
 
     def __init__(
         self,
-        *,
+        plan: RacePlan,
         session: Session,
-        setup: JudgeSetup,
         references: dict[str, Run],
-        run_once: Callable[[Entry, RaceInput, int], Awaitable[Run]],
-        emit: Callable[[RaceEvent], None],
-        scorer: Scorer | None,
-        entries: Sequence[Entry],
-        inputs: Mapping[str, Any],
-        concurrency: int,
+        *,
+        emit: Listener,
         budget: Budget | None,
-        desc: str,
-        progress: bool,
+        stops: dict[str, str],
     ):
-        self.session, self.setup, self.references, self.budget = session, setup, references, budget
-        self._run_once, self._emit, self._scorer = run_once, emit, scorer
-        self._entries = {e.name: e for e in entries}
-        self._concurrency, self._desc, self._progress = concurrency, desc, progress
+        self.plan, self.session, self.references, self.budget = plan, session, references, budget
+        self.setup = plan.judge_setup()
+        self._emit = emit
+        self._entries = {e.name: e for e in plan.lineup.candidates}
+        self.errors: RunErrors = {}
+        """The exception of each candidate run that failed (its row says why)."""
         self.done: list[Run] = []
         """Every run judged so far, in the order they landed."""
         self.landed: list[Run] = []
         """The runs of every finished `run` call, in plan order: the rows of the report."""
-        self._costs = run_costs(references, inputs, entries, setup) if budget is not None else {}
+        values = {x.id: x.value for x in plan.inputs}
+        self._costs = run_costs(references, values, plan.lineup.candidates, self.setup) if budget is not None else {}
         self._counts = {"landed": 0, "judged": 0, "failed": 0}
         self._bar: Any = None
         self._planned = 0  # runs planned so far: a run's place in the race, the order the budget admits runs in
-        self.stops: dict[str, str] = {}
+        self.stops = stops
         """Entries the race has stopped giving runs so far, and why: filled as each stops, not when the race ends."""
 
-    async def run(self, plan: Sequence[tuple[Entry, RaceInput, int]]) -> list[Run | None]:
-        """Race ``plan`` (entry, input, repeat): the runs in plan order; None for one the budget did not start."""
+    async def run(self, planned: Sequence[tuple[Entry, RaceInput, int]]) -> list[Run | None]:
+        """Race ``planned`` (entry, input, repeat): the runs in that order; None for one the budget did not start."""
         if self._bar is None:
-            self._bar = tqdm(desc=self._desc, unit="run", disable=not self._progress)
-        self._bar.total = (self._bar.total or 0) + len(plan)
-        start, self._planned = self._planned, self._planned + len(plan)
+            self._bar = tqdm(desc=f"{self.plan.job.name} race", unit="run", disable=not self.plan.progress)
+        self._bar.total = (self._bar.total or 0) + len(planned)
+        start, self._planned = self._planned, self._planned + len(planned)
+        concurrency = self.plan.concurrency
         results = await fan_out(
-            [(start + i, *planned) for i, planned in enumerate(plan)],
+            [(start + i, *one) for i, one in enumerate(planned)],
             self._one,
-            lane=lambda planned: planned[1].name,
-            width=lambda name: lane_width(self._concurrency, self._entries[str(name)].max_concurrency),
+            lane=lambda one: one[1].name,
+            width=lambda name: lane_width(concurrency, self._entries[str(name)].max_concurrency),
         )
         self.landed.extend(r for r in results if r is not None)
         return results
@@ -114,18 +143,18 @@ class CandidateRace:
             if not await budget.admit(held, place=place):
                 self.stops.setdefault(entry.name, BUDGET_STOP)
                 return None
-        run = await self._run_once(entry, item, repeat)
+        run = await self.plan.one_run(self.session, entry, item, Role.CANDIDATE, repeat, self.errors)
         self._counts["landed"] += 1
         self._counts["failed"] += not run.ok
         self._bar.set_postfix(self._counts, refresh=False)
-        self._emit(RaceEvent(kind="landed", run=run, planned=total))
-        run = await judge_run(self.session, run, self.references[item.id], item.value, self.setup, self._scorer)
+        self._emit(RaceEvent(kind=EventKind.LANDED, run=run, planned=total))
+        run = await judge_run(self.session, run, self.references[item.id], item.value, self.setup, self.plan.scorer)
         if budget is not None:
-            budget.settle(entry.name, held, spent_now(run))
+            budget.settle(entry.name, held, run.spent_now_with_verdict)
         self._counts["judged"] += 1
         self._bar.set_postfix(self._counts, refresh=False)
         self._bar.update(1)
-        self._emit(RaceEvent(kind="judged", run=run, planned=total))
+        self._emit(RaceEvent(kind=EventKind.JUDGED, run=run, planned=total))
         self.done.append(run)
         return run
 
@@ -134,24 +163,15 @@ class CandidateRace:
         """The entries raced, by name."""
         return dict(self._entries)
 
-    def in_plan_order(self, inputs: Sequence[RaceInput]) -> list[Run]:
+    def in_plan_order(self) -> list[Run]:
         """The runs judged so far in the order a race plans them (input, entry, repeat): a stopped race's rows."""
-        order = {x.id: i for i, x in enumerate(inputs)}
+        order = {x.id: i for i, x in enumerate(self.plan.inputs)}
         entries = {name: i for i, name in enumerate(self._entries)}
         return sorted(self.done, key=lambda r: (order.get(r.input_id, 0), entries.get(r.entry, 0), r.repeat))
 
     def close(self) -> None:
         if self._bar is not None:
             self._bar.close()
-
-
-def spent_now(run: Run) -> float | None:
-    """What a run and its verdict spent now (None when a call's cost is unknown)."""
-    own = run.spent_now
-    judge = [c.spent_now for c in run.verdict.calls] if run.verdict is not None else []
-    if own is None or any(v is None for v in judge):
-        return None
-    return own + sum(v for v in judge if v is not None)
 
 
 def paired_score(run: Run) -> float | None:
@@ -161,15 +181,19 @@ def paired_score(run: Run) -> float | None:
     return run.verdict.score if run.verdict is not None else None
 
 
-async def race_to_verdict(
-    race: CandidateRace, inputs: Sequence[RaceInput], *, reference: str, margin: float, max_runs: int, seed: str
-) -> tuple[list[tuple[str, int]], dict[str, str]]:
+async def race_to_verdict(race: CandidateRace) -> tuple[list[tuple[str, int]], dict[str, str]]:
     """Race waves of paired units until every candidate's verdict is settled (`gradebench._adaptive`); the units in
     draw order and why each candidate stopped."""
+    plan = race.plan
     verdicts = VerdictRace(
-        list(race.entries), reference, [x.id for x in inputs], margin=margin, max_runs=max_runs, seed=seed
+        list(race.entries),
+        plan.lineup.reference.name,
+        [x.id for x in plan.inputs],
+        margin=plan.spec.margin,
+        max_runs=plan.most_runs,
+        seed=f"{plan.spec.salt}:{plan.benchmark_id}",
     )
-    by_id = {x.id: x for x in inputs}
+    by_id = {x.id: x for x in plan.inputs}
 
     def note_stops() -> None:  # as each entry stops, for a progress display
         race.stops.update({name: why for name, why in verdicts.stops().items() if why})

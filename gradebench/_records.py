@@ -10,6 +10,7 @@ records again, so nothing about a run is written down twice.
 from __future__ import annotations
 
 import dataclasses
+import enum
 import json
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -18,6 +19,7 @@ from typing import Any
 import polars as pl
 
 from ._codec import Columns, dumps, pack, unpack
+from ._vocab import CostSource, Role, SchemaUse, VerdictPath
 
 __all__ = ["CALLS_SCHEMA", "FAILED_REASON", "RUNS_SCHEMA", "Call", "Run", "Verdict"]
 
@@ -30,6 +32,18 @@ def _total(values: Iterable[Any]) -> Any:
             return None
         total += v
     return total
+
+
+def _as_member(record: Any, name: str, kind: type[enum.StrEnum]) -> None:
+    """A record's text field as the member of ``kind`` it names (a bad value raises, naming the field)."""
+    value = getattr(record, name)
+    if value is None or type(value) is kind:
+        return
+    try:
+        object.__setattr__(record, name, kind(value))
+    except ValueError:
+        allowed = ", ".join(m.value for m in kind)
+        raise ValueError(f"{type(record).__name__}.{name} must be one of {allowed}, got {value!r}") from None
 
 
 # -------------------------------------------------------------------------------------------------------------- call
@@ -46,7 +60,7 @@ class Call:
     """The opaque id of the run this call belongs to."""
     seq: int
     """Position of the call within its run (0, 1, ...)."""
-    role: str
+    role: Role
     """``reference``, ``candidate`` or ``judge``."""
     entry: str
     """The catalog entry called."""
@@ -69,7 +83,7 @@ class Call:
     cost: float | None = None
     """Cost of the call in the entry's currency: the provider's own figure when it reported one, else the catalog's
     price table; None when neither is known (kept on a cache hit)."""
-    cost_source: str | None = None
+    cost_source: CostSource | None = None
     """``provider`` (the endpoint reported the cost), ``price_table`` (computed from the catalog), or None."""
     price_table_cost: float | None = None
     """What the catalog's prices give for the reported tokens, beside a provider's figure (a stale price shows)."""
@@ -81,6 +95,10 @@ class Call:
     """``stop``, ``tool_calls``, ``length``, ..."""
     error: str | None = None
     """Why the call failed, or None."""
+
+    def __post_init__(self) -> None:
+        _as_member(self, "role", Role)
+        _as_member(self, "cost_source", CostSource)
 
     @property
     def request_json(self) -> str:
@@ -175,9 +193,9 @@ class Verdict:
     """The judge's reason, in its words."""
     judge_entry: str = ""
     """The catalog entry that judged."""
-    path: str | None = None
+    path: VerdictPath | None = None
     """``schema`` when the strict JSON schema was honoured, ``fallback`` when the verdict was parsed from prose."""
-    schema: str | None = None
+    schema: SchemaUse | None = None
     """What the judge's endpoint did with the JSON schema: ``honoured``, ``ignored`` (answered prose) or ``rejected``
     (answered 400, so the verdict was asked in prose)."""
     params: dict[str, Any] = field(default_factory=dict)
@@ -190,6 +208,10 @@ class Verdict:
     """The judge's model calls."""
     swap_gap: float | None = None
     """Under the label-bias check: how far the scores of the two presentation orders differ (None otherwise)."""
+
+    def __post_init__(self) -> None:
+        _as_member(self, "path", VerdictPath)
+        _as_member(self, "schema", SchemaUse)
 
     @property
     def score(self) -> float | None:
@@ -258,7 +280,7 @@ class Run:
     """Stable id of the input."""
     run_id: str
     """Opaque id of this run (it does not spell the entry)."""
-    role: str
+    role: Role
     """``reference`` or ``candidate``."""
     entry: str
     """Catalog entry the run was pinned to."""
@@ -296,6 +318,9 @@ class Run:
     """Tool calls the run made with other arguments than the reference."""
     tool_diff: str | None = None
     """The tool-trace difference in one line (empty when the traces agree)."""
+
+    def __post_init__(self) -> None:
+        _as_member(self, "role", Role)
 
     @property
     def n_calls(self) -> int:
@@ -340,17 +365,23 @@ class Run:
         return _total(c.price_table_cost for c in self._answered)
 
     @property
-    def cost_source(self) -> str | None:
+    def cost_source(self) -> CostSource | None:
         """``provider``, ``price_table``, ``mixed`` (some of each), or None when a call's cost is unknown."""
         sources = {c.cost_source for c in self._answered}
         if None in sources or not sources:
             return None
-        return sources.pop() if len(sources) == 1 else "mixed"
+        return sources.pop() if len(sources) == 1 else CostSource.MIXED
 
     @property
     def spent_now(self) -> float | None:
         """What the run cost this time (cache hits cost nothing); None when a call's cost is unknown."""
         return _total(c.spent_now for c in self._answered)
+
+    @property
+    def spent_now_with_verdict(self) -> float | None:
+        """What the run and its verdict spent this time (what a budget counts); None when a call's cost is unknown."""
+        judge = self.verdict.calls if self.verdict is not None else []
+        return _total([self.spent_now, *(c.spent_now for c in judge)])
 
     @property
     def cached(self) -> bool:
@@ -389,9 +420,9 @@ class Run:
     def to_row(self) -> dict[str, Any]:
         """The run's row in the report's ``runs`` frame. A candidate run that failed has no verdict: it scores 0."""
         row = _RUN.row(self)
-        if self.verdict is not None and self.role != "reference":
+        if self.verdict is not None and self.role is not Role.REFERENCE:
             row.update(self.verdict.to_row())
-        elif self.role == "candidate" and not self.ok:
+        elif self.role is Role.CANDIDATE and not self.ok:
             row.update(_FAILED)
         else:
             row.update(dict.fromkeys(_VERDICT.schema))
@@ -404,7 +435,7 @@ class Run:
     ) -> Run:
         """A run taken back from its row, its calls and its judge's calls (and the judge's params, from the meta)."""
         verdict = None
-        if row["role"] == "candidate" and (row["judge_entry"] is not None or row["judge_error"] is not None):
+        if row["role"] == Role.CANDIDATE and (row["judge_entry"] is not None or row["judge_error"] is not None):
             verdict = Verdict.from_row(row, judge_calls, judge_params)
         return cls(**_RUN.values(row), **_RUN_TAIL.values(row), calls=calls, verdict=verdict)
 

@@ -18,6 +18,7 @@ from ._keys import short_hash
 from ._records import Run
 from ._report import BenchmarkReport
 from ._session import Session, mounted
+from ._vocab import Role
 
 __all__ = ["judge_noise_report", "rejudge_report"]
 
@@ -26,11 +27,10 @@ def _taken_up(report: BenchmarkReport) -> tuple[dict[str, Run], list[Run]]:
     """A report's runs taken up again: the references by input, and the candidates. None of their model calls is
     made now, so none costs anything now."""
     runs = [replace(r, calls=[replace(c, cache_hit=True) for c in r.calls]) for r in report.to_runs()]
-    return {r.input_id: r for r in runs if r.role == "reference"}, [r for r in runs if r.role == "candidate"]
+    return {r.input_id: r for r in runs if r.role is Role.REFERENCE}, [r for r in runs if r.role is Role.CANDIDATE]
 
 
 async def _judge_each(
-    report: BenchmarkReport,
     catalog: Catalog,
     runs: Sequence[Run],
     work: Callable[[Session, Run], Any],
@@ -100,7 +100,7 @@ async def judge_noise_report(
         }
 
     rows = await _judge_each(
-        report, catalog, chosen, replicas, cache=cache, concurrency=concurrency, progress=progress, desc="judge noise"
+        catalog, chosen, replicas, cache=cache, concurrency=concurrency, progress=progress, desc="judge noise"
     )
     return report.with_noise(rows, k=k)
 
@@ -129,7 +129,9 @@ async def rejudge_report(
         return await judge_run(session, run, references[run.input_id], inputs.get(run.input_id), setup, scorer)
 
     rejudged = await _judge_each(
-        report, catalog, candidates, again, cache=cache, concurrency=concurrency, progress=progress, desc="rejudge"
+        catalog, candidates, again, cache=cache, concurrency=concurrency, progress=progress, desc="rejudge"
     )
-    meta = report.meta.replace(rubric=setup.rubric, judge_entry=setup.entry.name, judge_params=dict(setup.params))
+    meta = report.meta.with_spec(rubric=setup.rubric, judge=judge or report.meta.spec.judge).replace(
+        judge_entry=setup.entry.name, judge_params=dict(setup.params)
+    )
     return BenchmarkReport([*references.values(), *rejudged], meta)

@@ -60,7 +60,7 @@ class BenchmarkReport:
 
     def __repr__(self) -> str:
         return (
-            f"BenchmarkReport(job={self.meta.job!r}, grade={self.meta.grade!r}, runs={len(self._records)}, "
+            f"BenchmarkReport(job={self.meta.job!r}, grade={self.meta.spec.grade!r}, runs={len(self._records)}, "
             f"entries={self.models.height})"
         )
 
@@ -129,9 +129,7 @@ class BenchmarkReport:
 
     def with_margin(self, margin: float) -> BenchmarkReport:
         """The same runs, with the verdicts tested at another non-inferiority margin (points of 10)."""
-        if not margin >= 0:
-            raise ValueError(f"margin must be >= 0 (points of 10), got {margin!r}")
-        return BenchmarkReport(self._records, self.meta.replace(margin=float(margin)), self.noise)
+        return BenchmarkReport(self._records, self.meta.with_spec(margin=margin), self.noise)
 
     def with_noise(self, rows: Iterable[Mapping[str, Any]], *, k: int) -> BenchmarkReport:
         """This report with the judge-noise floor measured: rows of ``run_id, entry, input_id, score, replicas``."""
@@ -158,7 +156,7 @@ class BenchmarkReport:
             models,
             job=self.meta.job or "?",
             reference_entry=self.meta.reference_entry,
-            margin=self.meta.margin,
+            margin=self.meta.spec.margin,
             currency=currency[0] if currency.len() else "",
         )
 

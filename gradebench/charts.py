@@ -112,7 +112,7 @@ def _title(report: BenchmarkReport, what: str, *notes: str) -> alt.TitleParams:
     lines = [head, *([marker] if marker else []), *[n for n in notes if n]]
     if absent:
         lines.append("not judged: " + ", ".join(absent))
-    return alt.TitleParams(f"{what} — {m.job or '?'} · grade {m.grade or '?'}", subtitle=lines, anchor="start")
+    return alt.TitleParams(f"{what} — {m.job or '?'} · grade {m.spec.grade or '?'}", subtitle=lines, anchor="start")
 
 
 def _no_runs(report: BenchmarkReport, what: str, text: str = "no runs: the report has no candidate runs") -> alt.Chart:
@@ -305,7 +305,7 @@ def _bands(report: BenchmarkReport, rows: list[dict[str, Any]]) -> list[dict[str
     reference = next((r for r in rows if r["is_reference"] and r["score_mean"] is not None), None)
     if reference is None:
         return []
-    mean, margin = reference["score_mean"], report.meta.margin
+    mean, margin = reference["score_mean"], report.meta.spec.margin
     bands = [{"lo": max(0.0, mean - margin), "hi": mean, "colour": "#2ca02c", "opacity": 0.08, "band": "margin"}]
     floors = [r["floor_std"] for r in rows if r.get("floor_std") is not None]
     if floors:

@@ -131,6 +131,11 @@ class FieldEquals:
         """Label in reports."""
         return f"field_equals({self.path})"
 
+    @property
+    def spec(self) -> str:
+        """What `from_spec` takes to make this scorer again."""
+        return f"field_equals:{self.path}"
+
     def __call__(self, output: Any, reference_output: Any) -> float | None:
         expected = _get(reference_output, self.path)
         if expected is _MISSING:
@@ -155,6 +160,11 @@ class NumericClose:
         """Label in reports."""
         return f"numeric_close({self.path}, rel={self.rel:g}, abs={self.abs:g})"
 
+    @property
+    def spec(self) -> str | None:
+        """What `from_spec` takes to make this scorer again (None when its tolerances are not the spec's)."""
+        return f"numeric_close:{self.path}" if (self.rel, self.abs) == (0.01, 0.0) else None
+
     def __call__(self, output: Any, reference_output: Any) -> float | None:
         expected = _get(reference_output, self.path)
         if not _is_number(expected):
@@ -176,6 +186,11 @@ class SetF1:
     def name(self) -> str:
         """Label in reports."""
         return f"set_f1({self.path})"
+
+    @property
+    def spec(self) -> str:
+        """What `from_spec` takes to make this scorer again."""
+        return f"set_f1:{self.path}"
 
     def __call__(self, output: Any, reference_output: Any) -> float | None:
         expected = _as_set(_get(reference_output, self.path))
@@ -223,6 +238,13 @@ class ChoiceLetter:
     def name(self) -> str:
         """Label in reports."""
         return f"choice_letter({self.path})" if self.path else "choice_letter"
+
+    @property
+    def spec(self) -> str | None:
+        """What `from_spec` takes to make this scorer again (None for letters other than the default)."""
+        if self.letters != DEFAULT_LETTERS:
+            return None
+        return f"choice_letter:{self.path}" if self.path else "choice_letter"
 
     def __call__(self, output: Any, reference_output: Any) -> float | None:
         expected = self._letter(reference_output)

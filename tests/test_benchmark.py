@@ -112,7 +112,7 @@ async def test_rejudge_calls_only_the_judge() -> None:
     report = await bench.rejudge(rubric="A stricter rubric.")
     new = endpoint.requests[before:]
     assert len(new) == 8 and {r.headers["x-gradebench-role"] for r in new} == {"judge"}
-    assert report.meta.rubric == "A stricter rubric."
+    assert report.meta.spec.rubric == "A stricter rubric."
     assert all("A stricter rubric." in json.loads(r.content)["messages"][1]["content"] for r in new)
     again = len(endpoint.requests)
     await bench.rejudge(rubric="A stricter rubric.")

@@ -93,7 +93,8 @@ def test_the_example_run_config_is_valid() -> None:
 
     example = DATA.parent.parent.parent / "data" / "run.example.toml"
     cfg = load_config(example)
-    assert cfg.job == "selecting-agent" and len(read_inputs(cfg.inputs, example.parent, cfg.limit)) == 5
+    options = cfg.options
+    assert cfg.spec.job == "selecting-agent" and len(read_inputs(options.inputs, example.parent, options.limit)) == 5
 
 
 @pytest.mark.parametrize(

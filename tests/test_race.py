@@ -46,7 +46,7 @@ async def test_repeats_differ_and_a_rerun_is_served_from_the_cache() -> None:
     assert again.runs["cached"].all() and again.runs["spent_now"].sum() == 0
     assert again.runs["cost"].sum() == pytest.approx(first.runs["cost"].sum())  # cost of the run is kept
 
-    bench.salt = "fresh"
+    bench.set_spec(salt="fresh")
     await bench.run()
     assert len(fleet.requests) > before
     new_outputs = bench.report().runs.filter(role="candidate")["output"].to_list()

@@ -12,7 +12,7 @@ import pytest
 
 import gradebench as gb
 from gradebench._budget import HEADROOM
-from gradebench._estimate import CHARS_PER_TOKEN, JUDGE_OUTPUT_TOKENS
+from gradebench._costs import CHARS_PER_TOKEN, JUDGE_OUTPUT_TOKENS
 from gradebench.testing import ScriptedEndpoint, completion
 
 from .conftest import Scripted
@@ -171,7 +171,7 @@ async def test_the_budget_is_never_exceeded(tmp_path, trouble: str) -> None:
     runs = report.runs.filter(role="candidate")
     dearest = (runs["spent_now"].fill_null(0) + runs["judge_cost"].fill_null(0)).max()
     assert spent(report) > limit - HEADROOM * dearest  # a run reserves HEADROOM x its cost (estimated exactly here)
-    assert report.meta.stopped == "budget" and report.meta.budget == limit
+    assert report.meta.stopped == "budget" and report.meta.spec.budget == limit
     assert 0 < runs.height < 5 * 3 * 4
     assert set(runs["entry"]) == {"acme/pick", "acme/twin", "acme/third"}  # runs made in plan order, input by input
     if trouble != "none":
@@ -215,7 +215,7 @@ async def test_settled_entries_stop_and_unsettled_ones_race_on(tmp_path) -> None
     assert models["acme/edge"]["runs"] == 60  # raced on to max_runs
     assert models["acme/bad"]["stopped"].startswith("settled: worse after")
     assert models["acme/edge"]["stopped"] == "max_runs: 60 runs made"
-    assert report.meta.design == "auto" and len(report.meta.units) == models["acme/pick"]["runs"]
+    assert report.meta.spec.design == "auto" and len(report.meta.units) == models["acme/pick"]["runs"]
     first = [u[0] for u in report.meta.units[:20]]
     assert sorted(first) == sorted(f"q{i}" for i in range(20))  # every input once before any repeat
     assert "raced to a verdict" in report.table() and "settled: worse after" in report.table()

@@ -100,7 +100,7 @@ async def test_the_swap_check_judges_both_orders_blind() -> None:
     runs = bench.report().runs.filter(role="candidate")
     assert runs["swap_gap"].null_count() == 0 and runs["judge_attempts"].min() == 2
     assert bench.report().models["swap_gap_mean"].null_count() == 0
-    assert bench.report().meta.judge_swap is True
+    assert bench.report().meta.spec.judge_swap is True
 
 
 async def test_margin_transcripts_and_judge_prompts_from_the_report() -> None:
@@ -109,7 +109,7 @@ async def test_margin_transcripts_and_judge_prompts_from_the_report() -> None:
     await bench.run()
     report = bench.report()
     wide, strict = report.with_margin(3.0), report.with_margin(0.1)
-    assert wide.meta.margin == 3.0 and report.meta.margin == 1.0  # a new report; the old one is unchanged
+    assert wide.meta.spec.margin == 3.0 and report.meta.spec.margin == 1.0  # a new report; the old one is unchanged
     order = {"worse": 0, "inconclusive": 1, "as good": 2}
     for entry in ("sim/chatty", "sim/swift"):
         verdicts = [r.models.filter(entry=entry)["verdict"][0] for r in (strict, report, wide)]

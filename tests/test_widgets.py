@@ -270,7 +270,7 @@ async def test_rejudge_calls_only_the_judge_and_refreshes_the_tabs() -> None:
     await finished(panel)
     new = fleet.requests[before:]
     assert new and {r.headers["x-gradebench-role"] for r in new} == {"judge"}
-    assert panel.report is not first and panel.report.meta.rubric == panel.rubric.value
+    assert panel.report is not first and panel.report.meta.spec.rubric == panel.rubric.value
     assert "Refund only after &lt;both&gt; the lookup" in panel.runs_table.value
     assert "rejudged 8 runs" in panel.status.value
     assert rows(panel.runs_table.value) == first.runs.height
@@ -302,7 +302,7 @@ async def test_a_scorer_from_the_dropdown_scores_the_runs() -> None:
     panel.scorer.value = "field_equals"
     panel.scorer_path.value = "decision"
     report = await panel.start()
-    assert report.meta.scorer == "field_equals(decision)"
+    assert report.meta.spec.scorer == "field_equals:decision"
     assert report.runs.filter(role="candidate")["scorer"].null_count() == 0
 
 
@@ -688,7 +688,7 @@ async def test_an_estimate_that_cannot_be_made_says_why_in_place() -> None:
         panel.budget.value = bad
         assert "budget must be a number > 0" in plain(panel.budget_note.value), bad
     panel.budget.value = " 2.5 "
-    assert plain(panel.budget_note.value) == "USD" and panel.build_benchmark().budget == 2.5
+    assert plain(panel.budget_note.value) == "USD" and panel.build_benchmark().spec.budget == 2.5
     panel.candidates.value = ()
     await estimated(panel)
     assert "cannot estimate: ValueError: no candidate selected" in plain(panel.estimate_line.value)
@@ -716,7 +716,7 @@ async def test_a_change_cancels_a_stale_estimate_and_run_cancels_one_under_way(m
     panel.salt.value = "later"  # a change while the race runs: looked at once it ends
     assert panel.estimator.task is second and plain(panel.estimate_line.value).endswith("race to end")
     report = await panel.start()
-    assert report is not None and report.runs.height == 2 + 2 * 2 and report.meta.salt == ""
+    assert report is not None and report.runs.height == 2 + 2 * 2 and report.meta.spec.salt == ""
     await estimated(panel)
     assert "an estimate runs 2 reference runs" in plain(panel.estimate_line.value)  # the salt as it is now
     panel.salt.value = ""
@@ -728,7 +728,7 @@ async def test_a_budget_stops_the_race_and_every_view_says_so() -> None:
     panel = standard_panel(gb.sim.catalog(latency_scale=0), runs=2, first=3)
     panel.budget.value = "0.05"
     report = await panel.start()
-    assert report is not None and report.meta.stopped == "budget" and report.meta.budget == 0.05
+    assert report is not None and report.meta.stopped == "budget" and report.meta.spec.budget == 0.05
     spent = report.runs["spent_now"].sum() + sum(
         c.spent_now for r in report.to_runs() if r.verdict is not None for c in r.verdict.calls
     )
@@ -764,13 +764,13 @@ async def test_racing_to_a_verdict_shows_each_entry_stop_as_it_happens(monkeypat
 
     seen: list[str] = []
     panel.run_button.click()
-    assert panel.bench.runs == "auto" and panel.bench.max_runs == 32
+    assert panel.bench.spec.runs == "auto" and panel.bench.spec.max_runs == 32
     panel.bench.subscribe(lambda _: seen.append(panel.progress_table.value))
     await asyncio.sleep(0)  # the task's first step says what it races
     assert "racing 3 candidates to a verdict on 8 inputs, at most 32 runs an entry" in plain(panel.status.value)
     await finished(panel)
     report = panel.report
-    assert report is not None and report.meta.design == "auto" and panel.error is None
+    assert report is not None and report.meta.spec.design == "auto" and panel.error is None
     stops = dict(report.models.select("entry", "stopped").rows())
     early = [e for e, why in stops.items() if why and why.startswith("settled:")]
     assert early, stops

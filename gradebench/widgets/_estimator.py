@@ -17,6 +17,7 @@ import ipywidgets as w
 
 from .. import _present
 from .._estimate import Estimate
+from .._vocab import Design
 from ._form import Form
 from ._html import CSS, esc
 
@@ -124,7 +125,7 @@ class Estimator:
             if not spend:
                 missing = await bench.uncached_references()
                 if missing:
-                    entry = self.form.catalog.pick(bench.grade).name
+                    entry = bench.lineup.reference.name
                     self._say(_present.references_first(missing, len(bench.inputs), entry))
                     self.button.disabled = False
                     return None
@@ -135,7 +136,7 @@ class Estimator:
             self.button.disabled = False
             return None
         self.result = made
-        self._say(_present.estimate(made, to_verdict=bench.runs == "auto", budget=bench.budget))
+        self._say(_present.estimate(made, to_verdict=bench.spec.design is Design.AUTO, budget=bench.spec.budget))
         self.button.disabled = False
         return made
 

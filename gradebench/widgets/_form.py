@@ -18,6 +18,9 @@ from .._benchmark import Benchmark
 from .._cache import CallCache
 from .._catalog import Catalog, Entry
 from .._job import JobSpec
+from .._plan import resolve_scorer
+from .._spec import DEFAULT_RUNS, JOB_SCORER, MAX_RUNS_PER_INPUT, NO_SCORER, RaceSpec
+from .._vocab import Design
 from ..jobs import EXAMPLE_INPUTS, EXAMPLE_JOBS, load_inputs
 from ._html import CSS, esc
 
@@ -27,9 +30,6 @@ PATH_KINDS = tuple(spec.split(":")[0] for spec in scorers.SPECS if spec.endswith
 """Scorer kinds that read a dotted path (typed in the box beside the dropdown), from the one registry."""
 OPTIONAL_PATH = tuple(spec.split("[")[0] for spec in scorers.SPECS if spec.endswith("[:PATH]"))
 """Scorer kinds whose path may be left blank."""
-MAX_RUNS_PER_INPUT = 4
-"""A race to a verdict gives an entry at most this many runs per input selected, until ``max runs`` is edited (the
-default of `Benchmark`'s ``max_runs``)."""
 
 
 def _px(width: str) -> w.Layout:
@@ -74,7 +74,7 @@ class Form:
         )
         self.candidates = w.SelectMultiple(description="candidates", rows=6, layout=_px("100%"))
         self.candidates_note = w.HTML()
-        self.runs = w.BoundedIntText(value=3, min=1, max=1000, description="runs/entry", layout=_px("160px"))
+        self.runs = w.BoundedIntText(value=DEFAULT_RUNS, min=1, max=1000, description="runs/entry", layout=_px("160px"))
         self.to_verdict = w.Checkbox(
             value=False,
             description="race to a verdict",
@@ -175,13 +175,15 @@ class Form:
             self.grade.value = spec.grade
         self.rubric.value = spec.rubric
         own = (
-            [(f"the job's own: {getattr(spec.scorer, 'name', spec.scorer)}", "job")] if spec.scorer is not None else []
+            [(f"the job's own: {getattr(spec.scorer, 'name', spec.scorer)}", JOB_SCORER)]
+            if spec.scorer is not None
+            else []
         )
         paths = [(f"{kind}(path)", kind) for kind in PATH_KINDS]
         optional = [(kind, kind) for kind in OPTIONAL_PATH]
         with self.scorer.hold_sync():  # the options and the value reach the browser in one message
-            self.scorer.options = [("none", "none"), *own, *paths, *optional]
-            self.scorer.value = "job" if own else "none"
+            self.scorer.options = [("none", NO_SCORER), *own, *paths, *optional]
+            self.scorer.value = JOB_SCORER if own else NO_SCORER
         self._scorer_changed()
         self._inputs_changed()
 
@@ -273,33 +275,43 @@ class Form:
         """The selected entries that can be called."""
         return [n for n in self.candidates.value if self.catalog[n].callable_reason() is None]
 
-    def selected_scorer(self) -> Any:
-        """The scorer the controls name (None for none), built by `scorers.from_spec`; a bad path raises ValueError."""
+    def selected_scorer_spec(self) -> str:
+        """The scorer the controls name, as a spec (``none``, ``job``, ``field_equals:decision``, ...)."""
         kind, path = self.scorer.value, self.scorer_path.value.strip()
-        if kind in ("none", "job"):
-            return self.specs[self.job.value].scorer if kind == "job" else None
-        return scorers.from_spec(f"{kind}:{path}" if path or kind in PATH_KINDS else kind)
+        if kind in (NO_SCORER, JOB_SCORER):
+            return kind
+        return f"{kind}:{path}" if path or kind in PATH_KINDS else kind
 
-    def build_benchmark(self) -> Benchmark:
-        """The `Benchmark` the controls describe (what Run races); a setting that cannot work raises, saying why."""
+    def selected_scorer(self) -> Any:
+        """The scorer the controls name (None for none); a bad path raises ValueError."""
+        return resolve_scorer(self.selected_scorer_spec(), self.specs[self.job.value])
+
+    def spec(self) -> RaceSpec:
+        """The race the controls describe; a setting that cannot work raises, saying why."""
         chosen = self.selected_candidates()
         if not chosen:
             raise ValueError("no candidate selected: pick at least one callable entry")
-        values, scorer, budget = self.selected_inputs(), self.selected_scorer(), self.selected_budget()
         reference = self.catalog.picks.get(self.grade.value)
         if self.to_verdict.value and reference is not None and reference not in chosen:
             raise ValueError(
                 f"a race to a verdict pairs each run with a run of the reference entry {reference}: select it too"
             )
-        bench = Benchmark(
-            self.factories[self.job.value],
-            runs="auto" if self.to_verdict.value else self.runs.value,
-            max_runs=self.max_runs.value if self.to_verdict.value else None,
-            budget=budget,
-            catalog=self.catalog,
+        self.selected_scorer()  # a bad scorer path is this form's to say
+        return RaceSpec(
             grade=self.grade.value,
+            candidates=tuple(chosen),
+            runs=Design.AUTO.value if self.to_verdict.value else self.runs.value,
+            max_runs=self.max_runs.value if self.to_verdict.value else None,
+            budget=self.selected_budget(),
+            rubric=self.rubric.value,
+            scorer=self.selected_scorer_spec(),
             salt=self.salt.value,
-            cache=self.cache,
-            progress=False,
         )
-        return bench.set_inputs(values).set_candidates(chosen).set_rubric(self.rubric.value).set_scorer(scorer)
+
+    def build_benchmark(self) -> Benchmark:
+        """The `Benchmark` the controls describe (what Run races); a setting that cannot work raises, saying why."""
+        spec, values = self.spec(), self.selected_inputs()
+        bench = Benchmark(
+            self.factories[self.job.value], catalog=self.catalog, spec=spec, cache=self.cache, progress=False
+        )
+        return bench.set_inputs(values)

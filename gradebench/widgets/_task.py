@@ -20,6 +20,7 @@ from .. import _present
 from .._benchmark import Benchmark
 from .._rejudge import rejudge_report
 from .._report import REPORT_FILES, BenchmarkReport
+from .._vocab import Design
 from ._estimator import Estimator
 from ._form import Form
 from ._html import CSS, esc, marker
@@ -82,9 +83,9 @@ class Task:
         def prepare() -> Coroutine[Any, Any, Any]:
             self.bench = bench = self.form.build_benchmark()
             inputs = len(self.form.selected_inputs())
-            reference = self.form.catalog.picks.get(bench.grade, "-")
+            reference = bench.lineup.reference.name
             candidates = self.form.selected_candidates()
-            open_ended = bench.runs == "auto"
+            open_ended = bench.spec.design is Design.AUTO
             self.progress.reset(
                 reference, candidates, bench.most_runs, inputs, open_ended=open_ended, stops=lambda: bench.stops
             )
@@ -152,8 +153,8 @@ class Task:
     async def _race(self, bench: Benchmark, candidates: int, inputs: int) -> BenchmarkReport | None:
         started, unsubscribe = time.perf_counter(), bench.subscribe(self.progress.on_event)
         plural = _present.plural
-        if isinstance(bench.runs, int):
-            runs = plural(bench.runs, "run")
+        if bench.spec.design is Design.FIXED:
+            runs = plural(int(bench.spec.runs), "run")
             self.say(f"racing {plural(candidates, 'candidate')} × {runs} × {plural(inputs, 'input')}…")
         else:
             self.say(

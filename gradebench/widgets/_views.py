@@ -143,7 +143,7 @@ class Views:
         report = self.report
         assert report is not None
         m: ReportMeta = report.meta
-        facts = f"salt {m.salt!r} · scorer {m.scorer or 'none'}"
+        facts = f"salt {m.spec.salt!r} · scorer {m.spec.scorer or 'none'}"
         return f"{CSS}<p><b>{esc(_present.header(report))}</b> · {esc(facts)}</p>{marker(_present.stopped(report))}"
 
     def _not_judged(self) -> str:
@@ -162,7 +162,7 @@ class Views:
         if self.report is None:
             return
         runs = self.report.runs.sort(self.runs_sort.value, descending=not up, nulls_last=True, maintain_order=True)
-        rubric = pre(self.report.meta.rubric or "(none)")
+        rubric = pre(self.report.meta.spec.rubric or "(none)")
         caption = f"<details><summary>judged under this rubric</summary>{rubric}</details>"
         table = html_table(runs, RUN_COLUMNS, cut=RUN_CUT)
         self.runs_table.value = self._head() + caption + scroll(table)

@@ -1,0 +1,256 @@
+"""A race ready to run: a spec held against a catalog, with its job, scorer, inputs and cache (`RacePlan`), and how a
+spec's references to a job, a scorer and a catalog are found again (`resolve_job`, `resolve_scorer`, `load_catalog`).
+
+The race (`gradebench._race`), the estimate (`gradebench._estimate`) and the report's meta all read one plan: who
+races, the run keys, one run of the job, the reference runs and what the judge shares.
+"""
+
+from __future__ import annotations
+
+import importlib
+import sys
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import httpx2
+
+from . import scorers
+from ._budget import Budget, one_currency
+from ._cache import CallCache
+from ._catalog import Catalog, Entry
+from ._fanout import fan_out, lane_width
+from ._inputs import RaceInput
+from ._job import JobSpec
+from ._judge import JudgeSetup, Scorer
+from ._keys import RunKey, benchmark_id
+from ._meta import ReportMeta
+from ._records import Run
+from ._session import Session
+from ._spec import JOB_SCORER, NO_SCORER, Lineup, RaceSpec
+from ._version import __version__
+from ._vocab import Role
+
+__all__ = [
+    "RacePlan",
+    "RunErrors",
+    "catalog_reference",
+    "job_reference",
+    "load_catalog",
+    "resolve_job",
+    "resolve_scorer",
+    "scorer_reference",
+]
+
+SIM_CATALOG = "sim"
+"""``catalog`` naming the simulated fleet."""
+
+RunErrors = dict[str, BaseException]
+"""The exception each failed run raised, by run id (a failed reference run's is raised again)."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class RacePlan:
+    """One race ready to run: the spec (its grade, rubric and scorer filled in), who races, the job, the inputs."""
+
+    spec: RaceSpec
+    """The race as asked for."""
+    catalog: Catalog
+    """Where the entries come from."""
+    lineup: Lineup
+    """The spec against the catalog: reference, judge, candidates, skipped."""
+    job: JobSpec
+    """The job, built fresh for every run."""
+    scorer: Scorer | None
+    """The scorer in code, or None."""
+    inputs: tuple[RaceInput, ...]
+    """The inputs, in order."""
+    cache: CallCache
+    """Where every answer is kept."""
+    transports: Mapping[str, httpx2.AsyncBaseTransport]
+    """The in-process endpoints by origin (the simulated fleet, scripted ones)."""
+    progress: bool = True
+    """Show a progress bar."""
+
+    @property
+    def benchmark_id(self) -> str:
+        return benchmark_id(self.job.name, str(self.spec.grade), self.spec.salt, self.lineup.reference.name)
+
+    @property
+    def concurrency(self) -> int:
+        """Requests in flight at once."""
+        return self.spec.concurrency or self.catalog.concurrency
+
+    @property
+    def most_runs(self) -> int:
+        """The most candidate runs an entry gets."""
+        return self.spec.most_runs(len(self.inputs))
+
+    def session(self, *, cache_only: bool = False) -> Session:
+        """A session for this race (``cache_only``: one that answers from the cache alone and sends nothing)."""
+        return Session(self.catalog, self.cache, self.concurrency, self.transports, cache_only=cache_only)
+
+    def currency(self) -> str:
+        """The one currency of every entry the race spends on (`one_currency`)."""
+        return one_currency([self.lineup.reference, self.lineup.judge, *self.lineup.candidates])
+
+    def judge_setup(self) -> JudgeSetup:
+        """What every verdict of the race shares."""
+        return JudgeSetup.from_meta(self.meta(), self.catalog)
+
+    def fixed_plan(self, repeats: int) -> list[tuple[Entry, RaceInput, int]]:
+        """Every candidate run of ``repeats`` runs per input and entry, in race order: input by input, every entry on
+        each, its repeats together."""
+        return [(e, x, k) for x in self.inputs for e in self.lineup.candidates for k in range(repeats)]
+
+    async def one_run(
+        self, session: Session, entry: Entry, item: RaceInput, role: Role, repeat: int, errors: RunErrors
+    ) -> Run:
+        """One run of the job on ``entry`` (its exception, when it fails, kept in ``errors`` by run id)."""
+        key = RunKey(
+            benchmark_id=self.benchmark_id,
+            user_salt=self.spec.salt,
+            input_id=item.id,
+            role=role,
+            entry=entry.name,
+            repeat=repeat,
+        )
+        run, error = await self.job.run_once(session, entry, key, item.value)
+        if error is not None:
+            errors[key.run_id] = error
+        return run
+
+    async def reference_runs(
+        self, session: Session, errors: RunErrors, *, budget: Budget | None, landed: Callable[[Run], Any]
+    ) -> list[Run]:
+        """The reference run of every input, ``landed(run)`` as each lands. Under a budget the first runs alone, and
+        the rest reserve what the dearest one so far cost (no estimate exists before a reference has run); those the
+        budget does not admit are left out."""
+        entry = self.lineup.reference
+
+        async def one(item: RaceInput) -> Run | None:
+            held = budget.reservation("(reference)", 0.0) if budget is not None else 0.0
+            if budget is not None and not await budget.admit(held):
+                return None
+            run = await self.one_run(session, entry, item, Role.REFERENCE, 0, errors)
+            if budget is not None:
+                budget.settle("(reference)", held, run.spent_now)
+            landed(run)
+            return run
+
+        width = lane_width(self.concurrency, entry.max_concurrency)
+        first = await fan_out(self.inputs[:1], one, width=1) if budget is not None else []
+        rest = await fan_out(self.inputs[len(first) :], one, width=width)
+        return [r for r in [*first, *rest] if r is not None]
+
+    def meta(self) -> ReportMeta:
+        """What the race is measured under, as its report carries it."""
+        return ReportMeta(
+            spec=self.spec,
+            benchmark_id=self.benchmark_id,
+            job=self.job.name,
+            instructions=self.job.instructions,
+            reference_entry=self.lineup.reference.name,
+            judge_entry=self.lineup.judge.name,
+            judge_params=dict(self.catalog.judge_params),
+            candidates=[e.name for e in self.lineup.candidates],
+            skipped=dict(self.lineup.skipped),
+            inputs={x.id: x.value for x in self.inputs},
+            gradebench_version=__version__,
+        )
+
+
+# ------------------------------------------------------------------------------------------------------ references
+
+
+def job_reference(factory: Callable[..., Any]) -> str | None:
+    """Where a job can be imported from again (``module:attribute``), or None (a job defined inside a function)."""
+    module, name = getattr(factory, "__module__", None), getattr(factory, "__qualname__", "")
+    if not module or not name or "<" in name:
+        return None
+    return f"{module}:{name}"
+
+
+def resolve_job(reference: str, base: Path | None = None) -> Callable[..., Any]:
+    """The job a spec names: an example job's name (``order-agent``) or ``module:attribute`` (a module in ``base``,
+    e.g. a run config's folder, is found too). A reference that finds nothing raises a `ValueError` saying why."""
+    if ":" in reference:
+        module, _, attr = reference.partition(":")
+        try:
+            found: Any = importlib.import_module(module)
+            for part in attr.split("."):
+                found = getattr(found, part)
+        except ModuleNotFoundError as exc:
+            if base is None or not (base / f"{module.replace('.', '/')}.py").is_file():
+                raise ValueError(f"job {reference!r} cannot be imported: {exc}") from None
+            return _import_from(base, module, attr, reference)
+        except (ImportError, AttributeError) as exc:
+            raise ValueError(f"job {reference!r} cannot be imported: {exc}") from None
+        return found
+    examples = importlib.import_module("gradebench.jobs").EXAMPLE_JOBS  # the core never imports the examples itself
+    if reference in examples:
+        return examples[reference]
+    raise ValueError(f"job {reference!r} is neither an example job {sorted(examples)} nor module:attribute")
+
+
+def _import_from(base: Path, module: str, attr: str, reference: str) -> Callable[..., Any]:
+    sys.path.insert(0, str(base))
+    try:
+        found: Any = importlib.import_module(module)
+        for part in attr.split("."):
+            found = getattr(found, part)
+        return found
+    except (ImportError, AttributeError) as exc:
+        raise ValueError(f"job {reference!r} cannot be imported from {base}: {exc}") from None
+    finally:
+        sys.path.remove(str(base))
+
+
+def scorer_reference(scorer: Scorer | None, job: JobSpec) -> str:
+    """What a spec records of a scorer: ``job`` for the job's own, its spec when it was made from one, else its name
+    (``none`` for no scorer)."""
+    if scorer is None:
+        return NO_SCORER
+    if scorer is job.scorer:
+        return JOB_SCORER
+    made = getattr(scorer, "spec", None)
+    if isinstance(made, str):
+        return made
+    return str(getattr(scorer, "name", None) or getattr(scorer, "__name__", None) or type(scorer).__name__)
+
+
+def resolve_scorer(reference: str | None, job: JobSpec) -> Scorer | None:
+    """The scorer a spec names: None (the job's own, when it has one), ``none``, ``job`` (the job's own: a job
+    without one raises) or a spec of `gradebench.scorers.from_spec`. A name of a scorer given as code raises: pass
+    the scorer itself."""
+    if reference is None:
+        return job.scorer
+    if reference == NO_SCORER:
+        return None
+    if reference == JOB_SCORER:
+        if job.scorer is None:
+            raise ValueError(f"scorer = 'job' but the job {job.name!r} has no scorer of its own")
+        return job.scorer
+    kinds = {spec.split(":")[0].split("[")[0] for spec in scorers.SPECS}
+    if reference.strip().partition(":")[0] not in kinds:
+        raise ValueError(
+            f"scorer {reference!r} is not one of {', '.join(scorers.SPECS)}, {JOB_SCORER} or {NO_SCORER} (a "
+            "scorer given as code is passed as itself, e.g. set_scorer(...))"
+        )
+    return scorers.from_spec(reference)
+
+
+def catalog_reference(catalog: Catalog) -> str | None:
+    """Where a catalog can be loaded from again: ``sim``, or its TOML file's absolute path (None: built in code)."""
+    if catalog.source == SIM_CATALOG:
+        return SIM_CATALOG
+    path = Path(catalog.source)
+    return str(path.resolve()) if path.suffix == ".toml" and path.is_file() else None
+
+
+def load_catalog(reference: str, base: Path | None = None) -> Catalog:
+    """The catalog a spec names: ``sim`` (the simulated fleet) or a TOML file (relative to ``base``)."""
+    if reference == SIM_CATALOG:
+        return importlib.import_module("gradebench.sim").catalog()  # the core never imports the fleet itself
+    return Catalog.load(Path(reference) if base is None else base / reference)

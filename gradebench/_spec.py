@@ -1,0 +1,200 @@
+"""One race spec: everything that defines a race, with every default and every check in one place.
+
+A `RaceSpec` is a value: the `Benchmark` keywords fill one, a run config file (``gradebench run``) parses into one, the
+panel's form edits one, a report's meta carries the one that made it (``report.meta.spec``), and rejudging reads the
+judge options from it. A new option is one field here. `RaceSpec.lineup` holds a spec against a catalog: which entries
+race, which one is the reference and which one judges.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+import pydantic
+
+from ._catalog import Catalog, Entry
+from ._codec import dumps
+from ._stats import DEFAULT_MARGIN
+from ._vocab import Design
+
+__all__ = ["DEFAULT_RUNS", "MAX_RUNS_PER_INPUT", "NO_SCORER", "JOB_SCORER", "Lineup", "RaceSpec"]
+
+DEFAULT_RUNS = 3
+"""Runs per input and entry when none is asked for."""
+MAX_RUNS_PER_INPUT = 4
+"""A race to a verdict gives an entry at most this many runs per input unless ``max_runs`` says otherwise."""
+JOB_SCORER = "job"
+"""``scorer`` naming the job's own scorer."""
+NO_SCORER = "none"
+"""``scorer`` asking for no scorer at all (None asks for the job's own, when it has one)."""
+
+
+def _positive_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 1
+
+
+def _number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
+
+
+@dataclass(frozen=True, kw_only=True)
+class RaceSpec:
+    """Everything that defines a race: the job, the grade and who races, how many runs, the verdict's margin, the
+    budget, what the judge reads and how it judges, the scorer and the salt. Checked when made."""
+
+    job: str | None = None
+    """The job: an example job's name (order-agent, selecting-agent) or module:attribute. Unset when it was given as
+    code that cannot be imported by name (then `gradebench.Benchmark.from_report` needs job=...)."""
+    catalog: str | None = None
+    """The catalog: sim for the simulated fleet, or a catalog TOML file. Unset when it was built in code (then
+    `gradebench.Benchmark.from_report` needs catalog=...)."""
+    grade: str | None = None
+    """The grade to race (its pick is the reference); unset: the grade the job declares."""
+    also: tuple[str, ...] = ()
+    """Other grades whose entries race too, against the same reference: does the job need its grade at all?"""
+    candidates: tuple[str, ...] | None = None
+    """Entry names to race; unset: every callable entry of the grade (and of also)."""
+    runs: pydantic.StrictInt | Literal["auto"] = DEFAULT_RUNS
+    """Runs per input and entry, or auto: race to a verdict."""
+    max_runs: pydantic.StrictInt | None = None
+    """With runs = auto: the most runs an entry gets; unset: 4 per input (`MAX_RUNS_PER_INPUT`)."""
+    margin: float = DEFAULT_MARGIN
+    """The non-inferiority margin of the verdicts, in points of 10."""
+    budget: float | None = None
+    """The most the race may spend now, in the catalog's currency; unset: no cap."""
+    rubric: str | None = None
+    """What a good answer does, beside the fixed rubric the judge reads; unset: the job's own."""
+    scorer: str | None = None
+    """job (the job's own), none, or a spec: field_equals:PATH, numeric_close:PATH, set_f1:PATH, choice_letter[:PATH]
+    (see `gradebench.scorers.SPECS`); a scorer given as code is recorded by its name. Unset: the job's own, when it has
+    one."""
+    judge: str | None = None
+    """The entry that judges; unset: the catalog's ceiling."""
+    judge_swap: pydantic.StrictBool = False
+    """The label-bias check: judge every run in both presentation orders."""
+    judge_reasoning: pydantic.StrictBool = False
+    """Show the judge the models' reasoning where providers returned it."""
+    salt: str = ""
+    """The user salt of the cache keys: a new salt draws fresh samples."""
+    concurrency: pydantic.StrictInt | None = None
+    """Requests in flight at once; unset: the catalog's concurrency."""
+
+    def __post_init__(self) -> None:
+        if self.runs != Design.AUTO and not _positive_int(self.runs):
+            raise ValueError(f"runs must be an integer >= 1 or 'auto', got {self.runs!r}")
+        if self.max_runs is not None and not _positive_int(self.max_runs):
+            raise ValueError(f"max_runs must be an integer >= 1, got {self.max_runs!r}")
+        if self.budget is not None and not (_number(self.budget) and self.budget > 0):
+            raise ValueError(f"budget must be a number > 0 (in the catalog's currency), got {self.budget!r}")
+        if not (_number(self.margin) and self.margin >= 0):
+            raise ValueError(f"margin must be >= 0 (points of 10), got {self.margin!r}")
+        if self.concurrency is not None and not _positive_int(self.concurrency):
+            raise ValueError(f"concurrency must be an integer >= 1, got {self.concurrency!r}")
+        for name in ("also", "candidates"):
+            value = getattr(self, name)
+            if value is None:
+                continue
+            if isinstance(value, str) or not all(isinstance(v, str) for v in value):
+                raise ValueError(f"{name} must be a list of names, got {value!r}")
+            object.__setattr__(self, name, tuple(value))  # a list given is kept as a tuple: the spec is a value
+        if self.candidates is not None and not self.candidates:
+            raise ValueError("candidates must not be empty")
+        object.__setattr__(self, "margin", float(self.margin))
+        if self.budget is not None:
+            object.__setattr__(self, "budget", float(self.budget))
+
+    @property
+    def design(self) -> Design:
+        """``fixed`` (``runs`` per input and entry) or ``auto`` (a race to a verdict)."""
+        return Design.AUTO if self.runs == Design.AUTO else Design.FIXED
+
+    def most_runs(self, inputs: int) -> int:
+        """The most candidate runs an entry gets over ``inputs`` inputs: ``runs`` × inputs, or ``max_runs`` racing to
+        a verdict (default `MAX_RUNS_PER_INPUT` per input)."""
+        if self.design is Design.AUTO:
+            return self.max_runs or MAX_RUNS_PER_INPUT * inputs
+        return int(self.runs) * inputs
+
+    def replace(self, **changes: Any) -> RaceSpec:
+        """This spec with some fields changed (checked again)."""
+        return dataclasses.replace(self, **changes)
+
+    def lineup(self, catalog: Catalog) -> Lineup:
+        """Who races under this spec on ``catalog``: the reference (the grade's pick), the judge, the candidates that
+        can be called and those that cannot, with why. A grade, entry or judge the catalog lacks raises, naming it."""
+        if self.grade is None:
+            raise ValueError("no grade: pass grade=... or declare the job's grade")
+        grades = [self.grade, *(g for g in self.also if g != self.grade)]
+        for grade in grades:
+            catalog.of_grade(grade)  # raises naming the grade
+        if self.candidates is None:
+            asked = [e for g in grades for e in catalog.of_grade(g)]
+        else:
+            asked = catalog.resolve(self.candidates)
+        return Lineup(
+            reference=catalog.pick(self.grade),
+            judge=catalog[self.judge] if self.judge else catalog.ceiling(),
+            candidates=tuple(e for e in asked if e.callable_reason() is None),
+            skipped={e.name: why for e in asked if (why := e.callable_reason()) is not None},
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        """The spec as plain JSON values (what a report's ``meta.json`` holds under ``spec``)."""
+        return json.loads(dumps(dataclasses.asdict(self)))
+
+    @classmethod
+    def from_dict(cls, raw: Mapping[str, Any], *, source: str = "spec") -> RaceSpec:
+        """A spec from plain values (a run config, ``meta.json``); an unknown or bad field raises a `ValueError` that
+        names ``source`` and the field."""
+        try:
+            return _SPEC.validate_python(dict(raw))
+        except pydantic.ValidationError as exc:
+            problem = exc.errors()[0]
+            what = str(problem["msg"]).removeprefix("Value error, ")
+            if problem["type"] in ("unexpected_keyword_argument", "extra_forbidden"):
+                what = "unknown field"
+            # a check of __post_init__ has no location; its message starts with the field's name
+            where = str(problem["loc"][0]) if problem["loc"] else what.split(" ", 1)[0]
+            raise ValueError(f"{source}: field {where!r}: {what}") from None
+
+    @classmethod
+    def describe(cls) -> dict[str, str]:
+        """Each field with the first sentence of its docstring, in order (for ``gradebench run --help``)."""
+        return {name: _first_sentence(text) for name, text in _FIELD_DOCS.items()}
+
+
+@dataclass(frozen=True, kw_only=True)
+class Lineup:
+    """A spec held against a catalog: who races."""
+
+    reference: Entry
+    """The grade's pick: the reference run's entry."""
+    judge: Entry
+    """The entry that judges."""
+    candidates: tuple[Entry, ...]
+    """The entries that race (callable ones only), in catalog order or the order asked."""
+    skipped: dict[str, str] = field(default_factory=dict)
+    """Entries asked for that cannot be called now, with why."""
+
+
+RaceSpec.__pydantic_config__ = pydantic.ConfigDict(extra="forbid", use_attribute_docstrings=True)  # type: ignore[attr-defined]
+_SPEC = pydantic.TypeAdapter(RaceSpec)
+
+
+def _field_docs() -> dict[str, str]:
+    properties = _SPEC.json_schema()["properties"]
+    return {f.name: str(properties.get(f.name, {}).get("description", "")) for f in dataclasses.fields(RaceSpec)}
+
+
+def _first_sentence(text: str) -> str:
+    flat = " ".join(text.replace("`", "").split())
+    end = flat.find(". ")
+    return flat if end < 0 else flat[: end + 1]
+
+
+_FIELD_DOCS: dict[str, str] = _field_docs()
