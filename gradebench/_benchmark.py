@@ -22,21 +22,13 @@ from ._inputs import RaceInput
 from ._job import JobSpec
 from ._judge import Scorer
 from ._meta import ReportMeta
-from ._plan import (
-    RacePlan,
-    catalog_reference,
-    job_reference,
-    load_catalog,
-    resolve_job,
-    resolve_scorer,
-    scorer_reference,
-)
+from ._plan import RacePlan, for_job, is_scorer_spec, load_catalog, resolve_job, resolve_scorer
 from ._race import RaceEvent, run_race
 from ._records import Run
 from ._rejudge import judge_noise_report, rejudge_report
 from ._report import BenchmarkReport
 from ._session import mounted, run_sync
-from ._spec import Lineup, RaceSpec
+from ._spec import NO_SCORER, Lineup, RaceSpec
 
 __all__ = ["Benchmark", "RaceEvent", "judge_noise_report", "rejudge_report"]
 
@@ -80,18 +72,13 @@ class Benchmark:
         names other grades (e.g. ``["small"]``) whose entries race too, against the same reference. ``runs="auto"``
         races to a verdict, with at most ``max_runs`` runs an entry; ``budget`` caps what the race may spend now."""
         given: dict[str, Any] = dict(runs=runs, grade=grade, margin=margin, budget=budget, max_runs=max_runs)
-        given.update(judge=judge, salt=salt, concurrency=concurrency)
-        if also is not None:
-            given["also"] = tuple(also)
+        given.update(judge=judge, salt=salt, concurrency=concurrency, also=also)
         if candidates is not None:
-            given["candidates"] = tuple(c if isinstance(c, str) else c.name for c in catalog.resolve(candidates))
-        base = spec if spec is not None else RaceSpec()
-        self.job = JobSpec(factory)
-        self.catalog = catalog
+            given["candidates"] = [e.name for e in catalog.resolve(candidates)]
+        spec = (spec or RaceSpec()).replace(**{k: v for k, v in given.items() if v is not None})
+        self.job, self.catalog, self.progress = JobSpec(factory), catalog, progress
         self.cache = cache if isinstance(cache, CallCache) else CallCache(cache)
-        self.progress = progress
         self.metadata: dict[str, Any] = {}
-        spec = base.replace(**{k: v for k, v in given.items() if v is not None})
         self.scorer: Scorer | None = None
         """The scorer in code, or None."""
         self.spec = spec
@@ -118,22 +105,22 @@ class Benchmark:
         """The benchmark that made ``report`` (its spec and inputs), ready to run again: with the same salt every call
         is a cache hit. The job and the catalog are found again from the spec (a job given as code in a script, a
         catalog built in code: pass ``job=`` or ``catalog=``); a scorer given as code is passed as ``scorer=``."""
-        spec = report.meta.spec
+        spec, meta = report.meta.spec, report.meta
         if job is None and spec.job is None:
-            raise ValueError(f"the report's job {report.meta.job!r} was given as code: pass job=... to rerun it")
+            raise ValueError(f"the report's job {meta.job!r} was given as code: pass job=... to rerun it")
         if catalog is None and spec.catalog is None:
             raise ValueError("the report's catalog was built in code: pass catalog=... to rerun it")
         keep = scorer is _KEEP
-        bench = cls(
+        if keep and not is_scorer_spec(spec.scorer):
+            raise ValueError(f"the report's scorer {spec.scorer!r} was given as code: pass scorer=... to rerun it")
+        made = cls(
             job or resolve_job(str(spec.job)),
             catalog=catalog or load_catalog(str(spec.catalog)),
-            spec=spec if keep else spec.replace(scorer=None),
+            spec=spec if keep else spec.replace(scorer=NO_SCORER),
             cache=cache,
             progress=progress,
         )
-        if not keep:
-            bench.set_scorer(scorer)
-        return bench.set_inputs(list(report.meta.inputs.values()))
+        return (made if keep else made.set_scorer(scorer)).set_inputs(list(meta.inputs.values()))
 
     def __repr__(self) -> str:
         return (
@@ -235,23 +222,13 @@ class Benchmark:
         return self
 
     def _adopt(self, spec: RaceSpec, scorer: Scorer | None) -> Lineup:
-        """Take ``spec`` (and the scorer it names) as the race: the job's grade, rubric and scorer filled in."""
-        spec = spec.replace(
-            job=spec.job or job_reference(self.job.factory),
-            catalog=spec.catalog or catalog_reference(self.catalog),
-            grade=spec.grade or self.job.grade or None,
-            rubric=self.job.rubric if spec.rubric is None else spec.rubric,
-            scorer=scorer_reference(scorer, self.job),
-        )
-        if spec.grade is None:
-            raise ValueError(f"no grade: pass grade=... or declare the job's grade (job {self.job.name!r})")
-        lineup = spec.lineup(self.catalog)
-        self.spec, self.scorer, self.lineup = spec, scorer, lineup
-        return lineup
+        """Take ``spec`` and ``scorer`` as the race (the job's grade, rubric and scorer filled in, see `for_job`)."""
+        self.spec, self.scorer = for_job(spec, self.job, self.catalog, scorer), scorer
+        self.lineup = self.spec.lineup(self.catalog)
+        return self.lineup
 
     def plan(self, *, check: bool = True) -> RacePlan:
-        """The race as set up now. ``check``: first make sure it can run (inputs set, the reference and the judge
-        callable, one currency under a budget), raising the reason."""
+        """The race as set up now (``check``: first make sure it can run, see `RacePlan.check`)."""
         made = RacePlan(
             spec=self.spec,
             catalog=self.catalog,
@@ -263,14 +240,7 @@ class Benchmark:
             transports=self._transports,
             progress=self.progress,
         )
-        if check:
-            if not self._inputs:
-                raise ValueError("no input: call set_input(...) or set_inputs([...]) first")
-            self.lineup.reference.api_key()  # fail before any call when the reference or the judge cannot be called
-            self.lineup.judge.api_key()
-            if self.spec.budget is not None:
-                made.currency()
-        return made
+        return made.check() if check else made
 
     def meta(self) -> ReportMeta:
         """What a race of this benchmark is measured under, as its report will carry it."""
@@ -342,17 +312,7 @@ class Benchmark:
 
     async def rejudge(self, rubric: str | None = None, judge: str | None = None) -> BenchmarkReport:
         """Judge the cached runs again, with another rubric or judge; no candidate is called again."""
-        plan = self.plan(check=False)
-        report = await rejudge_report(
-            self.report(),
-            self.catalog,
-            rubric=rubric,
-            judge=judge,
-            cache=self.cache,
-            scorer=self.scorer,
-            concurrency=plan.concurrency,
-            progress=self.progress,
-        )
+        report = await rejudge_report(self.report(), self.catalog, rubric=rubric, judge=judge, **self._judging())
         if rubric is not None:
             self.set_spec(rubric=rubric)
         return self._show(report, "rejudged")
@@ -368,16 +328,12 @@ class Benchmark:
         gains ``report.noise`` (per run: the scores, their spread, whether the score moved) and the floor columns of
         ``report.models`` (``floor_std``, ``floor_range``, ``floor_moved``).
         """
-        plan = self.plan(check=False)
-        report = await judge_noise_report(
-            self.report(),
-            self.catalog,
-            k=k,
-            sample=sample,
-            cache=self.cache,
-            concurrency=plan.concurrency,
-            progress=self.progress,
-        )
-        self._report = report
-        self.metadata[Benchmark.REPORT] = report
+        judging = {k_: v for k_, v in self._judging().items() if k_ != "scorer"}
+        report = await judge_noise_report(self.report(), self.catalog, k=k, sample=sample, **judging)
+        self._report = self.metadata[Benchmark.REPORT] = report
         return report
+
+    def _judging(self) -> dict[str, Any]:
+        """What judging stored runs again takes from this benchmark."""
+        concurrency = self.spec.concurrency or self.catalog.concurrency
+        return dict(cache=self.cache, scorer=self.scorer, concurrency=concurrency, progress=self.progress)

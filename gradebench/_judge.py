@@ -25,7 +25,7 @@ from ._catalog import Catalog, Entry
 from ._errors import CallError
 from ._keys import JudgeKey
 from ._meta import ReportMeta
-from ._prompt import build_judge_messages, identifying_names, transcript_events, transcript_labels
+from ._prompt import JudgePrompt, identifying_names, transcript_events, transcript_labels
 from ._records import Run, Verdict
 from ._seat import JobLimits, Reply, Seat
 from ._session import Session
@@ -341,7 +341,7 @@ def judge_messages(
     transcript events (the estimate lays out prompts of runs that have not happened)."""
     if events is None:
         events = transcript_events(run.calls, run.output, run.error, reasoning=setup.reasoning)
-    return build_judge_messages(
+    return JudgePrompt(
         instructions=setup.instructions,
         input=value,
         rubric=setup.rubric,
@@ -351,7 +351,7 @@ def judge_messages(
         facts=facts,
         labels=transcript_labels(f"{setup.benchmark_id}:{reference.input_id}:{int(candidate_first)}"),
         candidate_first=candidate_first,
-    )
+    ).messages()
 
 
 def prompt_cache_key(benchmark_id: str, input_id: str) -> str:

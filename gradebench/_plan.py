@@ -36,6 +36,8 @@ __all__ = [
     "RacePlan",
     "RunErrors",
     "catalog_reference",
+    "for_job",
+    "is_scorer_spec",
     "job_reference",
     "load_catalog",
     "resolve_job",
@@ -90,6 +92,17 @@ class RacePlan:
     def session(self, *, cache_only: bool = False) -> Session:
         """A session for this race (``cache_only``: one that answers from the cache alone and sends nothing)."""
         return Session(self.catalog, self.cache, self.concurrency, self.transports, cache_only=cache_only)
+
+    def check(self) -> RacePlan:
+        """This plan, once it can run: inputs set, the reference and the judge callable, one currency under a budget
+        (else the reason is raised, before any call)."""
+        if not self.inputs:
+            raise ValueError("no input: call set_input(...) or set_inputs([...]) first")
+        self.lineup.reference.api_key()
+        self.lineup.judge.api_key()
+        if self.spec.budget is not None:
+            self.currency()
+        return self
 
     def currency(self) -> str:
         """The one currency of every entry the race spends on (`one_currency`)."""
@@ -159,6 +172,21 @@ class RacePlan:
             inputs={x.id: x.value for x in self.inputs},
             gradebench_version=__version__,
         )
+
+
+def for_job(spec: RaceSpec, job: JobSpec, catalog: Catalog, scorer: Scorer | None) -> RaceSpec:
+    """``spec`` as a race of ``job`` on ``catalog`` scored by ``scorer``: where the job and the catalog come from, the
+    job's grade and rubric where the spec leaves them unset, and the scorer as a reference."""
+    spec = spec.replace(
+        job=spec.job or job_reference(job.factory),
+        catalog=spec.catalog or catalog_reference(catalog),
+        grade=spec.grade or job.grade or None,
+        rubric=job.rubric if spec.rubric is None else spec.rubric,
+        scorer=scorer_reference(scorer, job),
+    )
+    if spec.grade is None:
+        raise ValueError(f"no grade: pass grade=... or declare the job's grade (job {job.name!r})")
+    return spec
 
 
 # ------------------------------------------------------------------------------------------------------ references
@@ -232,13 +260,18 @@ def resolve_scorer(reference: str | None, job: JobSpec) -> Scorer | None:
         if job.scorer is None:
             raise ValueError(f"scorer = 'job' but the job {job.name!r} has no scorer of its own")
         return job.scorer
-    kinds = {spec.split(":")[0].split("[")[0] for spec in scorers.SPECS}
-    if reference.strip().partition(":")[0] not in kinds:
+    if not is_scorer_spec(reference):
         raise ValueError(
             f"scorer {reference!r} is not one of {', '.join(scorers.SPECS)}, {JOB_SCORER} or {NO_SCORER} (a "
             "scorer given as code is passed as itself, e.g. set_scorer(...))"
         )
     return scorers.from_spec(reference)
+
+
+def is_scorer_spec(reference: str | None) -> bool:
+    """Whether `resolve_scorer` can make a scorer from ``reference`` (a scorer given as code is recorded by name)."""
+    kinds = {spec.split(":")[0].split("[")[0] for spec in scorers.SPECS}
+    return reference in (None, JOB_SCORER, NO_SCORER) or str(reference).strip().partition(":")[0] in kinds
 
 
 def catalog_reference(catalog: Catalog) -> str | None:

@@ -23,8 +23,12 @@ from typing import Final, Literal
 import numpy as np
 import polars as pl
 
+from ._vocab import Role
+
 __all__ = [
     "AS_GOOD",
+    "BOOTSTRAP",
+    "Bootstrap",
     "DEFAULT_MARGIN",
     "INCONCLUSIVE",
     "RATIOS_SCHEMA",
@@ -83,6 +87,28 @@ RATIOS_SCHEMA: dict[str, pl.DataType] = {
     "cost_per_point_ratio": _F,
 }
 """One row per entry of the models frame: cost and latency relative to the reference entry."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class Bootstrap:
+    """How an interval is drawn: its confidence level, the resamples and the seed (the same seed, the same bounds)."""
+
+    level: float = 0.95
+    """Confidence level (two-sided for an interval, of each one-sided bound for a test)."""
+    resamples: int = 2000
+    """Bootstrap resamples."""
+    seed: int = 0
+    """Seed of ``numpy.random.default_rng``."""
+
+    def check(self, lowest: float = 0.0) -> None:
+        if not lowest < self.level < 1.0:
+            raise ValueError(f"level must be in ({lowest:g}, 1), got {self.level}")
+        if self.resamples < 1:
+            raise ValueError(f"resamples must be >= 1, got {self.resamples}")
+
+
+BOOTSTRAP = Bootstrap()
+"""The bootstrap every report draws with."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -155,20 +181,13 @@ class Recommendation:
     """Paired runs behind the verdict (None for the fallback)."""
 
 
-def _check(level: float, resamples: int, lowest: float = 0.0) -> None:
-    if not lowest < level < 1.0:
-        raise ValueError(f"level must be in ({lowest:g}, 1), got {level}")
-    if resamples < 1:
-        raise ValueError(f"resamples must be >= 1, got {resamples}")
-
-
 def _scores(runs: pl.DataFrame, entry: str, failed_score: float) -> tuple[dict[str, np.ndarray], int]:
     """Per input id (sorted), the entry's usable candidate-run scores (by repeat); and how many runs were dropped."""
     missing = [c for c in ("input_id", "role", "entry", "repeat", "ok", "score") if c not in runs.columns]
     if missing:
         raise ValueError(f"runs frame lacks columns {missing}")
     value = pl.when(pl.col("ok").fill_null(True)).then(pl.col("score").cast(pl.Float64)).otherwise(float(failed_score))
-    part = runs.filter((pl.col("role") == "candidate") & (pl.col("entry") == entry)).select(
+    part = runs.filter((pl.col("role") == Role.CANDIDATE) & (pl.col("entry") == entry)).select(
         "input_id", "repeat", value.alias("value")
     )
     usable = part.filter(pl.col("value").is_not_null()).sort("input_id", "repeat")
@@ -207,17 +226,16 @@ def paired_bootstrap(
     runs: pl.DataFrame,
     entry: str,
     *,
-    level: float = 0.95,
-    resamples: int = 2000,
-    seed: int = 0,
+    bootstrap: Bootstrap = BOOTSTRAP,
     failed_score: float = 0.0,
 ) -> Interval:
-    """Mean score of ``entry``'s candidate runs with a two-sided nested percentile bootstrap interval at ``level``.
+    """Mean score of ``entry``'s candidate runs with a two-sided nested percentile bootstrap interval (``bootstrap``).
 
     Inputs are resampled with replacement, and within each drawn input its runs (nested); the interval is widened if
     needed to hold the mean. ``lo``/``hi`` are None below two usable runs.
     """
-    _check(level, resamples)
+    bootstrap.check()
+    level, resamples = bootstrap.level, bootstrap.resamples
     groups, dropped = _scores(runs, entry, failed_score)
     n_runs = sum(g.size for g in groups.values())
     if not groups:
@@ -225,7 +243,7 @@ def paired_bootstrap(
     mean = float(np.mean([g.mean() for g in groups.values()]))
     if n_runs < 2:
         return Interval(mean=mean, lo=None, hi=None, n_inputs=len(groups), n_runs=n_runs, n_dropped=dropped)
-    rng = np.random.default_rng(seed)
+    rng = np.random.default_rng(bootstrap.seed)
     idx = rng.integers(0, len(groups), size=(resamples, len(groups)))
     means = _resample(*_padded(list(groups.values())), idx, rng)
     alpha = (1.0 - level) / 2.0
@@ -246,9 +264,7 @@ def non_inferiority(
     reference_entry: str,
     *,
     margin: float = DEFAULT_MARGIN,
-    level: float = 0.95,
-    resamples: int = 2000,
-    seed: int = 0,
+    bootstrap: Bootstrap = BOOTSTRAP,
     failed_score: float = 0.0,
     min_inputs: int = MIN_INPUTS,
 ) -> NonInferiority:
@@ -266,7 +282,8 @@ def non_inferiority(
     ``min_inputs`` paired inputs the verdict stays ``inconclusive`` whatever the bounds say (a percentile bootstrap
     over a handful of inputs is too sure of itself); ``more_runs`` then counts the runs to reach ``min_inputs``.
     """
-    _check(level, resamples, lowest=0.5)
+    bootstrap.check(lowest=0.5)
+    level, resamples = bootstrap.level, bootstrap.resamples
     if margin < 0:
         raise ValueError(f"margin must be >= 0, got {margin}")
     cand, dropped_c = _scores(runs, candidate, failed_score)
@@ -291,7 +308,7 @@ def non_inferiority(
     make = partial(make, mean_diff=mean_diff, n_inputs=len(common), n_pairs=n_pairs, n_dropped=dropped)
     if len(common) == 1 and cand[common[0]].size == 1 and ref[common[0]].size == 1:
         return make(verdict=INCONCLUSIVE, reason="one run of each on a single input: no spread to estimate")
-    rng = np.random.default_rng(seed)
+    rng = np.random.default_rng(bootstrap.seed)
     idx = rng.integers(0, len(common), size=(resamples, len(common)))
     boot = _resample(*_padded([cand[k] for k in common]), idx, rng)
     boot -= _resample(*_padded([ref[k] for k in common]), idx, rng)
@@ -367,9 +384,7 @@ def verdicts(
     reference_entry: str,
     *,
     margin: float = DEFAULT_MARGIN,
-    level: float = 0.95,
-    resamples: int = 2000,
-    seed: int = 0,
+    bootstrap: Bootstrap = BOOTSTRAP,
     failed_score: float = 0.0,
     min_inputs: int = MIN_INPUTS,
 ) -> pl.DataFrame:
@@ -378,12 +393,19 @@ def verdicts(
 
     The reference entry's row has a null verdict and null test columns (it is not tested against itself).
     """
-    entries = runs.filter(pl.col("role") == "candidate")["entry"].unique(maintain_order=True).to_list()
+    entries = runs.filter(pl.col("role") == Role.CANDIDATE)["entry"].unique(maintain_order=True).to_list()
     rows = []
     for entry in entries:
-        opts = dict(level=level, resamples=resamples, seed=seed, failed_score=failed_score)
-        test = non_inferiority(runs, entry, reference_entry, margin=margin, min_inputs=min_inputs, **opts)  # type: ignore[arg-type]
-        own_ = paired_bootstrap(runs, entry, **opts)  # type: ignore[arg-type]
+        test = non_inferiority(
+            runs,
+            entry,
+            reference_entry,
+            margin=margin,
+            bootstrap=bootstrap,
+            failed_score=failed_score,
+            min_inputs=min_inputs,
+        )
+        own_ = paired_bootstrap(runs, entry, bootstrap=bootstrap, failed_score=failed_score)
         tested = {f: getattr(test, f) for f in ("verdict", "mean_diff", "lower", "upper", "p_value", "more_runs")}
         if test.verdict is not None:
             tested.update(n_inputs=test.n_inputs, n_pairs=test.n_pairs)

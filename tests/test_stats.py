@@ -18,6 +18,7 @@ from gradebench._stats import (
     RATIOS_SCHEMA,
     VERDICT_SCHEMA,
     WORSE,
+    Bootstrap,
     Interval,
     non_inferiority,
     paired_bootstrap,
@@ -71,7 +72,7 @@ def test_interval_holds_the_mean_is_seeded_and_narrows_with_more_inputs():
     pattern = [2, 5, 7, 9]
     many = runs_frame({"a": {f"in{i}": [pattern[i % 4], pattern[(i + 1) % 4]] for i in range(40)}})
     few = runs_frame({"a": {f"in{i}": [pattern[i % 4], pattern[(i + 1) % 4]] for i in range(4)}})
-    first, again, other = (paired_bootstrap(many, "a", seed=s) for s in (0, 0, 1))
+    first, again, other = (paired_bootstrap(many, "a", bootstrap=Bootstrap(seed=s)) for s in (0, 0, 1))
     assert first.lo is not None and first.hi is not None and first.mean is not None
     assert first.lo < first.mean < first.hi
     assert first.mean == pytest.approx(5.75)
@@ -79,16 +80,19 @@ def test_interval_holds_the_mean_is_seeded_and_narrows_with_more_inputs():
     assert (other.lo, other.hi) != (first.lo, first.hi)
     narrow, wide = first.hi - first.lo, paired_bootstrap(few, "a").hi - paired_bootstrap(few, "a").lo  # type: ignore[operator]
     assert wide > 1.5 * narrow
-    assert paired_bootstrap(many, "a", level=0.5).hi < first.hi  # a lower level, a narrower interval
+    assert (
+        paired_bootstrap(many, "a", bootstrap=Bootstrap(level=0.5)).hi < first.hi
+    )  # a lower level, a narrower interval
 
 
 def test_same_interval_in_another_process():
     code = (
-        "import sys, polars as pl; from gradebench._stats import paired_bootstrap;"
-        "i = paired_bootstrap(pl.read_parquet(sys.argv[1]), 'a', seed=3); print(repr((i.lo, i.hi)))"
+        "import sys, polars as pl; from gradebench._stats import Bootstrap, paired_bootstrap;"
+        "i = paired_bootstrap(pl.read_parquet(sys.argv[1]), 'a', bootstrap=Bootstrap(seed=3));"
+        "print(repr((i.lo, i.hi)))"
     )
     frame = runs_frame({"a": {f"in{i}": [i % 10, (3 * i) % 10] for i in range(12)}})
-    here = paired_bootstrap(frame, "a", seed=3)
+    here = paired_bootstrap(frame, "a", bootstrap=Bootstrap(seed=3))
     path = __import__("tempfile").mkdtemp() + "/runs.parquet"
     frame.write_parquet(path)
     out = subprocess.run([sys.executable, "-c", code, path], capture_output=True, text=True, check=True).stdout
@@ -120,9 +124,9 @@ def test_failed_runs_count_and_null_scores_are_dropped():
 def test_bad_parameters_raise():
     frame = runs_frame({"a": same([7])})
     with pytest.raises(ValueError, match="level must be in"):
-        paired_bootstrap(frame, "a", level=1.0)
+        paired_bootstrap(frame, "a", bootstrap=Bootstrap(level=1.0))
     with pytest.raises(ValueError, match=r"level must be in \(0.5, 1\)"):
-        non_inferiority(frame, "a", REF, level=0.5)
+        non_inferiority(frame, "a", REF, bootstrap=Bootstrap(level=0.5))
     with pytest.raises(ValueError, match="margin must be >= 0"):
         non_inferiority(frame, "a", REF, margin=-1)
     with pytest.raises(ValueError, match="lacks columns"):
@@ -236,14 +240,14 @@ def test_hand_computed_case_matches_the_exact_bootstrap_distribution():
     assert result.p_value == pytest.approx(float(dist[Fraction(-1)]), abs=0.004)
     assert result.verdict == AS_GOOD
     for seed in range(5):  # the percentile bound is stable on this grid of eighths
-        bound = non_inferiority(_hand_case(), "a", REF, seed=seed).lower
+        bound = non_inferiority(_hand_case(), "a", REF, bootstrap=Bootstrap(seed=seed)).lower
         assert bound is not None and -0.875 <= bound <= -0.625
 
 
 def test_one_run_per_input_is_the_plain_bootstrap_of_the_differences():
     d = np.array([0.0, -2.0, 1.0, -1.0, 2.0, 0.0])
     frame = runs_frame({REF: same([5], 6), "a": {f"in{i}": [int(5 + x)] for i, x in enumerate(d)}})
-    result = non_inferiority(frame, "a", REF, seed=7)
+    result = non_inferiority(frame, "a", REF, bootstrap=Bootstrap(seed=7))
     boot = d[np.random.default_rng(7).integers(0, 6, size=(2000, 6))].mean(axis=1)
     assert result.mean_diff == 0.0
     assert result.lower == pytest.approx(min(np.quantile(boot, 0.05), 0.0))
