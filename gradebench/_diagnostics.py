@@ -25,6 +25,8 @@ from typing import Any
 
 import polars as pl
 
+from ._vocab import Role
+
 __all__ = ["DIAGNOSTICS_SCHEMA", "diagnose"]
 
 DIAGNOSTICS_SCHEMA: dict[str, pl.DataType] = {
@@ -75,7 +77,7 @@ def diagnose(runs: pl.DataFrame, calls: pl.DataFrame) -> pl.DataFrame:
         wrong_tools = (r["tool_missing"] or 0) + (r["tool_arg_mismatch"] or 0)
         if wrong_tools and r["accuracy"] is not None and r["accuracy"] > 4:
             flag("verdict_inconsistent", r, f"{where}: accuracy {r['accuracy']:g} > 4 despite {r['tool_diff']}")
-    candidates = runs.filter(pl.col("role") == "candidate")
+    candidates = runs.filter(pl.col("role") == Role.CANDIDATE)
     fallback = (
         candidates.filter(pl.col("judge_path") == "fallback")
         .group_by("entry", maintain_order=True)
@@ -106,7 +108,7 @@ def _disputed(candidates: pl.DataFrame, runs: pl.DataFrame, found: list[dict[str
     by_input = judged.group_by("input_id", maintain_order=True).agg(
         pl.len().alias("n"), (pl.col("accuracy") <= 4).sum().alias("low")
     )
-    references = dict(runs.filter(pl.col("role") == "reference").select("input_id", "run_id").iter_rows())
+    references = dict(runs.filter(pl.col("role") == Role.REFERENCE).select("input_id", "run_id").iter_rows())
     for row in by_input.iter_rows(named=True):
         if row["n"] >= DISPUTED_MIN_RUNS and row["low"] / row["n"] >= DISPUTED_SHARE:
             detail = (
@@ -170,7 +172,7 @@ def _answer_key(response: str | None) -> str | None:
 
 def _shared(runs: pl.DataFrame, calls: pl.DataFrame, found: list[dict[str, Any]]) -> None:
     """Two runs served the very same generation: the cache returned one answer for two samples."""
-    keyed = calls.filter((pl.col("role") == "candidate") & pl.col("generation_id").is_not_null())
+    keyed = calls.filter((pl.col("role") == Role.CANDIDATE) & pl.col("generation_id").is_not_null())
     keyed = keyed.join(runs.select("run_id", "input_id"), on="run_id").with_columns(
         pl.col("response").map_elements(_answer_key, return_dtype=pl.String).alias("answer")
     )

@@ -16,7 +16,7 @@ from . import _stats
 from ._adaptive import Unit, unit_verdicts
 from ._codec import frame
 from ._meta import ReportMeta
-from ._vocab import Design
+from ._vocab import Design, Role
 
 __all__ = ["MODELS_SCHEMA", "NOISE_SCHEMA", "conform", "models_frame"]
 
@@ -113,7 +113,7 @@ def _known_mean(series: pl.Series) -> float | None:
 
 def models_frame(runs: pl.DataFrame, noise: pl.DataFrame, meta: ReportMeta) -> pl.DataFrame:
     """Per candidate entry, in order of first appearance (columns of `MODELS_SCHEMA`); see `BenchmarkReport.models`."""
-    candidates = runs.filter(pl.col("role") == "candidate")
+    candidates = runs.filter(pl.col("role") == Role.CANDIDATE)
     reference_entry = meta.reference_entry
     rows = []
     for part in candidates.partition_by("entry", maintain_order=True) if candidates.height else []:
@@ -188,7 +188,7 @@ def _with_verdicts(models: pl.DataFrame, runs: pl.DataFrame, noise: pl.DataFrame
         "more_runs",
         pl.col("reason").alias("verdict_reason"),
     )
-    candidates = runs.filter(pl.col("role") == "candidate")
+    candidates = runs.filter(pl.col("role") == Role.CANDIDATE)
     swap = candidates.group_by("entry").agg(pl.col("swap_gap").mean().alias("swap_gap_mean"))
     floor = noise.group_by("entry").agg(
         pl.len().cast(pl.Int64).alias("floor_runs"),
@@ -209,7 +209,7 @@ def _with_verdicts(models: pl.DataFrame, runs: pl.DataFrame, noise: pl.DataFrame
 
 def _sequential_verdicts(runs: pl.DataFrame, meta: ReportMeta) -> pl.DataFrame:
     """A race to a verdict's verdicts: each entry's anytime-valid bounds over its paired units, in draw order."""
-    candidates = runs.filter(pl.col("role") == "candidate")
+    candidates = runs.filter(pl.col("role") == Role.CANDIDATE)
     scores = {
         (r["entry"], Unit(r["input_id"], r["repeat"])): r["score"]
         for r in candidates.select("entry", "input_id", "repeat", "score").iter_rows(named=True)

@@ -18,7 +18,7 @@ import polars as pl
 from ._meta import ReportMeta
 from ._records import Run
 from ._stats import INCONCLUSIVE, MIN_INPUTS
-from ._vocab import Design
+from ._vocab import Design, Role
 
 __all__ = [
     "NOT_JUDGED",
@@ -115,7 +115,7 @@ def score_interval(row: dict[str, Any]) -> str:
 def header(report: ReportView) -> str:
     """``job · grade G · reference R · judge J · N inputs × K runs``."""
     m = report.meta
-    candidates = report.runs.filter(pl.col("role") == "candidate")
+    candidates = report.runs.filter(pl.col("role") == Role.CANDIDATE)
     repeats = candidates["repeat"].n_unique() if candidates.height else 0
     inputs = report.runs["input_id"].n_unique()
     shape = f"{plural(inputs, 'input')} × {plural(repeats, 'run')}"
@@ -175,7 +175,7 @@ def totals(report: ReportView) -> str:
     """
     currencies = report.runs["currency"].drop_nulls().unique(maintain_order=True).to_list()
     cur = currencies[0] if len(currencies) == 1 else "(mixed currencies)" if currencies else ""
-    judge = [c for r in report.to_runs() if r.verdict is not None and r.role != "reference" for c in r.verdict.calls]
+    judge = [c for r in report.to_runs() if r.verdict is not None and r.role != Role.REFERENCE for c in r.verdict.calls]
 
     def money(*parts: tuple[list[float | None], str]) -> str:
         total = sum(v for values, _ in parts for v in values if v is not None)

@@ -23,6 +23,7 @@ from ._meta import ReportMeta
 from ._models import NOISE_SCHEMA, conform, models_frame
 from ._prompt import transcript_events
 from ._records import CALLS_SCHEMA, RUNS_SCHEMA, Call, Run
+from ._vocab import Role
 
 __all__ = ["REPORT_FILES", "BenchmarkReport"]
 
@@ -104,13 +105,13 @@ class BenchmarkReport:
     @property
     def reference(self) -> dict[str, Any] | None:
         """The reference row as a dict (the first one when there are several inputs), or None."""
-        refs = self.runs.filter(pl.col("role") == "reference")
+        refs = self.runs.filter(pl.col("role") == Role.REFERENCE)
         return refs.row(0, named=True) if refs.height else None
 
     @property
     def output(self) -> Any:
         """The reference's output (None when there is no reference or it failed)."""
-        return next((r.output for r in self._records if r.role == "reference"), None)
+        return next((r.output for r in self._records if r.role == Role.REFERENCE), None)
 
     def calls_for(self, run_id: str, role: str | None = None) -> list[Call]:
         """The `Call` records of one run (its judge's included); ``role="judge"`` for its judge's calls only."""
@@ -125,7 +126,7 @@ class BenchmarkReport:
 
     def judge_prompts(self, run_id: str) -> list[list[dict[str, Any]]]:
         """The messages of every judge request about one run, exactly as sent (both orders under the swap check)."""
-        return [c.request["messages"] for c in self.calls_for(run_id, role="judge")]
+        return [c.request["messages"] for c in self.calls_for(run_id, role=Role.JUDGE)]
 
     def with_margin(self, margin: float) -> BenchmarkReport:
         """The same runs, with the verdicts tested at another non-inferiority margin (points of 10)."""
@@ -216,14 +217,14 @@ class BenchmarkReport:
         records = []
         for row in runs.iter_rows(named=True):
             own = by_run.get(row["run_id"], [])
-            made = [c for c in own if c.role != "judge"]
-            judged = [c for c in own if c.role == "judge"] if row["role"] != "reference" else []
+            made = [c for c in own if c.role != Role.JUDGE]
+            judged = [c for c in own if c.role == Role.JUDGE] if row["role"] != Role.REFERENCE else []
             records.append(Run.from_row(row, made, judged, meta.judge_params))
         return cls(records, meta, noise)
 
 
 def _all_calls(run: Run) -> list[Call]:
     """A run's model calls, then its judge's (a reference carries none)."""
-    if run.verdict is None or run.role == "reference":
+    if run.verdict is None or run.role == Role.REFERENCE:
         return run.calls
     return [*run.calls, *run.verdict.calls]

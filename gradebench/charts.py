@@ -18,6 +18,7 @@ import polars as pl
 from . import _present
 from ._offline import enable_offline, offline_widget, save_chart
 from ._report import BenchmarkReport
+from ._vocab import Role
 
 __all__ = [
     "cost_quality",
@@ -71,7 +72,7 @@ _TOOLTIP = [
     ("swap_gap_mean", "order gap", ".2f"),
 ]
 
-REFERENCE, REFERENCE_COLOUR = "reference", "#4c78a8"
+REFERENCE, REFERENCE_COLOUR = Role.REFERENCE.value, "#4c78a8"
 """The reference entry's colour key and colour: it is what the verdicts are against, so the legend leaves it out
 (the role legend's diamond says which point it is)."""
 VERDICT_COLOURS = {
@@ -213,7 +214,7 @@ def _quality(report: BenchmarkReport, x: str, what: str, axis: str, better: str)
             {
                 **r,
                 "label": _label(r, all_sim),
-                "role": "reference" if r["is_reference"] else "candidate",
+                "role": Role.REFERENCE.value if r["is_reference"] else Role.CANDIDATE.value,
                 "verdict_shown": verdict,
                 "x": None if r[x] is None else max(r[x], floor),
                 "on_front": r["entry"] in front,
@@ -277,7 +278,7 @@ def _quality(report: BenchmarkReport, x: str, what: str, axis: str, better: str)
         color=colour,
         shape=alt.Shape(
             "role:N",
-            scale=alt.Scale(domain=["reference", "candidate"], range=["diamond", "circle"]),
+            scale=alt.Scale(domain=[Role.REFERENCE.value, Role.CANDIDATE.value], range=["diamond", "circle"]),
             legend=alt.Legend(title="role"),
         ),
         stroke=alt.when("datum.is_reference").then(alt.value("black")).otherwise(alt.value("white")),
@@ -340,7 +341,7 @@ def score_distribution(report: BenchmarkReport) -> _Chart:
     as a red cross, a run the judge gave no verdict as a grey ring. A run judged 0 is a dot at 0."""
     what = "judge scores per run"
     models = report.models
-    runs = report.runs.filter(pl.col("role") == "candidate")
+    runs = report.runs.filter(pl.col("role") == Role.CANDIDATE)
     if not runs.height:
         return _no_runs(report, what)
     all_sim = _all_sim(report)
@@ -416,7 +417,7 @@ def scorer_agreement(report: BenchmarkReport) -> _Chart:
     """Judge score against the code scorer's score per run (jittered), shading where the two disagree
     (scorer ≥ 0.5 but judge < 7, or scorer < 0.5 but judge ≥ 7). Raises `ValueError` when no scorer was set."""
     what = "judge vs scorer"
-    runs = report.runs.filter(pl.col("role") == "candidate")
+    runs = report.runs.filter(pl.col("role") == Role.CANDIDATE)
     if not runs.height:
         return _no_runs(report, what)
     pairs = runs.filter(pl.col("scorer").is_not_null() & pl.col("score").is_not_null())

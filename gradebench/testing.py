@@ -23,6 +23,7 @@ import httpx2
 from ._catalog import Catalog, Entry
 from ._protocol import ROLE_HEADER
 from ._session import mount
+from ._vocab import Role
 
 __all__ = ["Answer", "ScriptedEndpoint", "completion", "verdict"]
 
@@ -103,7 +104,7 @@ class ScriptedEndpoint:
         body = json.loads(request.content) if request.content else {}
         self.requests.append(request)
         self.bodies.append(body)
-        if self._verdict is not None and request.headers.get(ROLE_HEADER) == "judge":
+        if self._verdict is not None and request.headers.get(ROLE_HEADER) == Role.JUDGE:
             answer: Answer = verdict(*self._verdict)
         elif callable(self._script):
             answer = self._script(body, request)

@@ -14,6 +14,7 @@ from collections.abc import Callable, Mapping
 import ipywidgets as w
 
 from .._race import RaceEvent
+from .._vocab import EventKind
 from ._html import CSS, td
 
 __all__ = ["PROGRESS_EVERY_S", "Progress"]
@@ -30,7 +31,8 @@ class Progress:
     def __init__(self) -> None:
         self.bar = w.IntProgress(value=0, min=0, max=1, description="judged", layout=w.Layout(width="50%"))
         self.table = w.HTML()
-        self._counts: dict[str, list[int]] = {}  # progress row -> [most, landed, judged, failed]
+        self._references = [0, 0, 0, 0]  # the reference runs: [planned, landed, judged, failed]
+        self._counts: dict[str, list[int]] = {}  # candidate entry -> [most, landed, judged, failed]
         self._reference = ""
         self._open_ended = False  # a race to a verdict: how many runs an entry gets is not known
         self._stops: Callable[[], Mapping[str, str]] = dict
@@ -50,7 +52,8 @@ class Progress:
     ) -> None:
         """A new race: every count at 0, the bar plain. ``per_entry``: the most runs an entry gets; ``open_ended``:
         a race to a verdict, which may stop an entry sooner; ``stops``: which entries stopped so far, and why."""
-        self._counts = {"reference": [inputs, 0, 0, 0]} | {n: [per_entry, 0, 0, 0] for n in candidates}
+        self._references = [inputs, 0, 0, 0]
+        self._counts = {n: [per_entry, 0, 0, 0] for n in candidates}
         self._reference, self._open_ended, self._stops = reference, open_ended, stops
         self._final, self._complete = None, False
         self.bar.value, self.bar.bar_style = 0, ""
@@ -58,7 +61,7 @@ class Progress:
 
     def landed(self) -> int:
         """Candidate runs landed so far."""
-        return sum(c[1] for name, c in self._counts.items() if name != "reference")
+        return sum(c[1] for c in self._counts.values())
 
     def planned(self) -> str:
         """The candidate runs planned, in words: ``24`` (``at most 64`` for a race to a verdict not yet over)."""
@@ -66,8 +69,11 @@ class Progress:
         return f"at most {total}" if self._open_ended and not self._complete else str(total)
 
     def on_event(self, event: RaceEvent) -> None:
-        counts = self._counts.setdefault("reference" if event.kind == "reference" else event.run.entry, [0] * 4)
-        if event.kind == "judged":
+        if event.kind is EventKind.REFERENCE:
+            counts = self._references
+        else:
+            counts = self._counts.setdefault(event.run.entry, [0] * 4)
+        if event.kind is EventKind.JUDGED:
             counts[2] += 1
         else:  # a reference or a candidate run landed
             counts[1] += 1
@@ -88,27 +94,28 @@ class Progress:
         ended = self._final is not None
         show_stops = self._open_ended or bool(stops)
         rows, total = [], 0
-        for name, (most, landed, done, failed) in self._counts.items():
-            label = f"reference ({self._reference})" if name == "reference" else name
-            stopped = stops.get(name)
+        lines = [(f"reference ({self._reference})", True, self._references)]
+        lines += [(name, False, counts) for name, counts in self._counts.items()]
+        for label, is_reference, (most, landed, done, failed) in lines:
+            stopped = None if is_reference else stops.get(label)
             # racing to a verdict, an entry that stopped (any, once the race is over) made all the runs it will make
-            done_early = self._open_ended and name != "reference" and (stopped is not None or self._complete)
+            done_early = self._open_ended and not is_reference and (stopped is not None or self._complete)
             planned = landed if done_early else most
-            total += planned if name != "reference" else 0
-            share = 100 * (landed if name == "reference" else done) / planned if planned else 0
+            total += 0 if is_reference else planned
+            share = 100 * (landed if is_reference else done) / planned if planned else 0
             bar = (
                 f'<div style="width:120px;background:#eee"><div style="width:{share:.0f}%;height:8px;background:#4a8">'
             )
-            judged_cell = "–" if name == "reference" else done
-            at_most = self._open_ended and name != "reference"
+            judged_cell = "–" if is_reference else done
+            at_most = self._open_ended and not is_reference
             cells = f"{td(label)}{td(f'{landed} / ≤{most}' if at_most else f'{landed} / {most}')}{td(judged_cell)}"
             cells += f"{td(failed)}<td>{bar}</div></div></td>"
             if show_stops:
-                why = stopped or ("–" if ended or name == "reference" or not self._open_ended else RACING)
+                why = stopped or ("–" if ended or is_reference or not self._open_ended else RACING)
                 cells += td(why)
             rows.append(f"<tr>{cells}</tr>")
         self.bar.max = max(1, total)
-        judged = sum(c[2] for c in self._counts.values())
+        judged = sum(c[2] for c in self._counts.values())  # candidate runs: the reference's are never judged
         self.bar.value = min(judged, self.bar.max)
         if judged and judged >= self.bar.max:
             self.bar.bar_style = "success"

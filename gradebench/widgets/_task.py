@@ -20,7 +20,7 @@ from .. import _present
 from .._benchmark import Benchmark
 from .._rejudge import rejudge_report
 from .._report import REPORT_FILES, BenchmarkReport
-from .._vocab import Design
+from .._vocab import Design, Role
 from ._estimator import Estimator
 from ._form import Form
 from ._html import CSS, esc, marker
@@ -172,7 +172,7 @@ class Task:
             partial = bench.metadata.get(Benchmark.REPORT)
             if partial is not None:
                 self._show(partial)
-            reference_failed = partial is not None and not partial.runs.filter(role="reference")["ok"].all()
+            reference_failed = partial is not None and not partial.runs.filter(role=Role.REFERENCE)["ok"].all()
             self.fail("the reference run failed" if reference_failed else "the race failed", exc)
             self.progress.finish(bench.stops, complete=False)
             self.progress.bar.bar_style = "danger"  # this race failed: its own bar says so
@@ -202,7 +202,7 @@ class Task:
             self.progress.draw()
 
     async def _rejudge(self, shown: BenchmarkReport, rubric: str, scorer: Any) -> BenchmarkReport | None:
-        n = shown.runs.filter(role="candidate").height
+        n = shown.runs.filter(role=Role.CANDIDATE).height
         self.say(f"rejudging {n} runs under the rubric as edited (only the judge is called)…")
         try:
             if self.bench is not None and self.bench.metadata.get(Benchmark.REPORT) is shown:

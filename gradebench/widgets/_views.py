@@ -16,6 +16,7 @@ import polars as pl
 from .. import _present
 from .._meta import ReportMeta
 from .._report import BenchmarkReport
+from .._vocab import Role
 from ._html import CSS, FLEX, esc, events_html, html_table, marker, pre, scroll, text
 
 __all__ = ["MODEL_COLUMNS", "RUN_COLUMNS", "TAB_TITLES", "Views"]
@@ -228,7 +229,7 @@ class Views:
             how = "failed" if not r["ok"] else f"score {r['score']}" if r["score"] is not None else "unjudged"
             return f"{r['entry']} · input {r['input_id']} · repeat {r['repeat']} · {how}"
 
-        candidates = self.report.runs.filter(role="candidate").iter_rows(named=True)
+        candidates = self.report.runs.filter(role=Role.CANDIDATE).iter_rows(named=True)
         options, keep = [(label(r), r["run_id"]) for r in candidates], self.transcript_run.value
         ids = [v for _, v in options]
         with self.transcript_run.hold_sync():
@@ -244,7 +245,7 @@ class Views:
             self.transcript.value = self._head() + "<i>no candidate run to show</i>"
             return
         row = report.runs.filter(run_id=run_id).row(0, named=True)
-        refs = report.runs.filter(role="reference", input_id=row["input_id"])
+        refs = report.runs.filter(role=Role.REFERENCE, input_id=row["input_id"])
 
         def side(r: dict[str, Any] | None, title: str) -> str:
             if r is None:
@@ -269,7 +270,7 @@ class Views:
         verdict += pre(row["reason"] or "")
         for key in ("judge_error", "scorer_error"):
             verdict += f'<p class="gb-bad">{key}: {esc(row[key])}</p>' if row[key] else ""
-        sides = side(row, "candidate") + side(refs.row(0, named=True) if refs.height else None, "reference")
+        sides = side(row, Role.CANDIDATE) + side(refs.row(0, named=True) if refs.height else None, Role.REFERENCE)
         self.transcript.value = f"{self._head()}{verdict}<div style='display:flex;gap:16px'>{sides}</div>"
 
     # ---------------------------------------------------------------------------------------------- diagnostics
