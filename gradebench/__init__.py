@@ -12,9 +12,11 @@ from ._race import RaceEvent
 from ._records import Call, Run, Verdict
 from ._rejudge import judge_noise_report, rejudge_report
 from ._report import BenchmarkReport
+from ._spec import RaceSpec
 from ._seat import Reply, Seat
 from ._tools import Tool, tool
 from ._version import __version__
+from ._vocab import CostSource, Design, EventKind, Role, SchemaUse, Stopped, VerdictPath
 from .scorers import Scorer
 
 
@@ -37,21 +39,29 @@ __all__ = [
     "Catalog",
     "CatalogError",
     "ConfigError",
+    "CostSource",
+    "Design",
     "Entry",
     "EntryEstimate",
     "Estimate",
+    "EventKind",
     "Grade",
     "GradebenchError",
     "Job",
     "RaceEvent",
+    "RaceSpec",
     "Reply",
     "ReportMeta",
+    "Role",
     "Run",
+    "SchemaUse",
     "Scorer",
     "Seat",
+    "Stopped",
     "Tool",
     "ToolLoopError",
     "Verdict",
+    "VerdictPath",
     "__version__",
     "judge_noise_report",
     "rejudge_report",

@@ -812,3 +812,38 @@ async def test_a_race_to_a_verdict_stopped_by_hand_says_how_far_it_got() -> None
     assert said.startswith("stopped: ") and " of at most 64 runs had landed" in said, said
     table = plain(panel.progress_table.value)
     assert "racing" not in table and "≤32" in table and panel.progress_bar.bar_style == "warning"
+
+
+def test_an_entry_named_reference_keeps_its_own_progress_row() -> None:
+    from gradebench.widgets._progress import Progress
+
+    def run(entry: str, role: gb.Role, ok: bool = True) -> gb.Run:
+        return gb.Run(
+            benchmark_id="b",
+            job="j",
+            input_id="i",
+            run_id=f"{entry}-{role}",
+            role=role,
+            entry=entry,
+            model="m",
+            grade="standard",
+            simulated=False,
+            repeat=0,
+            currency="USD",
+            ok=ok,
+        )
+
+    progress = Progress()
+    progress.reset("acme/pick", ["acme/pick", "reference"], per_entry=2, inputs=3)
+    progress.on_event(gb.RaceEvent(kind=gb.EventKind.REFERENCE, run=run("acme/pick", gb.Role.REFERENCE), planned=3))
+    for kind in (gb.EventKind.LANDED, gb.EventKind.JUDGED):
+        progress.on_event(gb.RaceEvent(kind=kind, run=run("reference", gb.Role.CANDIDATE, ok=False), planned=4))
+    progress.draw(force=True)
+    rows = re.findall(r"<tr>(.*?)</tr>", progress.table.value)
+    cells = [re.findall(r"<td[^>]*>(.*?)</td>", row) for row in rows[1:]]
+    assert [c[:4] for c in cells] == [
+        ["reference (acme/pick)", "1 / 3", "–", "0"],
+        ["acme/pick", "0 / 2", "0", "0"],
+        ["reference", "1 / 2", "1", "1"],
+    ]
+    assert progress.landed() == 1 and progress.bar.value == 1 and progress.bar.max == 4
