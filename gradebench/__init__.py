@@ -12,8 +12,8 @@ from ._race import RaceEvent
 from ._records import Call, Run, Verdict
 from ._rejudge import judge_noise_report, rejudge_report
 from ._report import BenchmarkReport
-from ._spec import RaceSpec
 from ._seat import Reply, Seat
+from ._spec import RaceSpec
 from ._tools import Tool, tool
 from ._version import __version__
 from ._vocab import CostSource, Design, EventKind, Role, SchemaUse, Stopped, VerdictPath

@@ -31,9 +31,7 @@ class Budget:
     """The money a race may spend now, the part already spent and the part reserved by runs in flight."""
 
     def __init__(self, limit: float, currency: str):
-        if not limit > 0:
-            raise ValueError(f"budget must be > 0, got {limit!r}")
-        self.limit = float(limit)
+        self.limit = float(limit)  # checked by the spec: a number > 0
         """The most the race may spend now."""
         self.currency = currency
         """Its currency (the catalog's)."""

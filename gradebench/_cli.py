@@ -25,8 +25,9 @@ from ._job import JobSpec
 from ._plan import load_catalog, resolve_job, resolve_scorer
 from ._rejudge import rejudge_report
 from ._report import BenchmarkReport
-from ._spec import RaceSpec
+from ._spec import DEFAULT_RUNS, RaceSpec
 from ._tomlfile import first_problem, read_toml
+from ._vocab import Design
 
 __all__ = ["main"]
 
@@ -243,13 +244,12 @@ def cmd_sim_serve(args: argparse.Namespace) -> int:
 
 
 def _runs(text: str) -> int | Literal["auto"]:
-    """``--runs``: a number of runs, or ``auto``."""
-    if text == "auto":
-        return "auto"
-    value = int(text)
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"runs must be >= 1 or auto, got {text}")
-    return value
+    """``--runs``: a number of runs, or ``auto`` (checked by the spec)."""
+    try:
+        runs: int | Literal["auto"] = "auto" if text == Design.AUTO else int(text)
+        return RaceSpec(runs=runs).runs
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 class _Help(argparse.ArgumentDefaultsHelpFormatter):
@@ -280,7 +280,9 @@ def build_parser() -> argparse.ArgumentParser:
         description="Race the example order agent on the simulated fleet's 'standard' grade (offline, no key): "
         "print the table and the diagnostics, write parquet and charts.",
     )
-    demo.add_argument("--runs", type=_runs, default=3, help="runs per input and entry, or 'auto' (race to a verdict)")
+    demo.add_argument(
+        "--runs", type=_runs, default=DEFAULT_RUNS, help="runs per input and entry, or 'auto' (race to a verdict)"
+    )
     demo.add_argument("--inputs", type=int, default=6, help="how many of the 26 example inputs")
     demo.add_argument("--salt", default="", help="a new salt draws fresh samples")
     demo.add_argument("--out", default="out/demo", help="where the parquet files and charts go")
