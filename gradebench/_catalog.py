@@ -153,6 +153,7 @@ class Catalog:
         concurrency: int = 64,
         judge_params: Mapping[str, Any] | None = None,
         source: str = "<code>",
+        reference: str | None = None,
     ):
         self.entries: tuple[Entry, ...] = tuple(entries)
         self.grades: tuple[str, ...] = tuple(grades)
@@ -162,6 +163,9 @@ class Catalog:
         self.judge_params: dict[str, Any] = dict({"temperature": 0} if judge_params is None else judge_params)
         """Inference params of the judge: temperature 0 unless the catalog says otherwise (``{}`` sends none)."""
         self.source = source
+        self.reference = reference
+        """Where this catalog can be loaded from again (its TOML file, or ``module:function`` that makes it; see
+        `load`), None for one built in code: what a race spec records."""
         self._by_name = {e.name: e for e in self.entries}
         self._check()
 
@@ -203,7 +207,9 @@ class Catalog:
     def load(cls, path: str | os.PathLike[str]) -> Catalog:
         """Read and validate a catalog TOML file; any problem raises one `CatalogError` naming file, entry and field."""
         p = Path(path)
-        return cls.from_dict(read_toml(p, what="catalog", error=CatalogError), source=str(p))
+        made = cls.from_dict(read_toml(p, what="catalog", error=CatalogError), source=str(p))
+        made.reference = str(p.resolve())
+        return made
 
     @classmethod
     def from_dict(cls, raw: Mapping[str, Any], *, source: str = "<dict>") -> Catalog:

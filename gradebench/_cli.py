@@ -22,7 +22,7 @@ from ._benchmark import Benchmark
 from ._catalog import Catalog
 from ._errors import ConfigError, GradebenchError
 from ._job import JobSpec
-from ._plan import load_catalog, resolve_job, resolve_scorer
+from ._plan import job_reference, load_catalog, resolve_job, resolve_scorer
 from ._rejudge import rejudge_report
 from ._report import BenchmarkReport
 from ._spec import DEFAULT_RUNS, RaceSpec
@@ -131,7 +131,19 @@ def read_inputs(spec: str, base: Path, limit: int | None) -> list[Any]:
 
 
 def _catalog(reference: str, base: Path) -> Catalog:
+    """``sim`` (the simulated fleet), a TOML file relative to ``base``, or ``module:function``."""
     return sim.catalog() if reference == "sim" else load_catalog(reference, base)
+
+
+def _job(reference: str, base: Path | None = None) -> Any:
+    """An example job by its name (order-agent, selecting-agent), or ``module:attribute`` (found in ``base`` too)."""
+    from .jobs import EXAMPLE_JOBS
+
+    if reference in EXAMPLE_JOBS:
+        return EXAMPLE_JOBS[reference]
+    if ":" not in reference:
+        raise ValueError(f"job {reference!r} is neither an example job {sorted(EXAMPLE_JOBS)} nor module:attribute")
+    return resolve_job(reference, base)
 
 
 def _print_report(report: BenchmarkReport, out: Path) -> None:
@@ -185,11 +197,11 @@ def cmd_run(args: argparse.Namespace) -> int:
     spec, options, base = config.spec, config.options, config.base
     catalog = _catalog(str(spec.catalog), base)
     try:
-        job = resolve_job(str(spec.job), base)
+        job = _job(str(spec.job), base)
     except ValueError as exc:
         raise ConfigError(str(exc), path=args.config, field="job") from None
-    if spec.catalog != "sim":  # a rerun from the report finds the catalog wherever it is started
-        spec = spec.replace(catalog=str((base / str(spec.catalog)).resolve()))
+    # the report records where the job and the catalog are found again, wherever a rerun starts from
+    spec = spec.replace(job=job_reference(job) or spec.job, catalog=catalog.reference)
     if args.budget is not None:
         spec = spec.replace(budget=args.budget)
     bench = Benchmark(job, catalog=catalog, spec=spec, cache=options.cache)
@@ -220,7 +232,7 @@ def cmd_rejudge(args: argparse.Namespace) -> int:
     catalog = sim.catalog() if args.catalog == "sim" else Catalog.load(args.catalog)
     scorer = None
     if args.scorer:
-        job = JobSpec(resolve_job(report.meta.spec.job or report.meta.job))
+        job = JobSpec(_job(report.meta.spec.job or report.meta.job))
         scorer = resolve_scorer(args.scorer, job)
     rubric = Path(args.rubric_file).read_text() if args.rubric_file else args.rubric
     out = Path(args.out or directory)

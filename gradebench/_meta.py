@@ -90,16 +90,16 @@ _SPEC_FIELDS = {f.name for f in dataclasses.fields(RaceSpec)}
 
 def _upgraded(data: dict[str, Any]) -> dict[str, Any]:
     """A ``meta.json`` as this version writes it. Before the spec, its fields stood beside the outcome's, the design
-    and the runs apart (``design``, ``runs_per_entry``), the job by name only, and ``stopped`` was once a flag."""
+    and the runs apart (``design``, ``runs_per_entry``), and ``stopped`` was once a flag."""
     if isinstance(data.get("stopped"), bool):
         data["stopped"] = Stopped.CANCELLED if data["stopped"] else None
     if "spec" in data:
         return data
     design, runs = data.pop("design", Design.FIXED), data.pop("runs_per_entry", None)
+    # the job stood by its name only: where to import it from is not known (a rerun passes job=...)
     spec = {name: data.pop(name) for name in list(data) if name in _SPEC_FIELDS - {"job", "candidates", "judge"}}
     spec["runs"] = Design.AUTO.value if design == Design.AUTO else runs or DEFAULT_RUNS
     spec["judge"] = data.get("judge_entry") or None
-    spec["job"] = data.get("job") or None  # the job's name: an example job is found by it; another needs job=...
     if data.get("candidates"):
         spec["candidates"] = data["candidates"]
     return {**data, "spec": spec}

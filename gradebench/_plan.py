@@ -35,7 +35,6 @@ from ._vocab import Role
 __all__ = [
     "RacePlan",
     "RunErrors",
-    "catalog_reference",
     "for_job",
     "is_scorer_spec",
     "job_reference",
@@ -44,9 +43,6 @@ __all__ = [
     "resolve_scorer",
     "scorer_reference",
 ]
-
-SIM_CATALOG = "sim"
-"""``catalog`` naming the simulated fleet."""
 
 RunErrors = dict[str, BaseException]
 """The exception each failed run raised, by run id (a failed reference run's is raised again)."""
@@ -179,7 +175,7 @@ def for_job(spec: RaceSpec, job: JobSpec, catalog: Catalog, scorer: Scorer | Non
     job's grade and rubric where the spec leaves them unset, and the scorer as a reference."""
     spec = spec.replace(
         job=spec.job or job_reference(job.factory),
-        catalog=spec.catalog or catalog_reference(catalog),
+        catalog=spec.catalog or catalog.reference,
         grade=spec.grade or job.grade or None,
         rubric=job.rubric if spec.rubric is None else spec.rubric,
         scorer=scorer_reference(scorer, job),
@@ -201,38 +197,30 @@ def job_reference(factory: Callable[..., Any]) -> str | None:
 
 
 def resolve_job(reference: str, base: Path | None = None) -> Callable[..., Any]:
-    """The job a spec names: an example job's name (``order-agent``) or ``module:attribute`` (a module in ``base``,
-    e.g. a run config's folder, is found too). A reference that finds nothing raises a `ValueError` saying why."""
-    if ":" in reference:
-        module, _, attr = reference.partition(":")
-        try:
-            found: Any = importlib.import_module(module)
-            for part in attr.split("."):
-                found = getattr(found, part)
-        except ModuleNotFoundError as exc:
-            if base is None or not (base / f"{module.replace('.', '/')}.py").is_file():
-                raise ValueError(f"job {reference!r} cannot be imported: {exc}") from None
-            return _import_from(base, module, attr, reference)
-        except (ImportError, AttributeError) as exc:
-            raise ValueError(f"job {reference!r} cannot be imported: {exc}") from None
-        return found
-    examples = importlib.import_module("gradebench.jobs").EXAMPLE_JOBS  # the core never imports the examples itself
-    if reference in examples:
-        return examples[reference]
-    raise ValueError(f"job {reference!r} is neither an example job {sorted(examples)} nor module:attribute")
+    """The job ``module:attribute`` names (a module in ``base``, e.g. a run config's folder, is found too); one that
+    cannot be imported raises a `ValueError` saying why."""
+    return _imported(reference, "job", base)
 
 
-def _import_from(base: Path, module: str, attr: str, reference: str) -> Callable[..., Any]:
-    sys.path.insert(0, str(base))
+def _imported(reference: str, what: str, base: Path | None = None) -> Any:
+    """The object ``module:attribute`` names (``attribute`` may be dotted), importing the module from ``base`` when
+    it is a file there."""
+    module, colon, attr = reference.partition(":")
+    if not colon or not module or not attr:
+        raise ValueError(f"{what} {reference!r} is not module:attribute")
+    local = base is not None and (base / f"{module.replace('.', '/')}.py").is_file()
+    if local:
+        sys.path.insert(0, str(base))
     try:
         found: Any = importlib.import_module(module)
         for part in attr.split("."):
             found = getattr(found, part)
-        return found
     except (ImportError, AttributeError) as exc:
-        raise ValueError(f"job {reference!r} cannot be imported from {base}: {exc}") from None
+        raise ValueError(f"{what} {reference!r} cannot be imported: {exc}") from None
     finally:
-        sys.path.remove(str(base))
+        if local:
+            sys.path.remove(str(base))
+    return found
 
 
 def scorer_reference(scorer: Scorer | None, job: JobSpec) -> str:
@@ -274,16 +262,13 @@ def is_scorer_spec(reference: str | None) -> bool:
     return reference in (None, JOB_SCORER, NO_SCORER) or str(reference).strip().partition(":")[0] in kinds
 
 
-def catalog_reference(catalog: Catalog) -> str | None:
-    """Where a catalog can be loaded from again: ``sim``, or its TOML file's absolute path (None: built in code)."""
-    if catalog.source == SIM_CATALOG:
-        return SIM_CATALOG
-    path = Path(catalog.source)
-    return str(path.resolve()) if path.suffix == ".toml" and path.is_file() else None
-
-
 def load_catalog(reference: str, base: Path | None = None) -> Catalog:
-    """The catalog a spec names: ``sim`` (the simulated fleet) or a TOML file (relative to ``base``)."""
-    if reference == SIM_CATALOG:
-        return importlib.import_module("gradebench.sim").catalog()  # the core never imports the fleet itself
-    return Catalog.load(Path(reference) if base is None else base / reference)
+    """The catalog a spec names: a TOML file (relative to ``base``), or ``module:function`` that makes one (the
+    simulated fleet's is ``gradebench.sim:catalog``)."""
+    path = Path(reference) if base is None else base / reference
+    if ":" in reference and not path.is_file():
+        made = _imported(reference, "catalog", base)()
+        if not isinstance(made, Catalog):
+            raise ValueError(f"catalog {reference!r} made {type(made).__name__}, not a Catalog")
+        return made
+    return Catalog.load(path)

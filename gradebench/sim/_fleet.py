@@ -174,7 +174,9 @@ class SimFleet:
             )
             picks = {g: next(e.name for e in entries if e.grade == g) for g in grades}
             ceiling = picks[grades[-1]]
-        return Catalog(entries, grades=grades, picks=picks, ceiling=ceiling, source="sim")
+        # the built-in fleet in-process is made again by gradebench.sim.catalog() (a report's spec records so)
+        again = "gradebench.sim:catalog" if base_url is None and set(self.profiles.values()) <= set(PROFILES) else None
+        return Catalog(entries, grades=grades, picks=picks, ceiling=ceiling, source="sim", reference=again)
 
     def profile(self, model: str) -> Profile | None:
         """The profile a model id (or entry name) names."""
