@@ -1,72 +1,142 @@
 """The per-entry view of a report: means with their intervals, the verdict against the reference, ratios, floors.
 
-Built from the ``runs`` frame (and the judge-noise rows). Means over scores count a failed run as 0 (it is never
-judged); token means are unknown (null) when any run's tokens are; ``cost_per_run`` spreads every run's cost, failed
-ones included, and is unknown when any run's cost is.
+One `EntrySummary` record is one row of ``report.models``, and the frame's schema (`MODELS_SCHEMA`) is derived from
+the record's fields (`Columns`), so it is never written twice. Built from the ``runs`` frame (and the judge-noise
+rows). Means over scores count a failed run as 0 (it is never judged); token means are unknown (null) when any run's
+tokens are; ``cost_per_run`` spreads every run's cost, failed ones included, and is unknown when any run's cost is.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import dataclasses
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 import polars as pl
 
 from . import _stats
 from ._adaptive import Unit, unit_verdicts
-from ._codec import frame
+from ._codec import Columns, frame
 from ._meta import ReportMeta
 from ._vocab import Design, Role
 
-__all__ = ["MODELS_SCHEMA", "NOISE_SCHEMA", "conform", "models_frame"]
+__all__ = ["MODELS_SCHEMA", "NOISE_SCHEMA", "EntrySummary", "conform", "models_frame"]
 
-MODELS_SCHEMA: dict[str, pl.DataType] = {
-    "entry": pl.String(),
-    "model": pl.String(),
-    "grade": pl.String(),
-    "simulated": pl.Boolean(),
-    "runs": pl.Int64(),
-    "ok_rate": pl.Float64(),
-    "score_mean": pl.Float64(),
-    "score_lo": pl.Float64(),
-    "score_hi": pl.Float64(),
-    "accuracy_mean": pl.Float64(),
-    "work_mean": pl.Float64(),
-    "scorer_mean": pl.Float64(),
-    "calls_mean": pl.Float64(),
-    "input_tokens_mean": pl.Float64(),
-    "output_tokens_mean": pl.Float64(),
-    "cached_input_tokens_mean": pl.Float64(),
-    "reasoning_tokens_mean": pl.Float64(),
-    "latency_s_mean": pl.Float64(),
-    "wall_s_mean": pl.Float64(),
-    "cost_per_run": pl.Float64(),
-    "spent_now": pl.Float64(),
-    "currency": pl.String(),
-    "judged": pl.Int64(),
-    "is_reference": pl.Boolean(),
-    "verdict": pl.String(),
-    "margin": pl.Float64(),
-    "mean_diff": pl.Float64(),
-    "lower": pl.Float64(),
-    "upper": pl.Float64(),
-    "p_value": pl.Float64(),
-    "n_inputs": pl.Int64(),
-    "n_pairs": pl.Int64(),
-    "more_runs": pl.Int64(),
-    "verdict_reason": pl.String(),
-    "cost_ratio": pl.Float64(),
-    "latency_ratio": pl.Float64(),
-    "cost_per_point": pl.Float64(),
-    "cost_per_point_ratio": pl.Float64(),
-    "swap_gap_mean": pl.Float64(),
-    "floor_runs": pl.Int64(),
-    "floor_std": pl.Float64(),
-    "floor_range": pl.Float64(),
-    "floor_moved": pl.Float64(),
-    "stopped": pl.String(),
-}
-"""One row per candidate entry: means and intervals, the verdict against the reference, ratios, the judge's floor."""
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class EntrySummary:
+    """One candidate entry of a report (a row of ``report.models``): its means and their interval, the verdict
+    against the reference entry, the ratios to it, the judge's order gap and noise floor, and why it stopped.
+
+    Means over scores count a failed run as 0; token means are unknown (None) when any ok run's tokens are. The
+    fields after ``is_reference`` are joined in from the verdicts, ratios and judge-noise rows (None: not there).
+    """
+
+    entry: str
+    """The catalog entry raced."""
+    model: str
+    """Model id of the entry."""
+    grade: str
+    """Grade of the entry."""
+    simulated: bool
+    """True when the entry is part of the simulated fleet."""
+    runs: int
+    """The entry's candidate runs, failed ones included."""
+    ok_rate: float
+    """Share of the runs that returned an output."""
+    score_mean: float | None
+    """Mean judge score, 0..10, over the runs that have one (a failed run scores 0); None when none was judged."""
+    score_lo: float | None
+    """Lower end of the seeded 95% paired bootstrap interval of the score (inputs resampled, repeats nested)."""
+    score_hi: float | None
+    """Upper end of that interval; both ends None below two scored runs."""
+    accuracy_mean: float | None
+    """Mean accuracy, 0..7, over the runs that have one (a failed run scores 0)."""
+    work_mean: float | None
+    """Mean work, 0..3, over the runs that have one (a failed run scores 0)."""
+    scorer_mean: float | None
+    """Mean score in code, 0..1, over the runs the scorer scored; None without a scorer."""
+    calls_mean: float | None
+    """Model calls per ok run."""
+    input_tokens_mean: float | None
+    """Prompt tokens per ok run (cached ones included); None when any ok run's are unknown."""
+    output_tokens_mean: float | None
+    """Completion tokens per ok run (reasoning ones included); None when any ok run's are unknown."""
+    cached_input_tokens_mean: float | None
+    """Prompt tokens served from the provider's cache, per ok run; None when any ok run's are unknown."""
+    reasoning_tokens_mean: float | None
+    """Completion tokens spent reasoning, per ok run; None when any ok run's are unknown."""
+    latency_s_mean: float | None
+    """Sum of the model-call latencies per ok run, in seconds."""
+    wall_s_mean: float | None
+    """Wall time per ok run, in seconds."""
+    cost_per_run: float | None
+    """Every run's cost (failed ones included) spread over ``runs``; None when any run's cost is unknown."""
+    spent_now: float | None
+    """What the entry's runs cost this time (cache hits cost nothing); None when any run's cost is unknown."""
+    currency: str
+    """Currency of the costs."""
+    judged: int
+    """Runs the judge scored (a failed run is never judged; a judge error leaves a run out)."""
+    is_reference: bool
+    """True on the reference entry's own candidate runs against its reference run (``*`` in the table)."""
+    verdict: str | None = None
+    """``as good``, ``worse`` or ``inconclusive`` against the reference entry; None when not tested (the reference
+    entry itself)."""
+    margin: float | None = None
+    """The non-inferiority margin tested, points of 10."""
+    mean_diff: float | None = None
+    """Mean over the paired inputs of this entry's mean minus the reference entry's."""
+    lower: float | None = None
+    """Lower confidence bound of ``mean_diff`` (one-sided 95%; anytime-valid when raced to a verdict)."""
+    upper: float | None = None
+    """Upper confidence bound of ``mean_diff``."""
+    p_value: float | None = None
+    """One-sided bootstrap p-value for H0: difference ≤ −margin (None when raced to a verdict)."""
+    n_inputs: int | None = None
+    """Paired inputs the verdict rests on (it needs `MIN_INPUTS` of them)."""
+    n_pairs: int | None = None
+    """Paired runs the verdict rests on."""
+    more_runs: int | None = None
+    """For ``inconclusive``: about how many more paired runs would likely settle it; else None."""
+    verdict_reason: str | None = None
+    """Why the verdict is what it is, in one sentence."""
+    cost_ratio: float | None = None
+    """``cost_per_run`` over the reference entry's; None when either is unknown or the reference's is 0."""
+    latency_ratio: float | None = None
+    """``latency_s_mean`` over the reference entry's."""
+    cost_per_point: float | None = None
+    """``cost_per_run`` per point of ``score_mean``; None when the score is 0 or unknown."""
+    cost_per_point_ratio: float | None = None
+    """``cost_per_point`` over the reference entry's."""
+    swap_gap_mean: float | None = None
+    """Under the label-bias check: the mean gap between the two presentation orders' scores (None otherwise)."""
+    floor_runs: int | None = None
+    """Runs re-judged for the judge-noise floor (None until `Benchmark.judge_noise`)."""
+    floor_std: float | None = None
+    """The judge-noise floor: the mean spread (std) of a re-judged run's scores."""
+    floor_range: float | None = None
+    """The mean range (max − min) of a re-judged run's scores."""
+    floor_moved: float | None = None
+    """Share of the re-judged runs whose score moved."""
+    stopped: str | None = None
+    """Why the entry stopped receiving runs before the plan's end (settled, max_runs, budget); None when it did not."""
+
+    def to_row(self) -> dict[str, Any]:
+        """The entry's row in the report's ``models`` frame."""
+        return _ENTRY.row(self)
+
+    @classmethod
+    def from_row(cls, row: Mapping[str, Any]) -> EntrySummary:
+        """An entry taken back from its row."""
+        return cls(**_ENTRY.values(row))
+
+
+_ENTRY = Columns(EntrySummary, [f.name for f in dataclasses.fields(EntrySummary)])
+MODELS_SCHEMA: dict[str, pl.DataType] = _ENTRY.schema
+"""One row per candidate entry (the fields of `EntrySummary`): means and intervals, the verdict against the
+reference, ratios, the judge's floor."""
 
 
 NOISE_SCHEMA: dict[str, pl.DataType] = {
@@ -112,7 +182,8 @@ def _known_mean(series: pl.Series) -> float | None:
 
 
 def models_frame(runs: pl.DataFrame, noise: pl.DataFrame, meta: ReportMeta) -> pl.DataFrame:
-    """Per candidate entry, in order of first appearance (columns of `MODELS_SCHEMA`); see `BenchmarkReport.models`."""
+    """Per candidate entry, in order of first appearance (columns of `MODELS_SCHEMA`): its means as an `EntrySummary`,
+    then the verdicts, ratios and floors joined in by entry; see `BenchmarkReport.models`."""
     candidates = runs.filter(pl.col("role") == Role.CANDIDATE)
     reference_entry = meta.reference_entry
     rows = []
@@ -121,34 +192,34 @@ def models_frame(runs: pl.DataFrame, noise: pl.DataFrame, meta: ReportMeta) -> p
         ok = part.filter(pl.col("ok"))
         scores = part["score"].drop_nulls()
         lo, hi = _interval(runs, first["entry"], _mean(scores))
-        rows.append(
-            {
-                "entry": first["entry"],
-                "model": first["model"],
-                "grade": first["grade"],
-                "simulated": first["simulated"],
-                "runs": part.height,
-                "ok_rate": ok.height / part.height,
-                "score_mean": _mean(scores),
-                "score_lo": lo,
-                "score_hi": hi,
-                "accuracy_mean": _mean(part["accuracy"]),
-                "work_mean": _mean(part["work"]),
-                "scorer_mean": _mean(part["scorer"]),
-                "calls_mean": _mean(ok["calls"]),
-                "input_tokens_mean": _known_mean(ok["input_tokens"]),
-                "output_tokens_mean": _known_mean(ok["output_tokens"]),
-                "cached_input_tokens_mean": _known_mean(ok["cached_input_tokens"]),
-                "reasoning_tokens_mean": _known_mean(ok["reasoning_tokens"]),
-                "latency_s_mean": _mean(ok["latency_s"]),
-                "wall_s_mean": _mean(ok["wall_s"]),
-                "cost_per_run": None if (cost := _total(part["cost"])) is None else cost / part.height,
-                "spent_now": _total(part["spent_now"]),
-                "currency": first["currency"],
-                "judged": part.filter(pl.col("judge_entry").is_not_null() & pl.col("score").is_not_null()).height,
-                "is_reference": first["entry"] == reference_entry,
-            }
+        cost = _total(part["cost"])
+        summary = EntrySummary(
+            entry=first["entry"],
+            model=first["model"],
+            grade=first["grade"],
+            simulated=first["simulated"],
+            runs=part.height,
+            ok_rate=ok.height / part.height,
+            score_mean=_mean(scores),
+            score_lo=lo,
+            score_hi=hi,
+            accuracy_mean=_mean(part["accuracy"]),
+            work_mean=_mean(part["work"]),
+            scorer_mean=_mean(part["scorer"]),
+            calls_mean=_mean(ok["calls"]),
+            input_tokens_mean=_known_mean(ok["input_tokens"]),
+            output_tokens_mean=_known_mean(ok["output_tokens"]),
+            cached_input_tokens_mean=_known_mean(ok["cached_input_tokens"]),
+            reasoning_tokens_mean=_known_mean(ok["reasoning_tokens"]),
+            latency_s_mean=_mean(ok["latency_s"]),
+            wall_s_mean=_mean(ok["wall_s"]),
+            cost_per_run=None if cost is None else cost / part.height,
+            spent_now=_total(part["spent_now"]),
+            currency=first["currency"],
+            judged=part.filter(pl.col("judge_entry").is_not_null() & pl.col("score").is_not_null()).height,
+            is_reference=first["entry"] == reference_entry,
         )
+        rows.append(summary.to_row())
     return _with_verdicts(frame(rows, MODELS_SCHEMA), runs, noise, meta)
 
 

@@ -3,8 +3,8 @@ notebook's repr) and chart titles.
 
 The header line, the stop marker, the entries not judged, each entry's verdict line, the recommendation, the cost
 line, the estimate as the panel shows it and the number formats live here; `render`, `html` and the charts' titles
-and the panel's tabs only lay them out. It reads a report through `ReportView` (its meta and frames) and an estimate
-through `EstimateView`, so it imports neither.
+and the panel's tabs only lay them out. It reads a report through `ReportView` (its meta, frames and per-entry
+`EntrySummary` records) and an estimate through `EstimateView`, so it imports neither.
 """
 
 from __future__ import annotations
@@ -16,9 +16,10 @@ from typing import Any, Protocol
 import polars as pl
 
 from ._meta import ReportMeta
+from ._models import EntrySummary
 from ._records import Run
 from ._stats import INCONCLUSIVE, MIN_INPUTS
-from ._vocab import Design, Role
+from ._vocab import Design, Role, Stopped
 
 __all__ = [
     "NOT_JUDGED",
@@ -57,6 +58,8 @@ class ReportView(Protocol):
 
     @property
     def models(self) -> pl.DataFrame: ...
+
+    def model_rows(self) -> list[EntrySummary]: ...
 
     def recommend(self) -> Any: ...
 
@@ -101,12 +104,12 @@ NOT_JUDGED = "not judged"
 """What a score says for an entry with no judged run."""
 
 
-def score_interval(row: dict[str, Any]) -> str:
+def score_interval(row: EntrySummary) -> str:
     """A models row's score: ``8.40 [5.87–10.00]``, the mean alone when it has no interval, ``not judged``."""
-    if row["score_mean"] is None:
+    if row.score_mean is None:
         return NOT_JUDGED
-    ci = f" [{_num(row['score_lo'])}–{_num(row['score_hi'])}]" if row["score_lo"] is not None else ""
-    return f"{_num(row['score_mean'])}{ci}"
+    ci = f" [{_num(row.score_lo)}–{_num(row.score_hi)}]" if row.score_lo is not None else ""
+    return f"{_num(row.score_mean)}{ci}"
 
 
 # ------------------------------------------------------------------------------------------------------------ lines
@@ -132,7 +135,7 @@ def stopped(report: ReportView) -> str | None:
     why = report.meta.stopped
     if why is None:
         return None
-    if why == "budget":
+    if why == Stopped.BUDGET:
         return "STOPPED: the budget would not cover another run; only the runs judged before it are here"
     return "STOPPED EARLY: only the runs judged before the stop are here"
 
@@ -163,8 +166,9 @@ def references_first(missing: int, total: int, entry: str) -> str:
 
 def not_judged(report: ReportView) -> list[str]:
     """Entries raced with no judged run (none landed, or the judge gave no verdict): never left out silently."""
-    raced = report.meta.candidates or report.models["entry"].to_list()
-    judged = set(report.models.filter(pl.col("score_mean").is_not_null())["entry"].to_list())
+    rows = report.model_rows()
+    raced = report.meta.candidates or [r.entry for r in rows]
+    judged = {r.entry for r in rows if r.score_mean is not None}
     return [e for e in raced if e not in judged and e not in report.meta.skipped]
 
 
@@ -217,41 +221,43 @@ def verdict_lines(report: ReportView) -> list[VerdictLine]:
     """Each tested entry's verdict line, in the models frame's order."""
     margin = report.meta.spec.margin
     lines = []
-    for r in report.models.filter(pl.col("verdict").is_not_null()).iter_rows(named=True):
+    for r in report.model_rows():
+        if r.verdict is None:  # untested (the reference entry itself): no verdict line
+            continue
         notes = []
         if report.meta.spec.design is Design.AUTO:
-            notes.append(r["stopped"] or "still racing")
-        elif r["verdict"] == INCONCLUSIVE:
+            notes.append(r.stopped or "still racing")
+        elif r.verdict == INCONCLUSIVE:
             notes.append(_what_would_settle(r, margin))
-        elif r["stopped"]:
-            notes.append(r["stopped"])
-        if r["swap_gap_mean"] is not None:
-            notes.append(f"order gap {r['swap_gap_mean']:.2f}")
-        if r["floor_std"] is not None:
-            notes.append(f"judge noise ±{r['floor_std']:.2f}")
-        cost = "unknown" if r["cost_per_run"] is None else times(r["cost_ratio"])
+        elif r.stopped:
+            notes.append(r.stopped)
+        if r.swap_gap_mean is not None:
+            notes.append(f"order gap {r.swap_gap_mean:.2f}")
+        if r.floor_std is not None:
+            notes.append(f"judge noise ±{r.floor_std:.2f}")
+        cost = "unknown" if r.cost_per_run is None else times(r.cost_ratio)
         lines.append(
             VerdictLine(
-                entry=r["entry"],
-                verdict=r["verdict"],
-                delta=f"Δ {signed(r['mean_diff'])} [lower {signed(r['lower'])}]",
-                pairs=r["n_pairs"] or 0,
-                ratios=f"cost {cost} latency {times(r['latency_ratio'])}",
+                entry=r.entry,
+                verdict=r.verdict,
+                delta=f"Δ {signed(r.mean_diff)} [lower {signed(r.lower)}]",
+                pairs=r.n_pairs or 0,
+                ratios=f"cost {cost} latency {times(r.latency_ratio)}",
                 notes=tuple(notes),
             )
         )
     return lines
 
 
-def _what_would_settle(row: dict[str, Any], margin: float) -> str:
-    if not row["n_pairs"]:
-        return row["verdict_reason"] or "nothing could be paired"
-    if (row["n_inputs"] or 0) < MIN_INPUTS:
-        missing = MIN_INPUTS - (row["n_inputs"] or 0)
+def _what_would_settle(row: EntrySummary, margin: float) -> str:
+    if not row.n_pairs:
+        return row.verdict_reason or "nothing could be paired"
+    if (row.n_inputs or 0) < MIN_INPUTS:
+        missing = MIN_INPUTS - (row.n_inputs or 0)
         return f"a verdict needs {MIN_INPUTS} inputs: {missing} more"
-    if row["more_runs"]:
-        return f"~{row['more_runs']} more paired runs would likely settle it"
-    if row["mean_diff"] is not None and row["mean_diff"] <= -margin:
+    if row.more_runs:
+        return f"~{row.more_runs} more paired runs would likely settle it"
+    if row.mean_diff is not None and row.mean_diff <= -margin:
         return "leans worse: more runs would likely show it"
     return "sits on the margin: only very many more runs would settle it"
 
@@ -268,11 +274,11 @@ def verdicts_title(report: ReportView) -> str:
 
 def self_agreement(report: ReportView) -> str | None:
     """How well the reference agrees with itself: its own entry's score against its reference run."""
-    own = report.models.filter(pl.col("is_reference"))
-    if not own.height or own["score_mean"][0] is None:
+    own = next((r for r in report.model_rows() if r.is_reference), None)
+    if own is None or own.score_mean is None:
         return None
     return (
-        f"{own['entry'][0]} against its own reference run scores {own['score_mean'][0]:.2f}: "
+        f"{own.entry} against its own reference run scores {own.score_mean:.2f}: "
         "how well the reference agrees with itself, the most a candidate can expect"
     )
 
@@ -291,8 +297,8 @@ def recommendation(report: ReportView) -> str | None:
 
 def render(report: ReportView) -> str:
     """The fixed-width text table logged after a race: ``*`` marks the reference entry, ``(sim)`` simulated ones."""
-    models = list(report.models.iter_rows(named=True))
-    names = [("* " if r["is_reference"] else "  ") + r["entry"] + (" (sim)" if r["simulated"] else "") for r in models]
+    models = report.model_rows()
+    names = [("* " if r.is_reference else "  ") + r.entry + (" (sim)" if r.simulated else "") for r in models]
     width = max([len("  entry"), *map(len, names)])
     lines = [header(report)]
     if (marker := stopped(report)) is not None:
@@ -303,17 +309,17 @@ def render(report: ReportView) -> str:
     )
     for name, r in zip(names, models, strict=True):
         score = score_interval(r)
-        tokens = f"{_num(r['input_tokens_mean'], '.0f')}/{_num(r['output_tokens_mean'], '.0f')}"
-        cost = "unknown" if r["cost_per_run"] is None else f"{r['cost_per_run']:.6f}"
+        tokens = f"{_num(r.input_tokens_mean, '.0f')}/{_num(r.output_tokens_mean, '.0f')}"
+        cost = "unknown" if r.cost_per_run is None else f"{r.cost_per_run:.6f}"
         lines.append(
-            f"{name:<{width}} {r['runs']:>5} {_num(r['ok_rate'] * 100, '.0f', '%'):>5} {score:>20}"
-            f" {_num(r['accuracy_mean']):>5} {_num(r['work_mean']):>5} {_num(r['scorer_mean']):>6}"
-            f" {_num(r['calls_mean'], '.1f'):>6} {tokens:>15} {_num(r['latency_s_mean'], '.2f', 's'):>8}"
-            f" {_num(r['wall_s_mean'], '.2f', 's'):>8} {cost:>14} {r['currency'] or '':<3}"
+            f"{name:<{width}} {r.runs:>5} {_num(r.ok_rate * 100, '.0f', '%'):>5} {score:>20}"
+            f" {_num(r.accuracy_mean):>5} {_num(r.work_mean):>5} {_num(r.scorer_mean):>6}"
+            f" {_num(r.calls_mean, '.1f'):>6} {tokens:>15} {_num(r.latency_s_mean, '.2f', 's'):>8}"
+            f" {_num(r.wall_s_mean, '.2f', 's'):>8} {cost:>14} {r.currency or '':<3}"
         )
     if not models:
         lines.append("  (no candidate runs)")
-    absent = [e for e in not_judged(report) if e not in {r["entry"] for r in models}]
+    absent = [e for e in not_judged(report) if e not in {r.entry for r in models}]
     if absent:
         lines.append("not judged (no run landed): " + ", ".join(absent))
     if report.meta.skipped:

@@ -1,8 +1,9 @@
 """The report of one benchmark: its run records, and the polars frames, diagnostics, parquet and table made from them.
 
 The records are the truth (`Run`, with its `Call` records and its `Verdict`): ``runs`` and ``calls`` are built from
-them, ``models`` from ``runs``. A report read back from parquet is its records again, so it is as good as one just
-made, transcripts included, and writing it out again gives the same files.
+them, ``models`` from ``runs``, and `BenchmarkReport.model_rows` reads its rows as `EntrySummary` records. A report
+read back from parquet is its records again, so it is as good as one just made, transcripts included, and writing it
+out again gives the same files.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from . import _present, _stats
 from ._codec import frame
 from ._diagnostics import diagnose
 from ._meta import ReportMeta
-from ._models import NOISE_SCHEMA, conform, models_frame
+from ._models import NOISE_SCHEMA, EntrySummary, conform, models_frame
 from ._prompt import transcript_events
 from ._records import CALLS_SCHEMA, RUNS_SCHEMA, Call, Run
 from ._vocab import Role
@@ -58,6 +59,7 @@ class BenchmarkReport:
         self._runs: pl.DataFrame | None = None
         self._calls: pl.DataFrame | None = None
         self._models: pl.DataFrame | None = None
+        self._model_rows: list[EntrySummary] | None = None
 
     def __repr__(self) -> str:
         return (
@@ -95,6 +97,12 @@ class BenchmarkReport:
         if self._models is None:
             self._models = models_frame(self.runs, self.noise, self.meta)
         return self._models
+
+    def model_rows(self) -> list[EntrySummary]:
+        """The rows of ``models`` as `EntrySummary` records, in its order: the same figures, read by attribute."""
+        if self._model_rows is None:
+            self._model_rows = [EntrySummary.from_row(row) for row in self.models.iter_rows(named=True)]
+        return list(self._model_rows)
 
     def to_runs(self) -> list[Run]:
         """The `Run` records, with their calls and verdicts: what a rejudge starts from."""

@@ -452,21 +452,21 @@ def recommend(
             return None
         sentence = f"no cheaper entry is as good as {reference_entry} on {job} (margin {_num(margin)}){unknown_note}"
         return fallback(sentence=sentence, cost_ratio=1.0 if ref_cost else None)
-    best = good.sort("cost_per_run", maintain_order=True).row(0, named=True)
-    ratio = best["cost_per_run"] / ref_cost if ref_cost else None
+    best = good.sort("cost_per_run", maintain_order=True).select("entry", "cost_per_run", "n_pairs", "lower")
+    entry, best_cost, n_pairs, lower = best.row(0)
+    ratio = best_cost / ref_cost if ref_cost else None
     if ratio is None:
-        cost = f"at {best['cost_per_run']:.6g} {currency or ''}".rstrip() + " per run"
+        cost = f"at {best_cost:.6g} {currency or ''}".rstrip() + " per run"
     else:
         cost = f"at {f'{ratio:.2f}' if round(ratio, 2) else f'{ratio:.2g}'}\u00d7 the cost"
-    n_pairs, lower = best["n_pairs"], best["lower"]
     runs_text = f"{n_pairs} paired run{'' if n_pairs == 1 else 's'}"
     bound = "" if lower is None else f", lower bound {_num(lower)}"
     sentence = (
-        f"{best['entry']} is as good as {reference_entry} on {job} (margin {_num(margin)}, {runs_text}{bound}) {cost}"
+        f"{entry} is as good as {reference_entry} on {job} (margin {_num(margin)}, {runs_text}{bound}) {cost}"
         f"{unknown_note}"
     )
     return Recommendation(
-        entry=best["entry"],
+        entry=entry,
         reference=reference_entry,
         sentence=sentence,
         cost_ratio=ratio,

@@ -1,21 +1,23 @@
 """Altair charts of a `BenchmarkReport`: cost and latency against quality (with the Pareto front), score
 distributions, judge-vs-scorer agreement; offline saving (SVG, PNG, self-contained HTML) and offline Jupyter display.
 
-A leaf of the package: it reads a report's frames and returns charts; nothing in the core imports it. Every chart
-carries its data inline and renders with no network (`save_chart` through vl-convert, `enable_offline` and
-`offline_widget` with the Vega bundle inlined into the anywidget `JupyterChart`).
+A leaf of the package: it reads a report's frames and per-entry records and returns charts; nothing in the core
+imports it. Every chart carries its data inline and renders with no network (`save_chart` through vl-convert,
+`enable_offline` and `offline_widget` with the Vega bundle inlined into the anywidget `JupyterChart`).
 """
 
 from __future__ import annotations
 
 import hashlib
 import math
+from dataclasses import dataclass
 from typing import Any
 
 import altair as alt
 import polars as pl
 
 from . import _present
+from ._models import EntrySummary
 from ._offline import enable_offline, offline_widget, save_chart
 from ._report import BenchmarkReport
 from ._vocab import Role
@@ -90,10 +92,10 @@ def _colour(models: pl.DataFrame, **legend: Any) -> alt.Color:
     return alt.Color("entry:N", scale=scale, legend=alt.Legend(title="entry", **legend))
 
 
-def _label(row: dict[str, Any], all_sim: bool) -> str:
+def _label(row: EntrySummary, all_sim: bool) -> str:
     """The entry's name, "(reference)" on the reference, "(sim)" if simulated unless all are (the subtitle says so)."""
-    text = row["entry"] + (" (sim)" if row["simulated"] and not all_sim else "")
-    return text + (" (reference)" if row["is_reference"] else "")
+    text = row.entry + (" (sim)" if row.simulated and not all_sim else "")
+    return text + (" (reference)" if row.is_reference else "")
 
 
 def _all_sim(report: BenchmarkReport) -> bool:
@@ -137,11 +139,8 @@ def pareto_front(models: pl.DataFrame, x: str = "cost_per_run") -> list[str]:
     An entry is beaten when another has ``x`` lower-or-equal and score higher-or-equal, one of them strictly; entries
     tied on both stay on the front together. Entries without a score or an ``x`` value are left out.
     """
-    points = [
-        (r[x], r["score_mean"], r["entry"])
-        for r in models.select("entry", x, "score_mean").iter_rows(named=True)
-        if r[x] is not None and r["score_mean"] is not None
-    ]
+    rows = models.select(x, "score_mean", "entry").iter_rows()
+    points = [(v, score, entry) for v, score, entry in rows if v is not None and score is not None]
 
     def beaten(p: tuple[float, float, str]) -> bool:
         return any(q[0] <= p[0] and q[1] >= p[1] and (q[0] < p[0] or q[1] > p[1]) for q in points)
@@ -149,9 +148,20 @@ def pareto_front(models: pl.DataFrame, x: str = "cost_per_run") -> list[str]:
     return [p[2] for p in sorted((p for p in points if not beaten(p)), key=lambda p: (p[0], -p[1]))]
 
 
-def _place_labels(rows: list[dict[str, Any]], front: list[str], lo: float, hi: float) -> None:
-    """Give each drawn row a label position (``lx``, ``ly`` in data units) that avoids the points, the interval bars,
-    the front's steps, the plot's edges and the labels already placed: a greedy pick among eight spots."""
+@dataclass(frozen=True, slots=True)
+class _Point:
+    """An entry as a quality chart draws it: its models row, its x (None: unknown) and its label."""
+
+    row: EntrySummary
+    x: float | None
+    label: str
+    data: dict[str, Any]
+    """Its row of the chart's data: the models row and how it is drawn (`_place_labels` adds ``lx``, ``ly``)."""
+
+
+def _place_labels(points: list[_Point], front: list[str], lo: float, hi: float) -> None:
+    """Give each drawn point a label position (``lx``, ``ly`` in data units) that avoids the points, the interval
+    bars, the front's steps, the plot's edges and the labels already placed: a greedy pick among eight spots."""
     span = math.log10(hi) - math.log10(lo)
 
     def px(v: float) -> float:
@@ -163,14 +173,14 @@ def _place_labels(rows: list[dict[str, Any]], front: list[str], lo: float, hi: f
     def overlap(a: tuple[float, ...], b: tuple[float, ...]) -> float:
         return max(0.0, min(a[2], b[2]) - max(a[0], b[0])) * max(0.0, min(a[3], b[3]) - max(a[1], b[1]))
 
-    drawn = [r for r in rows if r["x"] is not None and r["score_mean"] is not None]
+    drawn = [(p, p.x, p.row.score_mean) for p in points if p.x is not None and p.row.score_mean is not None]
     boxes: list[tuple[float, ...]] = []
-    for r in drawn:
-        x, y = px(r["x"]), py(r["score_mean"])
+    for p, vx, vy in drawn:
+        x, y = px(vx), py(vy)
         boxes.append((x - 9, y - 9, x + 9, y + 9))
-        if r["score_lo"] is not None:
-            boxes.append((x - 4, py(r["score_hi"]), x + 4, py(r["score_lo"])))
-    steps = [(px(r["x"]), py(r["score_mean"])) for name in front for r in drawn if r["entry"] == name]
+        if p.row.score_lo is not None and p.row.score_hi is not None:
+            boxes.append((x - 4, py(p.row.score_hi), x + 4, py(p.row.score_lo)))
+    steps = [(px(vx), py(vy)) for name in front for p, vx, vy in drawn if p.row.entry == name]
     for (x0, y0), (x1, y1) in zip(steps, steps[1:], strict=False):  # up at x0, then across at y1 (step-before)
         boxes += [(x0 - 2, min(y0, y1), x0 + 2, max(y0, y1)), (x0, y1 - 2, x1, y1 + 2)]
 
@@ -178,8 +188,8 @@ def _place_labels(rows: list[dict[str, Any]], front: list[str], lo: float, hi: f
         area = (box[2] - box[0]) * (box[3] - box[1])
         return sum(overlap(box, other) for other in boxes) + 50 * (area - overlap(box, (0, 0, WIDTH, HEIGHT)))
 
-    for r in sorted(drawn, key=lambda r: r["x"]):
-        x, y, w, h = px(r["x"]), py(r["score_mean"]), 6.0 * len(r["label"]) + 2, 14
+    for p, vx, vy in sorted(drawn, key=lambda d: d[1]):
+        x, y, w, h = px(vx), py(vy), 6.0 * len(p.label) + 2, 14
         spots = [
             (w / 2 + 10, 0),
             (w / 2 + 5, -13),
@@ -195,45 +205,47 @@ def _place_labels(rows: list[dict[str, Any]], front: list[str], lo: float, hi: f
             spots, key=lambda d: cost((x + d[0] - w / 2, y + d[1] - h / 2, x + d[0] + w / 2, y + d[1] + h / 2))
         )
         boxes.append((x + dx - w / 2, y + dy - h / 2, x + dx + w / 2, y + dy + h / 2))
-        r["lx"] = 10 ** (math.log10(lo) + (x + dx) / WIDTH * span)
-        r["ly"] = 10 * (1 - (y + dy) / HEIGHT)
+        p.data["lx"] = 10 ** (math.log10(lo) + (x + dx) / WIDTH * span)
+        p.data["ly"] = 10 * (1 - (y + dy) / HEIGHT)
 
 
 def _quality(report: BenchmarkReport, x: str, what: str, axis: str, better: str) -> _Chart:
     models = report.models
     if not models.height:
         return _no_runs(report, what)
-    positive = [v for v in models[x].to_list() if v is not None and v > 0]
+    measured: list[float | None] = models[x].to_list()  # x is a column (cost_per_run, latency_s_mean), in row order
+    positive = [v for v in measured if v is not None and v > 0]
     floor = min(positive) / 10 if positive else 1e-6
     front, all_sim = pareto_front(models, x), _all_sim(report)
-    rows = []
-    for r in models.iter_rows(named=True):
-        clamped = r[x] is not None and r[x] <= 0
-        verdict = REFERENCE if r["is_reference"] else (r["verdict"] or "not tested")
-        rows.append(
-            {
-                **r,
-                "label": _label(r, all_sim),
-                "role": Role.REFERENCE.value if r["is_reference"] else Role.CANDIDATE.value,
-                "verdict_shown": verdict,
-                "x": None if r[x] is None else max(r[x], floor),
-                "on_front": r["entry"] in front,
-                "plotted": f"drawn at {floor:.1e} (log axis)" if clamped else "as measured",
-            }
-        )
-    if not any(row["x"] is not None and row["score_mean"] is not None for row in rows):
+    points = []
+    for r, value in zip(report.model_rows(), measured, strict=True):
+        clamped = value is not None and value <= 0
+        shown = None if value is None else max(value, floor)
+        label = _label(r, all_sim)
+        data = {
+            **r.to_row(),
+            "label": label,
+            "role": Role.REFERENCE.value if r.is_reference else Role.CANDIDATE.value,
+            "verdict_shown": REFERENCE if r.is_reference else (r.verdict or "not tested"),
+            "x": shown,
+            "on_front": r.entry in front,
+            "plotted": f"drawn at {floor:.1e} (log axis)" if clamped else "as measured",
+        }
+        points.append(_Point(row=r, x=shown, label=label, data=data))
+    rows = [p.data for p in points]
+    if not any(p.x is not None and p.row.score_mean is not None for p in points):
         return _no_runs(report, what, "no judged runs: every run failed or went unjudged")
-    xs = [row["x"] for row in rows if row["x"] is not None]
+    xs = [p.x for p in points if p.x is not None]
     # at least one decade wide, the points off the edges, and room on the right for the rightmost point's label
     span = math.log10(max(xs) / min(xs))
     pad = max(0.2, (1 - span) / 2)
-    room = (6.0 * max(len(row["label"]) for row in rows if row["x"] == max(xs)) + 16) / WIDTH
+    room = (6.0 * max(len(p.label) for p in points if p.x == max(xs)) + 16) / WIDTH
     lo, hi = min(xs) / 10**pad, max(xs) * 10 ** max(pad, room * (span + pad) / (1 - room))
-    _place_labels(rows, front, lo, hi)
+    _place_labels(points, front, lo, hi)
     notes = []
-    if any(row["plotted"] != "as measured" for row in rows):
+    if any(v is not None and v <= 0 for v in measured):
         notes.append(f"a {axis.split(' (')[0]} of 0 is drawn at {floor:.1e}: a log axis has no zero")
-    unknown = [r["entry"] for r in rows if r["score_mean"] is not None and r["x"] is None]
+    unknown = [p.row.entry for p in points if p.row.score_mean is not None and p.x is None]
     if unknown:  # entries with no judged run are listed by the title as not judged
         notes.append(f"not drawn ({axis.split(' (')[0]} unknown: no usage reported): " + ", ".join(unknown))
     notes.append(f"bars: 95% interval of the score · dashed steps: Pareto front (nothing is both {better} and better)")
@@ -246,7 +258,7 @@ def _quality(report: BenchmarkReport, x: str, what: str, axis: str, better: str)
         ),
         legend=alt.Legend(title="verdict vs reference", values=verdicts) if verdicts else None,
     )
-    bands = _bands(report, rows)
+    bands = _bands(report)
     if bands:
         notes.append(
             "green band: within the margin of the reference's score"
@@ -264,7 +276,7 @@ def _quality(report: BenchmarkReport, x: str, what: str, axis: str, better: str)
     tips += [alt.Tooltip("plotted:N", title="x position"), alt.Tooltip("on_front:N", title="on the Pareto front")]
     base = alt.Chart().encode(x=x_enc)
     step = (
-        alt.Chart(alt.Data(values=[row for name in front for row in rows if row["entry"] == name]))
+        alt.Chart(alt.Data(values=[p.data for name in front for p in points if p.row.entry == name]))
         # up, then across: a step line through the front's points only (across first would run through an entry
         # as good but dearer, beaten by the point the step starts at)
         .mark_line(interpolate="step-before", strokeDash=[6, 3], color="#444", strokeWidth=2)
@@ -301,14 +313,15 @@ def _quality(report: BenchmarkReport, x: str, what: str, axis: str, better: str)
     return alt.LayerChart(layer=layers, data=alt.Data(values=rows), width=WIDTH, height=HEIGHT, title=title)
 
 
-def _bands(report: BenchmarkReport, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def _bands(report: BenchmarkReport) -> list[dict[str, Any]]:
     """The "as good" zone (the reference's score down to the margin) and, once measured, the judge's noise floor."""
-    reference = next((r for r in rows if r["is_reference"] and r["score_mean"] is not None), None)
-    if reference is None:
+    rows = report.model_rows()
+    mean = next((r.score_mean for r in rows if r.is_reference and r.score_mean is not None), None)
+    if mean is None:
         return []
-    mean, margin = reference["score_mean"], report.meta.spec.margin
+    margin = report.meta.spec.margin
     bands = [{"lo": max(0.0, mean - margin), "hi": mean, "colour": "#2ca02c", "opacity": 0.08, "band": "margin"}]
-    floors = [r["floor_std"] for r in rows if r.get("floor_std") is not None]
+    floors = [r.floor_std for r in rows if r.floor_std is not None]
     if floors:
         floor = sum(floors) / len(floors)
         bands.append(
@@ -345,7 +358,7 @@ def score_distribution(report: BenchmarkReport) -> _Chart:
     if not runs.height:
         return _no_runs(report, what)
     all_sim = _all_sim(report)
-    labels = {r["entry"]: _label(r, all_sim) for r in models.iter_rows(named=True)}
+    labels = {m.entry: _label(m, all_sim) for m in report.model_rows()}
     rows = []
     for r in runs.iter_rows(named=True):
         # ok first: a failed run's score is 0 in the frame, but it was never judged
@@ -395,7 +408,7 @@ def score_distribution(report: BenchmarkReport) -> _Chart:
         .mark_point(shape="circle", filled=False, size=70, strokeWidth=2, color="#777777")
         .encode(x=x_enc, y=y_enc, yOffset=offset, tooltip=tips)
     )
-    stats = [{**r, "label": labels[r["entry"]]} for r in models.iter_rows(named=True)]
+    stats = [{**m.to_row(), "label": labels[m.entry]} for m in report.model_rows()]
     mean = (
         alt.Chart(alt.Data(values=stats))
         .mark_tick(color="black", thickness=2.5, size=22)

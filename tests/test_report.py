@@ -11,7 +11,7 @@ import pytest
 from gradebench._codec import pack
 from gradebench._diagnostics import DIAGNOSTICS_SCHEMA
 from gradebench._meta import ReportMeta
-from gradebench._models import MODELS_SCHEMA
+from gradebench._models import MODELS_SCHEMA, EntrySummary
 from gradebench._records import CALLS_SCHEMA, RUNS_SCHEMA, Call, Run, Verdict
 from gradebench._report import BenchmarkReport
 
@@ -294,6 +294,18 @@ def test_models_means(report):
     assert fast["calls_mean"] == pytest.approx(2.0)  # over ok runs
     assert fast["cost_per_run"] == pytest.approx(10 * 0.002 / 6)  # the failed run still counts in runs
     assert fast["spent_now"] == pytest.approx(10 * 0.002)
+
+
+def test_model_rows_are_the_models_frame(report):
+    rows = report.model_rows()
+    assert all(isinstance(m, EntrySummary) for m in rows)
+    assert [m.to_row() for m in rows] == report.models.to_dicts()  # same figures, same order
+    steady, fast = rows
+    assert (steady.entry, steady.is_reference, steady.verdict) == (REF, True, None)
+    assert fast.entry == FAST and fast.runs == 6 and fast.cost_per_run == pytest.approx(10 * 0.002 / 6)
+    assert fast.verdict is not None and fast.cost_ratio == report.models["cost_ratio"][1]
+    assert rows[0] is report.model_rows()[0] and report.model_rows() is not report.model_rows()  # cached, copied
+    assert BenchmarkReport([], {}).model_rows() == []
 
 
 def test_interval_contains_mean_and_is_reproducible(report, runs):

@@ -174,7 +174,7 @@ class Views:
         report = self.report
         assert report is not None
         star = pl.when(pl.col("is_reference")).then(pl.lit("★ ")).otherwise(pl.lit(""))
-        scores = [_present.score_interval(r) for r in report.models.iter_rows(named=True)]
+        scores = [_present.score_interval(r) for r in report.model_rows()]
         models = report.models.with_columns(
             star.add(pl.col("entry")).alias("entry"),
             pl.Series("score [95% CI]", scores, dtype=pl.String),
