@@ -11,7 +11,7 @@ from __future__ import annotations
 import logging
 import os
 from collections.abc import Callable, Iterable, Sequence
-from typing import Any, Literal
+from typing import Any
 
 import polars as pl
 
@@ -28,7 +28,7 @@ from ._records import Run
 from ._rejudge import judge_noise_report, rejudge_report
 from ._report import BenchmarkReport
 from ._session import mounted, run_sync
-from ._spec import NO_SCORER, Lineup, RaceSpec
+from ._spec import NO_SCORER, Lineup, RaceSpec, Runs
 
 __all__ = ["Benchmark", "RaceEvent", "judge_noise_report", "rejudge_report"]
 
@@ -54,7 +54,7 @@ class Benchmark:
         factory: Callable[..., Any],
         *,
         catalog: Catalog,
-        runs: int | Literal["auto"] | None = None,
+        runs: Runs | None = None,
         grade: str | None = None,
         also: Iterable[str] | None = None,
         candidates: Iterable[str | Entry] | None = None,

@@ -12,7 +12,7 @@ import os
 import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, cast
 
 import polars as pl
 import pydantic
@@ -25,7 +25,7 @@ from ._job import JobSpec
 from ._plan import job_reference, load_catalog, resolve_job, resolve_scorer
 from ._rejudge import rejudge_report
 from ._report import BenchmarkReport
-from ._spec import DEFAULT_RUNS, RaceSpec
+from ._spec import DEFAULT_RUNS, RaceSpec, Runs
 from ._tomlfile import first_problem, read_toml
 from ._vocab import Design
 
@@ -255,11 +255,10 @@ def cmd_sim_serve(args: argparse.Namespace) -> int:
     return 0
 
 
-def _runs(text: str) -> int | Literal["auto"]:
+def _runs(text: str) -> Runs:
     """``--runs``: a number of runs, or ``auto`` (checked by the spec)."""
     try:
-        runs: int | Literal["auto"] = "auto" if text == Design.AUTO else int(text)
-        return RaceSpec(runs=runs).runs
+        return RaceSpec(runs=cast(Runs, text) if text == Design.AUTO else int(text)).runs
     except ValueError as exc:
         raise argparse.ArgumentTypeError(str(exc)) from None
 

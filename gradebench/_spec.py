@@ -22,12 +22,14 @@ from ._codec import dumps
 from ._stats import DEFAULT_MARGIN
 from ._vocab import Design
 
-__all__ = ["DEFAULT_RUNS", "MAX_RUNS_PER_INPUT", "NO_SCORER", "JOB_SCORER", "Lineup", "RaceSpec"]
+__all__ = ["DEFAULT_RUNS", "JOB_SCORER", "MAX_RUNS_PER_INPUT", "NO_SCORER", "Lineup", "RaceSpec", "Runs"]
 
 DEFAULT_RUNS = 3
 """Runs per input and entry when none is asked for."""
 MAX_RUNS_PER_INPUT = 4
 """A race to a verdict gives an entry at most this many runs per input unless ``max_runs`` says otherwise."""
+Runs = int | Literal["auto"]
+"""What ``runs`` takes: runs per input and entry, or ``auto`` (`Design.AUTO`): race to a verdict."""
 JOB_SCORER = "job"
 """``scorer`` naming the job's own scorer."""
 NO_SCORER = "none"
@@ -59,9 +61,9 @@ class RaceSpec:
     """Other grades whose entries race too, against the same reference: does the job need its grade at all?"""
     candidates: tuple[str, ...] | None = None
     """Entry names to race; unset: every callable entry of the grade (and of also)."""
-    runs: pydantic.StrictInt | Literal["auto"] = DEFAULT_RUNS
+    runs: Runs = DEFAULT_RUNS
     """Runs per input and entry, or auto: race to a verdict."""
-    max_runs: pydantic.StrictInt | None = None
+    max_runs: int | None = None
     """With runs = auto: the most runs an entry gets; unset: 4 per input (`MAX_RUNS_PER_INPUT`)."""
     margin: float = DEFAULT_MARGIN
     """The non-inferiority margin of the verdicts, in points of 10."""
@@ -75,13 +77,13 @@ class RaceSpec:
     one."""
     judge: str | None = None
     """The entry that judges; unset: the catalog's ceiling."""
-    judge_swap: pydantic.StrictBool = False
+    judge_swap: bool = False
     """The label-bias check: judge every run in both presentation orders."""
-    judge_reasoning: pydantic.StrictBool = False
+    judge_reasoning: bool = False
     """Show the judge the models' reasoning where providers returned it."""
     salt: str = ""
     """The user salt of the cache keys: a new salt draws fresh samples."""
-    concurrency: pydantic.StrictInt | None = None
+    concurrency: int | None = None
     """Requests in flight at once; unset: the catalog's concurrency."""
 
     def __post_init__(self) -> None:
@@ -151,8 +153,8 @@ class RaceSpec:
     def from_dict(cls, raw: Mapping[str, Any], *, source: str = "spec") -> RaceSpec:
         """A spec from plain values (a run config, ``meta.json``); an unknown or bad field raises a `ValueError` that
         names ``source`` and the field."""
-        try:
-            return _SPEC.validate_python(dict(raw))
+        try:  # strict, from JSON: a flag is no number and "yes" no flag, while an array is a tuple
+            return _SPEC.validate_json(json.dumps(dict(raw), default=str))
         except pydantic.ValidationError as exc:
             problem = exc.errors()[0]
             what = str(problem["msg"]).removeprefix("Value error, ")
@@ -182,7 +184,7 @@ class Lineup:
     """Entries asked for that cannot be called now, with why."""
 
 
-RaceSpec.__pydantic_config__ = pydantic.ConfigDict(extra="forbid", use_attribute_docstrings=True)  # type: ignore[attr-defined]
+RaceSpec.__pydantic_config__ = pydantic.ConfigDict(extra="forbid", strict=True, use_attribute_docstrings=True)  # type: ignore[attr-defined]
 _SPEC = pydantic.TypeAdapter(RaceSpec)
 
 
