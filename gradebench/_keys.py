@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from ._protocol import label_headers
@@ -96,11 +96,13 @@ class RunKey:
     """Which repeat of the input on this entry."""
     sample: int = 0
     """Which independent draw (runs are drawn once)."""
+    run_id: str = field(init=False, repr=False, compare=False)
+    """The opaque id of the run (made once: every call of the run carries it)."""
 
-    @property
-    def run_id(self) -> str:
-        """The opaque id of the run."""
-        return short_hash("run", self.benchmark_id, self.input_id, self.role.value, self.entry, self.repeat)
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "role", Role(self.role))
+        made = short_hash("run", self.benchmark_id, self.input_id, self.role.value, self.entry, self.repeat)
+        object.__setattr__(self, "run_id", made)
 
     def salt(self) -> dict[str, Any]:
         return {"user": self.user_salt, "input": self.input_id, "role": self.role.value, "repeat": self.repeat}
