@@ -100,7 +100,13 @@ async def judge_noise_report(
         }
 
     rows = await _judge_each(
-        catalog, chosen, replicas, cache=cache, concurrency=concurrency, progress=progress, desc="judge noise"
+        catalog,
+        chosen,
+        replicas,
+        cache=cache,
+        concurrency=concurrency or report.meta.spec.concurrency,
+        progress=progress,
+        desc="judge noise",
     )
     return report.with_noise(rows, k=k)
 
@@ -129,7 +135,13 @@ async def rejudge_report(
         return await judge_run(session, run, references[run.input_id], inputs.get(run.input_id), setup, scorer)
 
     rejudged = await _judge_each(
-        catalog, candidates, again, cache=cache, concurrency=concurrency, progress=progress, desc="rejudge"
+        catalog,
+        candidates,
+        again,
+        cache=cache,
+        concurrency=concurrency or report.meta.spec.concurrency,
+        progress=progress,
+        desc="rejudge",
     )
     meta = report.meta.with_spec(rubric=setup.rubric, judge=judge or report.meta.spec.judge).replace(
         judge_entry=setup.entry.name, judge_params=dict(setup.params)
