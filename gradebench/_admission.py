@@ -30,7 +30,16 @@ import openai
 from ._catalog import Entry
 from ._errors import CallError
 
-__all__ = ["ERROR_IN_200", "AdaptiveRate", "Admission", "RateBucket", "backoff_s", "call_error", "retry_after_s"]
+__all__ = [
+    "ERROR_IN_200",
+    "AdaptiveRate",
+    "Admission",
+    "RateBucket",
+    "Refusals",
+    "backoff_s",
+    "call_error",
+    "retry_after_s",
+]
 
 log = logging.getLogger("gradebench")
 
@@ -230,6 +239,60 @@ def backoff_s(n: int, rng: random.Random | None = None) -> float:
     return base * (1 - 0.25 * (rng or random).random())
 
 
+# ------------------------------------------------------------------------------------------------------ giving up
+
+
+class Refusals:
+    """An entry's run of 429s in a race, to tell a rate limit from an entry that will never answer.
+
+    A 429 that asks to wait (``Retry-After``) is a limit being applied: it is waited out. An entry that has not
+    answered once in the race and has refused every request for `GIVE_UP_S`, at least `GIVE_UP_COUNT` of them and
+    none asking to wait, is given up on (a spent quota, a key without access to the model): its waiting and later
+    calls fail at once with `reason`, and the rest of the race goes on instead of waiting it out call by call.
+    """
+
+    GIVE_UP_S = 20.0
+    """How long an entry that never answered may refuse before the race gives up on it."""
+    GIVE_UP_COUNT = 3
+    """Refusals it takes at the least (the pace slows with every 429, so few come in GIVE_UP_S)."""
+
+    def __init__(self, entry: Entry):
+        self.entry = entry
+        self.answered = False
+        self.asked_to_wait = False
+        self.count = 0
+        self.first: float | None = None
+        self.reason: str | None = None
+        """Why the race gave up on the entry, or None."""
+        self._gave_up = asyncio.Event()
+
+    def refused(self, now: float, asked: float | None, message: str) -> None:
+        """A 429 came (``asked``: the seconds it asked to wait, or None)."""
+        if self.answered or self.reason is not None:
+            return
+        self.count += 1
+        self.first = now if self.first is None else self.first
+        self.asked_to_wait = self.asked_to_wait or asked is not None
+        span = now - self.first
+        if not self.asked_to_wait and self.count >= self.GIVE_UP_COUNT and span >= self.GIVE_UP_S:
+            self.reason = (
+                f"{self.entry.name}: gave up on this entry for the race: {self.count} requests refused with HTTP 429 "
+                f"over {span:.1f} s, none answered and none asked to wait (no Retry-After) — a spent quota or a key "
+                f"without access to the model? The rest of the race goes on: {message}"
+            )
+            self._gave_up.set()
+
+    def succeeded(self) -> None:
+        self.answered = True
+
+    async def wait(self, seconds: float) -> None:
+        """Sleep ``seconds``, or less if the race gives up on the entry meanwhile."""
+        try:
+            await asyncio.wait_for(self._gave_up.wait(), timeout=seconds)
+        except TimeoutError:
+            pass
+
+
 # -------------------------------------------------------------------------------------------------------- admission
 
 
@@ -243,6 +306,7 @@ class Admission:
         self._global = asyncio.Semaphore(concurrency)
         self._per_entry: dict[str, asyncio.Semaphore] = {}
         self._rates: dict[str, AdaptiveRate] = {}
+        self._refusals: dict[str, Refusals] = {}
         for e in entries:
             self.add(e)
 
@@ -252,6 +316,7 @@ class Admission:
         if entry.max_concurrency:
             self._per_entry[entry.name] = asyncio.Semaphore(entry.max_concurrency)
         self._rates[entry.name] = AdaptiveRate(entry.rpm, name=entry.name, clock=self._clock)
+        self._refusals[entry.name] = Refusals(entry)
 
     def rate(self, entry: Entry) -> AdaptiveRate:
         """The pace of ``entry`` in this run."""
@@ -266,9 +331,10 @@ class Admission:
         slot and, when its wait is over, starts ahead of calls not yet sent. From its fourth 429 on, a call waits at
         least a growing backoff, whatever the endpoint asks. When the next wait would end past
         ``entry.rate_limit_wait_s`` from the first 429, it fails with a `CallError` that says so;
-        ``insufficient_quota`` fails at once.
+        ``insufficient_quota`` fails at once, and so does every call to an entry the race gave up on (`Refusals`).
         """
         rate = self.rate(entry)
+        refusals = self._refusals[entry.name]
         own = self._per_entry.get(entry.name)
         attempts = limited = 0
         first_sent: float | None = None
@@ -277,6 +343,8 @@ class Admission:
             await own.acquire()
         try:
             while True:
+                if refusals.reason is not None:
+                    raise CallError(refusals.reason, entry=entry.name, status=429, attempts=attempts)
                 await rate.acquire(ahead=limited > 0)
                 sent_at = self._clock()
                 if first_sent is None:
@@ -301,14 +369,16 @@ class Admission:
                         wait = max(wait, backoff_s(limited - 3))
                     if now + wait > first_429 + entry.rate_limit_wait_s:
                         raise _rate_limited(entry, exc, attempts, now - first_sent, asked) from exc
+                    refusals.refused(now, asked or None, _error_message(exc))  # a Retry-After of 0 asks nothing
                     log.debug("%s: 429, waiting %.3f s (attempt %d)", entry.name, wait, attempts)
-                    await asyncio.sleep(wait)
+                    await refusals.wait(wait)
                     continue
                 except openai.OpenAIError as exc:
                     if attempts:  # earlier attempts met 429s: count them in
                         raise call_error(entry, exc, earlier_attempts=attempts) from exc
                     raise
                 rate.succeeded()
+                refusals.succeeded()
                 return result
         finally:
             if own is not None:

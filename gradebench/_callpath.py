@@ -6,8 +6,8 @@ Each layer is a small callable ``await layer(request) -> CallAnswer`` with one j
   is never stored);
 - `AdmissionLayer` — pacing, concurrency and 429 waits (`gradebench._admission`), and the one-line `CallError` a call
   that failed for good carries;
-- `Transport` — send the request through the openai SDK (its own retries of 5xx and connection errors), scrub keys from
-  what came back and check it is a completion;
+- `Transport` — send the request through the openai SDK (its own retries of 5xx and connection errors) within the
+  entry's ``timeout_s`` for the whole call, scrub keys from what came back and check it is a completion;
 - `Refuse` — the end of the path of a session that answers from the cache alone: a miss raises `NotCached`, so nothing
   is sent and nothing spent (how an estimate learns which runs are already paid for).
 
@@ -16,6 +16,7 @@ A `Session` builds one path per entry; a `Seat` sends each call of its conversat
 
 from __future__ import annotations
 
+import asyncio
 import json
 import time
 from dataclasses import dataclass, field
@@ -27,6 +28,7 @@ import openai
 from ._admission import Admission, call_error
 from ._cache import Cached, CallCache
 from ._catalog import Entry
+from ._codec import has_surrogates, utf8_safe
 from ._errors import CallError
 from ._keys import CallKey
 from ._redact import scrub_bytes
@@ -131,18 +133,30 @@ class Transport:
     async def __call__(self, request: CallRequest) -> CallAnswer:
         entry = request.entry
         request.sent_at.append(time.perf_counter())
-        raw = await self.client.post(
-            "/chat/completions",
-            body=request.body,  # built here already: the SDK does not re-validate it
-            cast_to=httpx2.Response,
-            options={"headers": request.key.labels(), "security": {"bearer_auth": True}},
-        )
+        # timeout_s is the deadline of the whole call: the SDK's own timeout restarts with every byte a server trickles
+        try:
+            async with asyncio.timeout(entry.timeout_s):
+                raw = await self.client.post(
+                    "/chat/completions",
+                    body=request.body,  # built here already: the SDK does not re-validate it
+                    cast_to=httpx2.Response,
+                    options={"headers": request.key.labels(), "security": {"bearer_auth": True}},
+                )
+        except TimeoutError:
+            raise CallError(
+                f"{entry.name}: no whole answer within timeout_s={entry.timeout_s:g} s (the deadline of one call, "
+                f"its SDK retries included) from {entry.base_url}",
+                entry=entry.name,
+            ) from None
         latency = request.latency_s()
-        response = scrub_bytes(raw.content).decode("utf-8")
+        response = scrub_bytes(raw.content).decode("utf-8", errors="replace")  # a stray byte is U+FFFD, no crash
         try:
             parsed = json.loads(response)
         except json.JSONDecodeError as exc:
             raise call_error(entry, exc) from None
+        if "\\u" in response and has_surrogates(parsed):  # a "\ud800" escape decodes to text no store can hold
+            parsed = utf8_safe(parsed)
+            response = json.dumps(parsed, ensure_ascii=False)
         if not isinstance(parsed, dict) or not parsed.get("choices"):
             raise CallError(f"{entry.name}: the endpoint answered 200 without choices", entry=entry.name, status=200)
         header_cost = number(raw.headers.get(LITELLM_COST_HEADER))

@@ -92,8 +92,13 @@ class Entry:
         return key
 
     def identity(self) -> dict[str, Any]:
-        """What makes two entries the same model for caching: endpoint, model id and routing pin."""
-        return {"base_url": self.base_url.rstrip("/"), "model": self.model, "routing": dict(self.routing)}
+        """What makes two entries the same model for caching: endpoint, model id, routing pin and, for an entry that
+        sends a key, which key (its variable's name, never the key): two keys on one URL may reach two accounts,
+        deployments or models, so one entry must never be served another's answers."""
+        made: dict[str, Any] = {"base_url": self.base_url.rstrip("/"), "model": self.model, "routing": dict(self.routing)}
+        if self.api_key_env:
+            made["credential"] = self.api_key_env
+        return made
 
     def cost(self, input_tokens: int, output_tokens: int, cached_input_tokens: int = 0) -> float:
         """Cost of a call with these token counts by the catalog's prices, in the entry's currency.

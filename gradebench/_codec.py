@@ -12,6 +12,7 @@ from __future__ import annotations
 import dataclasses
 import enum
 import json
+import re
 import types
 import typing
 import zlib
@@ -21,7 +22,7 @@ from typing import Any
 
 import polars as pl
 
-__all__ = ["FRAME_CHUNK", "PACK_FROM", "Columns", "dumps", "frame", "pack", "unpack"]
+__all__ = ["FRAME_CHUNK", "PACK_FROM", "Columns", "dumps", "frame", "has_surrogates", "pack", "unpack", "utf8_safe"]
 
 _SCALARS: dict[Any, pl.DataType] = {int: pl.Int64(), float: pl.Float64(), str: pl.String(), bool: pl.Boolean()}
 
@@ -133,3 +134,30 @@ def pack(text: str) -> bytes:
 
 def unpack(packed: bytes) -> str:
     return (zlib.decompress(packed[1:]) if packed[:1] == b"z" else packed[1:]).decode()
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def has_surrogates(value: Any) -> bool:
+    """Whether a JSON-like value holds a lone surrogate anywhere (a JSON ``"\\ud800"`` escape decodes to one)."""
+    if isinstance(value, str):
+        return not value.isascii() and _SURROGATE.search(value) is not None
+    if isinstance(value, dict):
+        return any(has_surrogates(k) or has_surrogates(v) for k, v in value.items())
+    if isinstance(value, list | tuple):
+        return any(has_surrogates(v) for v in value)
+    return False
+
+
+def utf8_safe(value: Any) -> Any:
+    """A JSON-like value whose every string is UTF-8: a lone surrogate becomes U+FFFD. Text that cannot be UTF-8
+    fails every store, hash and frame downstream (sqlite, sha256, polars), so one odd character in one answer would
+    stop a whole race. ``value`` itself comes back when it holds none."""
+    if not has_surrogates(value):
+        return value
+    if isinstance(value, str):
+        return _SURROGATE.sub("\ufffd", value)
+    if isinstance(value, dict):
+        return {utf8_safe(k): utf8_safe(v) for k, v in value.items()}
+    return [utf8_safe(v) for v in value]

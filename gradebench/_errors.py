@@ -13,6 +13,7 @@ Misuse of the API (a bad argument) raises ``ValueError`` or ``TypeError`` naming
 
 from __future__ import annotations
 
+from ._codec import utf8_safe
 from ._redact import scrub
 
 __all__ = [
@@ -51,7 +52,7 @@ class CallError(GradebenchError):
     """A model call failed for good: after the retries, or with a status that is not retried."""
 
     def __init__(self, message: str, *, entry: str, status: int | None = None, attempts: int = 1):
-        super().__init__(scrub(message))  # a provider may echo the key back in its message
+        super().__init__(utf8_safe(scrub(message)))  # a provider may echo the key back in its message
         self.entry = entry
         self.status = status
         self.attempts = attempts

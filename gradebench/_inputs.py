@@ -7,6 +7,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from ._codec import has_surrogates
 from ._keys import short_hash
 
 __all__ = ["RaceInput"]
@@ -33,11 +34,13 @@ class RaceInput:
         inputs = []
         for i, value in enumerate(values):
             ident = value.get("id") if isinstance(value, Mapping) else None
+            name = f"input {i}" + (f" (id {ident!r})" if ident is not None else "")
             try:
                 json.dumps(value, allow_nan=False)
             except (TypeError, ValueError) as exc:
-                name = f"input {i}" + (f" (id {ident!r})" if ident is not None else "")
                 raise ValueError(f"{name} is not JSON: {exc}; give plain dicts, lists, strings and numbers") from None
+            if has_surrogates(value):
+                raise ValueError(f"{name} holds text that is not UTF-8 (a lone surrogate such as \\ud800)")
             inputs.append(RaceInput(id=str(ident) if ident is not None else short_hash(value), value=value))
         ids = [x.id for x in inputs]
         dupes = sorted({i for i in ids if ids.count(i) > 1})

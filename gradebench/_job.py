@@ -10,6 +10,7 @@ from collections.abc import Callable, Mapping
 from typing import Any, ClassVar
 
 from ._catalog import Entry
+from ._codec import utf8_safe
 from ._keys import RunKey
 from ._records import Run
 from ._redact import scrub
@@ -112,12 +113,13 @@ class JobSpec:
             async with limit:
                 output = await self.build().run(value, seat)
             json.dumps(output)
+            output = utf8_safe(output)  # a lone surrogate (from a model's "\ud800") would fail every frame
         except Exception as exc:  # a failed run is a row that says why
             if isinstance(exc, TimeoutError) and limit.expired():
                 exc = TimeoutError(f"{entry.name}: the run took longer than the job's timeout_s={self.timeout_s:g}")
             elif isinstance(exc, TypeError) and "JSON serializable" in str(exc):
                 exc = TypeError(f"{self.name}: the job's output is not JSON-serialisable: {exc}")
-            error = scrub(f"{type(exc).__name__}: {exc}")
+            error = utf8_safe(scrub(f"{type(exc).__name__}: {exc}"))
             wall = time.perf_counter() - started
             return Run(**made, ok=False, error=error, calls=list(seat.calls), wall_s=wall), exc
         return Run(**made, ok=True, output=output, calls=list(seat.calls), wall_s=time.perf_counter() - started), None

@@ -4,14 +4,16 @@ The cache-key contract. A model call's key is the sha256 (hex) of the canonical 
 no spaces, UTF-8 kept) of::
 
     {"v": CACHE_FORMAT,
-     "entry": {"base_url": <without a trailing slash>, "model": <model id>, "routing": <routing pin>},
+     "entry": {"base_url": <without a trailing slash>, "model": <model id>, "routing": <routing pin>,
+               "credential": <the key's variable name, for an entry that sends a key>},
      "body": <the request body as sent>,
      "salt": {<the seat's salt>, "seq": <call number in the seat>, "attempt": <semantic retry>, "sample": <draw>}}
 
 where the seat's salt is, for a run (`RunKey`) ``{"user", "input", "role", "repeat"}`` and for a verdict
 (`JudgeKey`) ``{"user", "judged": <the judged run's id>, "role": "judge", "order": 0 | 1}``. So repeats of an input,
 the n-th call of a run, a retry after an unusable answer and a judge-noise replica each get a key of their own, while a
-rerun of the same race asks for the same keys. Nothing secret is part of a key. Every byte of this is load-bearing:
+rerun of the same race asks for the same keys, and two entries that differ only in their key never share an answer.
+Nothing secret is part of a key (a key's variable name is, its value never). Every byte of this is load-bearing:
 a change empties every user's cache, so it is locked by a test (``tests/test_keys.py``) and goes with a bump of
 `CACHE_FORMAT`.
 

@@ -18,7 +18,7 @@ import pydantic
 
 from ._callpath import CallLayer, CallRequest
 from ._catalog import Entry
-from ._codec import pack
+from ._codec import pack, utf8_safe
 from ._errors import CallError, ToolLoopError
 from ._keys import CallKey, SeatKey
 from ._protocol import content_text, reasoning_text
@@ -157,22 +157,26 @@ class Seat:
         except pydantic.ValidationError as exc:
             return {**record, "error": f"invalid arguments: {exc.errors(include_url=False)}"}
         except Exception as exc:  # a tool that raises is the model's problem to handle, and a fact for the judge
-            return {**record, "error": scrub(f"{type(exc).__name__}: {exc}")}
-        return {**record, "result": scrub_value(result)}
+            return {**record, "error": utf8_safe(scrub(f"{type(exc).__name__}: {exc}"))}
+        return {**record, "result": utf8_safe(scrub_value(result))}
 
     async def _call(self, conversation: list[dict[str, Any]], params: dict[str, Any], attempt: int) -> Call:
         entry = self.entry
         seq = self._seq
         self._seq += 1
         body = {"model": entry.model, "messages": conversation, **params, **entry.routing}
+        try:  # the text is the record: later turns of the loop must not change what this call sent
+            packed = pack(_to_json(body))
+        except UnicodeEncodeError:  # a job's own text with a lone surrogate: sent, hashed and kept as U+FFFD
+            body = utf8_safe(body)
+            packed = pack(_to_json(body))
         request = CallRequest(entry=entry, body=body, key=CallKey(seat=self.key, seq=seq, attempt=attempt))
-        # the text is the record: later turns of the loop must not change what this call sent
         base: dict[str, Any] = {
             "run_id": self.key.run_id,
             "seq": seq,
             "role": self.key.role,
             "entry": entry.name,
-            "request_packed": pack(_to_json(body)),
+            "request_packed": packed,
         }
         try:
             answer = await self._path(request)

@@ -1,10 +1,13 @@
 """The cache-key contract is locked: a refactor that changes one byte of a key empties every user's cache.
 
-The expected digests were computed by the release before the keys moved into `gradebench._keys`; they must never
-change without a bump of `CACHE_FORMAT` (and a note that every cache is cold again).
+The digests of an entry without a key were computed by the release before the keys moved into `gradebench._keys`;
+they must never change without a bump of `CACHE_FORMAT` (and a note that every cache is cold again). An entry that
+sends a key has named it in its keys since the release after (two keys on one URL must never share answers).
 """
 
 from __future__ import annotations
+
+import dataclasses
 
 import gradebench as gb
 from gradebench._inputs import RaceInput
@@ -19,6 +22,8 @@ ENTRY = gb.Entry(
     api_key_env="ACME_API_KEY",
     routing={"provider": {"only": ["acme"]}},
 )
+KEYLESS = dataclasses.replace(ENTRY, api_key_env=None)  # the simulated fleet's entries, a local server's
+KEYED_DIGEST = "ed132e8257933f31e0416114b538dc274556aa465df828874ade223dc75a3776"
 BODY = {
     "model": "mid-2026-10",
     "messages": [{"role": "user", "content": "Refund order A-1? é"}],
@@ -54,19 +59,21 @@ def test_a_runs_call_key_is_locked() -> None:
         "attempt": 0,
         "sample": 0,
     }
-    assert canonical_json({"v": CACHE_FORMAT, "entry": ENTRY.identity(), "body": BODY, "salt": key.salt()}) == (
+    assert canonical_json({"v": CACHE_FORMAT, "entry": KEYLESS.identity(), "body": BODY, "salt": key.salt()}) == (
         '{"body":{"messages":[{"content":"Refund order A-1? é","role":"user"}],"model":"mid-2026-10",'
         '"provider":{"only":["acme"]},"temperature":0.2},"entry":{"base_url":"https://api.example.com/v1",'
         '"model":"mid-2026-10","routing":{"provider":{"only":["acme"]}}},"salt":{"attempt":0,"input":"ord-01",'
         '"repeat":2,"role":"candidate","sample":0,"seq":1,"user":"s1"},"v":2}'
     )
-    assert key.cache_key(ENTRY.identity(), BODY) == "4f7c34454537559da345a0e33fc5578272b92ca0f074b86ce22ece37501c2951"
+    assert key.cache_key(KEYLESS.identity(), BODY) == "4f7c34454537559da345a0e33fc5578272b92ca0f074b86ce22ece37501c2951"
+    assert ENTRY.identity() == {**KEYLESS.identity(), "credential": "ACME_API_KEY"}
+    assert key.cache_key(ENTRY.identity(), BODY) == KEYED_DIGEST
 
 
 def test_a_verdicts_call_key_is_locked() -> None:
     judge = JudgeKey(benchmark_id="bdc711a35e3e", user_salt="s1", run_id="a9d97802bc3c", candidate_first=True, sample=3)
     key = CallKey(seat=judge, seq=0, attempt=2)
-    assert key.cache_key(ENTRY.identity(), BODY) == "a7bdccc94773cccc4d1f72146c532254cda136b8532fdfbcada4589538247e39"
+    assert key.cache_key(KEYLESS.identity(), BODY) == "a7bdccc94773cccc4d1f72146c532254cda136b8532fdfbcada4589538247e39"
     assert key.labels() == {
         "x-gradebench-benchmark": "bdc711a35e3e",
         "x-gradebench-run": "a9d97802bc3c",

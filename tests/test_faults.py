@@ -1,0 +1,206 @@
+"""Faults a race meets on the wire, on disk and from the operating system — each reproduced through the real openai
+client over loopback HTTP (or in a real process): the race finishes on the rest, a failed run says why, and no
+answer that was paid for is lost or given to an entry that did not get it."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import httpx2
+import polars as pl
+import pytest
+
+import gradebench as gb
+
+from .providers import JudgeEndpoint, OpenAIEndpoint, serve
+
+JUDGE = "judge/oracle"
+QUESTION = {"id": "q1", "question": "Order A-1001 arrived three days ago. Can I get a refund?"}
+
+
+def entry(name: str, model: str, base_url: str, *, grade: str = "standard", **fields: Any) -> gb.Entry:
+    return gb.Entry(
+        name=name,
+        model=model,
+        grade=grade,
+        base_url=base_url,
+        **{"price_in": 1.0, "price_out": 2.0, "max_retries": 0, **fields},
+    )
+
+
+def catalog(base_url: str, *entries: gb.Entry, reference: str) -> gb.Catalog:
+    judge = entry(JUDGE, "judge-1", base_url, grade="large", price_in=5.0, price_out=20.0)
+    return gb.Catalog([*entries, judge], grades=["standard", "large"], picks={"standard": reference}, ceiling=JUDGE)
+
+
+async def answer(input: dict[str, Any], seat: gb.Seat) -> str:
+    """Answer the customer's question in one sentence."""
+    return (await seat.chat([{"role": "user", "content": input["question"]}])).text
+
+
+def raw_completion(content_json: str) -> httpx2.Response:
+    """A completion whose content is given as raw JSON text (e.g. with a ``\\ud800`` escape no encoder would write)."""
+    body = OpenAIEndpoint.completion("PLACEHOLDER")
+    text = json.dumps(body).replace('"PLACEHOLDER"', content_json)
+    return httpx2.Response(200, content=text.encode(), headers={"content-type": "application/json"})
+
+
+# ------------------------------------------------------------------------------------------ 8: one odd character
+
+
+async def test_a_lone_surrogate_in_an_answer_is_a_replacement_character_not_a_crash(tmp_path: Path) -> None:
+    async def twice(input: dict[str, Any], seat: gb.Seat) -> str:
+        """Answer, then confirm the answer."""
+        first = await seat.chat([{"role": "user", "content": input["question"]}])
+        messages = [{"role": "user", "content": input["question"]}, first.message, {"role": "user", "content": "Sure?"}]
+        return (await seat.chat(messages)).text + " / " + first.text
+
+    endpoints = {
+        "ref-1": OpenAIEndpoint(lambda body, request: OpenAIEndpoint.completion("Yes, within 30 days.")),
+        "odd-1": OpenAIEndpoint(lambda body, request: raw_completion('"broken \\ud800 text"')),
+        "judge-1": JudgeEndpoint("schema"),
+    }
+    async with serve(endpoints) as base_url:
+        cat = catalog(
+            base_url, entry("acme/ref", "ref-1", base_url), entry("acme/odd", "odd-1", base_url), reference="acme/ref"
+        )
+        bench = gb.Benchmark(twice, catalog=cat, grade="standard", runs=2, cache=tmp_path / "cache", progress=False)
+        await bench.set_input(QUESTION).run()
+        report = bench.report()
+        odd = report.runs.filter(pl.col("entry") == "acme/odd")
+        assert odd["ok"].all() and json.loads(odd["output"][0]) == "broken \ufffd text / broken \ufffd text"
+        assert odd["score"].is_not_null().all()  # judged like any other run
+        back = gb.BenchmarkReport.read_parquet(report.to_parquet(tmp_path / "out"))
+        assert back.runs.equals(report.runs)
+        sent = len(endpoints["odd-1"].bodies)
+        await bench.run()  # the rerun is served from the cache: the answer was stored
+        assert (
+            len(endpoints["odd-1"].bodies) == sent
+            and bench.report().runs.filter(pl.col("entry") == "acme/odd")["cached"].all()
+        )
+
+
+def test_an_input_that_is_not_utf8_is_refused_naming_it() -> None:
+    with pytest.raises(ValueError, match=r"input 1 \(id 'b'\) holds text that is not UTF-8"):
+        gb.Benchmark(answer, catalog=gb.sim.catalog(), grade="standard").set_inputs(
+            [{"id": "a", "q": "fine"}, {"id": "b", "q": json.loads('"\\udc80"')}]
+        )
+
+
+# ----------------------------------------------------------------------------- 10: a server that trickles its body
+
+
+async def test_timeout_s_is_the_deadline_of_a_whole_call_even_when_the_body_trickles(tmp_path: Path) -> None:
+    import asyncio
+    import time
+
+    body = json.dumps(OpenAIEndpoint.completion("slowly, one byte at a time")).encode()
+
+    async def trickle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        await reader.readuntil(b"\r\n\r\n")  # the headers; the body is small and not needed
+        head = f"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {len(body)}\r\n\r\n"
+        writer.write(head.encode())
+        try:
+            for byte in body:
+                writer.write(bytes([byte]))
+                await writer.drain()
+                await asyncio.sleep(0.1)  # never silent long enough for a per-read timeout
+        except (ConnectionError, asyncio.CancelledError):
+            pass
+        finally:
+            writer.close()
+
+    server = await asyncio.start_server(trickle, "127.0.0.1", 0)
+    port = server.sockets[0].getsockname()[1]
+    base_url = f"http://127.0.0.1:{port}/v1"
+    slow = entry("acme/slow", "slow-1", base_url, timeout_s=0.5)
+    cat = gb.Catalog([slow], grades=["standard"], picks={"standard": "acme/slow"}, ceiling="acme/slow")
+    bench = gb.Benchmark(answer, catalog=cat, grade="standard", runs=1, cache=tmp_path / "cache", progress=False)
+    started = time.perf_counter()
+    with pytest.raises(gb.CallError, match=r"no whole answer within timeout_s=0.5 s"):
+        await bench.set_input(QUESTION).run()  # the reference itself trickles: its failure is raised
+    assert time.perf_counter() - started < 3  # the body alone would take ~20 s
+    server.close()
+    await server.wait_closed()
+
+
+# --------------------------------------------------------------- 2: two entries, one model, two keys (one refused)
+
+
+async def test_an_entry_is_never_served_answers_another_entrys_key_got(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("ACME_GOOD_KEY", "sk-good-0123456789")
+    monkeypatch.setenv("ACME_REVOKED_KEY", "sk-revoked-0123456789")
+
+    def by_key(body: dict[str, Any], request: httpx2.Request) -> Any:
+        if request.headers["authorization"] == "Bearer sk-revoked-0123456789":
+            return OpenAIEndpoint.error(401, "Incorrect API key provided.", code="invalid_api_key")
+        return OpenAIEndpoint.completion("Yes: within the 30-day window.")
+
+    endpoints = {"mid-1": OpenAIEndpoint(by_key), "judge-1": JudgeEndpoint("schema")}
+    async with serve(endpoints) as base_url:
+        good = entry("acme/good", "mid-1", base_url, api_key_env="ACME_GOOD_KEY")
+        revoked = entry("acme/revoked", "mid-1", base_url, api_key_env="ACME_REVOKED_KEY")
+        cat = catalog(base_url, good, revoked, reference="acme/good")
+        bench = gb.Benchmark(answer, catalog=cat, grade="standard", runs=4, cache=tmp_path / "cache", progress=False)
+        bench.set_input(QUESTION)
+        for _ in range(2):  # the race, then its rerun from the cache
+            await bench.run()
+            runs = bench.report().runs.filter(pl.col("entry") == "acme/revoked")
+            assert runs.height == 4 and not runs["ok"].any(), runs.select("ok", "output")
+            assert all("HTTP 401" in e for e in runs["error"].to_list())
+            assert bench.report().runs.filter(pl.col("entry") == "acme/good")["ok"].all()
+
+
+# ------------------------------------------------------------------- 11: an entry that answers nothing but 429s
+
+
+async def test_an_entry_that_only_ever_refuses_is_given_up_on_and_the_race_finishes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import time
+
+    from gradebench import _admission
+
+    monkeypatch.setattr(_admission.Refusals, "GIVE_UP_S", 0.3)  # 20 s in a race; the rule is the same
+    monkeypatch.setattr(_admission, "BACKOFF_FIRST_S", 0.02)
+    refuse = OpenAIEndpoint.error(429, "Rate limit reached for requests", type="requests", code="rate_limit_exceeded")
+    endpoints = {
+        "ref-1": OpenAIEndpoint(lambda body, request: OpenAIEndpoint.completion("Yes, within 30 days.")),
+        "busy-1": OpenAIEndpoint(lambda body, request: refuse),  # no Retry-After, ever
+        "judge-1": JudgeEndpoint("schema"),
+    }
+    async with serve(endpoints) as base_url:
+        busy = entry("acme/busy", "busy-1", base_url, max_concurrency=2, rpm=60_000)
+        cat = catalog(base_url, entry("acme/ref", "ref-1", base_url), busy, reference="acme/ref")
+        bench = gb.Benchmark(answer, catalog=cat, grade="standard", runs=6, cache=tmp_path / "cache", progress=False)
+        started = time.perf_counter()
+        await bench.set_input(QUESTION).run()
+        took = time.perf_counter() - started
+    runs = bench.report().runs
+    refused = runs.filter(pl.col("entry") == "acme/busy")
+    assert refused.height == 6 and not refused["ok"].any()
+    assert all("gave up on this entry for the race" in e for e in refused["error"].to_list())
+    assert runs.filter(pl.col("entry") == "acme/ref")["ok"].all() and took < 5  # not rate_limit_wait_s (300 s) a call
+
+
+async def test_a_429_that_asks_to_wait_is_waited_out_not_given_up_on(monkeypatch: pytest.MonkeyPatch) -> None:
+    from gradebench import _admission
+
+    monkeypatch.setattr(_admission.Refusals, "GIVE_UP_S", 0.0)
+    monkeypatch.setattr(_admission.Refusals, "GIVE_UP_COUNT", 1)
+    script = [OpenAIEndpoint.rate_limited(retry_after_ms=5) for _ in range(3)] + [OpenAIEndpoint.completion("at last")]
+    async with serve({"slow-1": OpenAIEndpoint(script)}) as base_url:
+        slow = entry("acme/slow", "slow-1", base_url, rpm=60_000)
+        cat = gb.Catalog([slow], grades=["standard"], picks={"standard": "acme/slow"}, ceiling="acme/slow")
+        from gradebench._keys import RunKey
+        from gradebench._session import Session
+        from gradebench._vocab import Role
+
+        key = RunKey(benchmark_id="b", user_salt="", input_id="i", role=Role.CANDIDATE, entry=slow.name, repeat=0)
+        async with Session(cat, gb.CallCache(), 4) as session:
+            reply = await session.seat(slow, key).chat([{"role": "user", "content": "hi"}])
+    assert reply.text == "at last"
