@@ -95,7 +95,11 @@ class Entry:
         """What makes two entries the same model for caching: endpoint, model id, routing pin and, for an entry that
         sends a key, which key (its variable's name, never the key): two keys on one URL may reach two accounts,
         deployments or models, so one entry must never be served another's answers."""
-        made: dict[str, Any] = {"base_url": self.base_url.rstrip("/"), "model": self.model, "routing": dict(self.routing)}
+        made: dict[str, Any] = {
+            "base_url": self.base_url.rstrip("/"),
+            "model": self.model,
+            "routing": dict(self.routing),
+        }
         if self.api_key_env:
             made["credential"] = self.api_key_env
         return made
