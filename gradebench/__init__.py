@@ -4,7 +4,7 @@ from . import scorers
 from ._benchmark import Benchmark
 from ._cache import CallCache
 from ._catalog import Catalog, Entry, Grade
-from ._errors import CallError, CatalogError, ConfigError, GradebenchError, ToolLoopError
+from ._errors import CacheError, CallError, CatalogError, ConfigError, GradebenchError, ToolLoopError
 from ._estimate import EntryEstimate, Estimate
 from ._job import Job
 from ._meta import ReportMeta
@@ -33,6 +33,7 @@ def __getattr__(name: str):
 __all__ = [
     "Benchmark",
     "BenchmarkReport",
+    "CacheError",
     "Call",
     "CallCache",
     "CallError",

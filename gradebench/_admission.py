@@ -459,7 +459,7 @@ def call_error(entry: Entry, exc: BaseException, *, earlier_attempts: int = 0) -
         )
     if isinstance(exc, openai.APIConnectionError):
         return CallError(
-            f"{entry.name}: connection failed after {attempts} attempts: {exc.__cause__ or exc}",
+            f"{entry.name}: connection to {entry.base_url} failed after {attempts} attempts: {exc.__cause__ or exc}",
             entry=entry.name,
             attempts=attempts,
         )

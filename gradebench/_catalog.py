@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import os
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -122,9 +123,9 @@ class _EntryFile(pydantic.BaseModel):
     grade: str
     base_url: str = pydantic.Field(min_length=1)
     api_key_env: str | None = None
-    price_in: float = pydantic.Field(ge=0)
-    price_out: float = pydantic.Field(ge=0)
-    price_cached_in: float | None = pydantic.Field(default=None, ge=0)
+    price_in: float = pydantic.Field(ge=0, allow_inf_nan=False)
+    price_out: float = pydantic.Field(ge=0, allow_inf_nan=False)
+    price_cached_in: float | None = pydantic.Field(default=None, ge=0, allow_inf_nan=False)
     currency: str = "USD"
     routing: dict[str, Any] = {}
     params: dict[str, Any] = {}
@@ -189,6 +190,15 @@ class Catalog:
                     field="name",
                 )
             seen.add(e.name)
+            for price in ("price_in", "price_out", "price_cached_in"):
+                value = getattr(e, price)
+                if value is not None and not (math.isfinite(value) and value >= 0):
+                    raise CatalogError(
+                        f"{self.source}: entry {e.name!r}: field {price!r} must be a finite number >= 0, got {value!r}",
+                        path=self.source,
+                        entry=e.name,
+                        field=price,
+                    )
             if e.grade not in self.grades:
                 raise CatalogError(
                     f"{self.source}: entry {e.name!r}: field 'grade' is {e.grade!r}, not one of {list(self.grades)}",

@@ -6,6 +6,7 @@ The tree::
     ├── CatalogError        a catalog file or entry is invalid (.path, .entry, .field)
     ├── ConfigError         a run config file is invalid (.path, .field)
     ├── CallError           a model call failed after its retries (.entry, .status, .attempts)
+    ├── CacheError          the call cache cannot be opened or read (.path)
     └── ToolLoopError       a job's tool loop hit its step limit (.entry, .steps)
 
 Misuse of the API (a bad argument) raises ``ValueError`` or ``TypeError`` naming the value.
@@ -17,6 +18,7 @@ from ._codec import utf8_safe
 from ._redact import scrub
 
 __all__ = [
+    "CacheError",
     "CallError",
     "CatalogError",
     "ConfigError",
@@ -56,6 +58,14 @@ class CallError(GradebenchError):
         self.entry = entry
         self.status = status
         self.attempts = attempts
+
+
+class CacheError(GradebenchError):
+    """The call cache cannot be opened or read: the message names the folder and what to do."""
+
+    def __init__(self, message: str, *, path: str):
+        super().__init__(message)
+        self.path = path
 
 
 class ToolLoopError(GradebenchError):

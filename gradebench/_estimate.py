@@ -34,7 +34,7 @@ async def estimate_race(plan: RacePlan) -> Estimate:
     """What the race as planned will cost before any candidate runs (see `gradebench.Benchmark.estimate`): the
     reference runs first (cached ones are free), then every planned run replayed against the cache alone."""
     setup, errors = plan.judge_setup(), RunErrors()
-    async with plan.session() as session:
+    async with plan.cache.hold(plan.benchmark_id), plan.session() as session:
         runs = await plan.reference_runs(session, errors, budget=None, landed=lambda run: None)
     if failed := [r for r in runs if not r.ok]:
         raise errors[failed[0].run_id]

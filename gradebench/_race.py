@@ -58,7 +58,7 @@ async def run_race(plan: RacePlan, *, emit: Listener, stops: dict[str, str], fin
     budget = Budget(spec.budget, plan.currency()) if spec.budget is not None else None
     errors: RunErrors = {}
     stops.clear()
-    async with plan.session() as session:
+    async with plan.cache.hold(plan.benchmark_id), plan.session() as session:
         planned = len(plan.inputs)
         landed = lambda run: emit(RaceEvent(kind=EventKind.REFERENCE, run=run, planned=planned))  # noqa: E731
         references = await plan.reference_runs(session, errors, budget=budget, landed=landed)

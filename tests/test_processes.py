@@ -1,0 +1,220 @@
+"""A race in a real process, killed, interrupted, sharing its cache with another or out of disk: nothing that was paid
+for is asked again, an interrupt stops the sending, and the report is still made.
+
+Each case runs `tests/race_child.py` in a process of its own against a loopback server in the test's process, which
+counts what it was asked (a call is known by its ``x-gradebench-run``, ``-seq`` and ``-attempt`` labels)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import resource
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+import httpx2
+import pytest
+
+from .providers import JudgeEndpoint, OpenAIEndpoint, serve
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+class Counting(OpenAIEndpoint):
+    """Answers every request (after ``delay_s``), holding every answer after the first ``hold_after`` until released;
+    records which calls it answered."""
+
+    def __init__(self, *, hold_after: int | None = None, delay_s: float = 0.0, content: str = "Yes, refundable."):
+        super().__init__(lambda body, request: OpenAIEndpoint.completion(content), delay_s=delay_s)
+        self.hold_after = hold_after
+        self.answered: list[tuple[str, str, str]] = []
+        self.release = asyncio.Event()
+
+    async def handle(self, request: httpx2.Request) -> httpx2.Response:
+        if self.hold_after is not None and len(self.answered) >= self.hold_after:
+            await self.release.wait()
+        response = await super().handle(request)
+        labels = request.headers
+        self.answered.append((labels["x-gradebench-run"], labels["x-gradebench-seq"], labels["x-gradebench-attempt"]))
+        return response
+
+
+@asynccontextmanager
+async def endpoints(runner: Counting, judge: JudgeEndpoint | None = None) -> AsyncIterator[str]:
+    async with serve({"ref-1": runner, "judge-1": judge or JudgeEndpoint("schema")}) as base_url:
+        try:
+            yield base_url
+        finally:
+            runner.release.set()
+
+
+async def child(
+    mode: str, base_url: str, cache: Path, inputs: int, runs: int, **popen: Any
+) -> asyncio.subprocess.Process:
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "GRADEBENCH_SIM_LATENCY_SCALE": "0"}
+    return await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-m",
+        "tests.race_child",
+        mode,
+        base_url,
+        str(cache),
+        str(inputs),
+        str(runs),
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        **popen,
+    )
+
+
+async def until(condition: Any, timeout: float = 30.0) -> None:
+    for _ in range(int(timeout / 0.01)):
+        if condition():
+            return
+        await asyncio.sleep(0.01)
+    raise AssertionError("timed out waiting")
+
+
+async def finished(process: asyncio.subprocess.Process, timeout: float = 60.0) -> tuple[int, str, str]:
+    out, err = await asyncio.wait_for(process.communicate(), timeout)
+    return process.returncode or 0, out.decode(), err.decode()
+
+
+# ----------------------------------------------------------------------- 12: kill -9 keeps what came back before
+
+
+async def test_kill_9_loses_no_answer_that_came_back_before_it(tmp_path: Path) -> None:
+    cache = tmp_path / "cache"
+    runner = Counting(hold_after=5)
+    async with endpoints(runner) as base_url:  # one server throughout: its URL is part of every cache key
+        racing = await child("run", base_url, cache, inputs=4, runs=2)
+        await until(lambda: len(runner.answered) >= 5)
+        await asyncio.sleep(0.6)  # > CallCache.FLUSH_SECONDS: the bound on how late an answer is on disk
+        racing.kill()
+        await racing.wait()
+        paid, runner.answered = set(runner.answered), []
+        runner.hold_after = None
+        runner.release.set()
+        code, out, err = await finished(await child("run", base_url, cache, inputs=4, runs=2))
+    assert code == 0, err
+    assert len(paid) >= 5 and not paid & set(runner.answered), "calls answered before the kill were asked again"
+    assert json.loads(out)["runs"] == 4 + 4 * 2
+
+
+# ------------------------------------------------------------------- 13: Ctrl-C on run_sync inside a running loop
+
+
+async def test_ctrl_c_on_run_sync_in_a_notebooks_loop_stops_the_race(tmp_path: Path) -> None:
+    slow = Counting(delay_s=0.05)
+    async with endpoints(slow) as base_url:
+        racing = await child("run_sync_in_loop", base_url, tmp_path / "cache", inputs=20, runs=3)
+        await until(lambda: len(slow.answered) >= 6)
+        racing.send_signal(signal.SIGINT)
+        code, _, err = await finished(racing, timeout=30)
+        at_stop = len(slow.bodies)
+        await asyncio.sleep(0.5)
+        assert len(slow.bodies) == at_stop  # nothing more was sent once it stopped
+    assert code != 0 and "KeyboardInterrupt" in err
+    assert at_stop < 20 + 20 * 3  # it did stop early: the race had far more to send
+
+
+# ------------------------------------------------------------------- 14: two processes, one cache, the same race
+
+
+async def test_two_processes_racing_one_benchmark_on_one_cache_pay_once_and_agree(tmp_path: Path) -> None:
+    cache = tmp_path / "cache"
+    runner = Counting(hold_after=1)  # the first race holds on its second call until both races are under way
+    async with endpoints(runner) as base_url:
+        first = await child("run", base_url, cache, inputs=3, runs=2)
+        await until(lambda: len(runner.answered) >= 1)
+        second = await child("run", base_url, cache, inputs=3, runs=2)
+        await asyncio.sleep(2.0)  # the second starts up and finds the benchmark held
+        runner.release.set()
+        results = [await finished(p) for p in (first, second)]
+        sent = len(runner.bodies)
+        rerun = await finished(await child("run", base_url, cache, inputs=3, runs=2))
+    for code, _, err in [*results, rerun]:
+        assert code == 0, err
+    summaries = [json.loads(out) for _, out, _ in [*results, rerun]]
+    assert sent == 3 + 3 * 2  # each call once: the second race waited, then read the first's answers
+    assert len(runner.bodies) == sent  # and a rerun afterwards is free
+    assert len({s["digest"] for s in summaries}) == 1  # the same rows in all three reports
+    assert "waiting for it" in results[1][2]
+
+
+# -------------------------------------------------------------------------------- 15: a cache that cannot be written
+
+
+def _read_only(folder: Path) -> bool:
+    """Make ``folder`` read-only for this user (as root: the immutable attribute); False when this system cannot."""
+    if os.geteuid() != 0:
+        for path in [folder, *folder.rglob("*")]:
+            path.chmod(path.stat().st_mode & ~0o222)
+        return True
+    if shutil.which("chattr") is None:
+        return False
+    return subprocess.run(["chattr", "-R", "+i", str(folder)], capture_output=True).returncode == 0
+
+
+def _writable_again(folder: Path) -> None:
+    if os.geteuid() == 0:
+        subprocess.run(["chattr", "-R", "-i", str(folder)], capture_output=True)
+    else:
+        for path in [folder, *folder.rglob("*")]:
+            path.chmod(path.stat().st_mode | 0o200)
+
+
+async def test_a_fully_cached_race_is_served_from_a_read_only_cache(tmp_path: Path) -> None:
+    cache = tmp_path / "cache"
+    runner = Counting()
+    async with endpoints(runner) as base_url:
+        code, out, err = await finished(await child("run", base_url, cache, inputs=2, runs=2))
+        assert code == 0, err
+        sent = len(runner.bodies)
+        if not _read_only(cache):
+            pytest.skip("this file system cannot make a folder read-only for root (chattr +i)")
+        try:
+            code, again, err = await finished(await child("run", base_url, cache, inputs=2, runs=2))
+        finally:
+            _writable_again(cache)
+    assert code == 0, err
+    assert len(runner.bodies) == sent and "read-only" in err
+    assert json.loads(again)["digest"] == json.loads(out)["digest"]
+
+
+async def test_a_disk_that_fills_during_the_race_still_gives_the_report(tmp_path: Path) -> None:
+    cache = Path(tempfile.mkdtemp(dir=tmp_path)) / "cache"
+    big = Counting(content="A long answer. " * 1800)  # ~27 kB an answer, kept inside cache.db: it outgrows the limit
+
+    def starve() -> None:  # in the child only: writes past 300 kB fail with EFBIG instead of killing it
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+        resource.setrlimit(resource.RLIMIT_FSIZE, (300_000, 300_000))
+
+    async with endpoints(big) as base_url:
+        code, out, err = await finished(await child("run", base_url, cache, inputs=4, runs=3, preexec_fn=starve))
+    assert code == 0, err
+    assert json.loads(out)["runs"] == 4 + 4 * 3  # the report is whole
+    assert "could not store" in err  # and the full disk said once
+    import gradebench as gb
+
+    assert len(gb.CallCache(cache)) >= 0  # the cache still opens afterwards
+
+
+def test_a_corrupt_cache_names_the_folder_and_what_to_do(tmp_path: Path) -> None:
+    import gradebench as gb
+
+    folder = tmp_path / "cache"
+    folder.mkdir()
+    (folder / "cache.db").write_bytes(b"this is not a sqlite database, it is a text file" * 100)
+    with pytest.raises(gb.CacheError, match=r"cache: this is not a readable gradebench cache .* move the folder aside"):
+        gb.CallCache(folder)
