@@ -204,3 +204,66 @@ async def test_a_429_that_asks_to_wait_is_waited_out_not_given_up_on(monkeypatch
         async with Session(cat, gb.CallCache(), 4) as session:
             reply = await session.seat(slow, key).chat([{"role": "user", "content": "hi"}])
     assert reply.text == "at last"
+
+
+# ------------------------------------------------------------------------------------------ 19: the small ones
+
+
+def test_a_price_that_is_not_a_finite_number_is_refused_naming_the_entry() -> None:
+    raw = {
+        "grades": ["standard"],
+        "ceiling": "acme/mid",
+        "entries": [{"name": "acme/mid", "model": "m", "grade": "standard", "base_url": "http://x", "price_in": 1.0}],
+    }
+    for bad in (float("inf"), float("nan")):
+        with pytest.raises(gb.CatalogError, match="catalog.toml: entry 'acme/mid': field 'price_out'"):
+            gb.Catalog.from_dict({**raw, "entries": [{**raw["entries"][0], "price_out": bad}]}, source="catalog.toml")
+    with pytest.raises(gb.CatalogError, match="entry 'acme/mid': field 'price_in' must be a finite number >= 0"):
+        gb.Catalog(
+            [gb.Entry(name="acme/mid", model="m", grade="standard", base_url="http://x", price_in=float("inf"))],
+            grades=["standard"],
+            picks={},
+            ceiling="acme/mid",
+        )
+
+
+async def test_a_retried_500_counts_the_attempts_the_server_saw(monkeypatch: pytest.MonkeyPatch) -> None:
+    import openai
+
+    monkeypatch.setattr(openai._base_client.BaseClient, "_calculate_retry_timeout", lambda *a, **k: 0.0)
+    broken = OpenAIEndpoint(
+        lambda body, request: OpenAIEndpoint.error(500, "The server had an error", type="server_error")
+    )
+    async with serve({"mid-1": broken}) as base_url:
+        mid = entry("acme/mid", "mid-1", base_url, max_retries=3)
+        cat = gb.Catalog([mid], grades=["standard"], picks={"standard": "acme/mid"}, ceiling="acme/mid")
+        bench = gb.Benchmark(answer, catalog=cat, grade="standard", runs=1, progress=False)
+        with pytest.raises(gb.CallError, match=r"HTTP 500 after (\d+) attempts") as failed:
+            await bench.set_input(QUESTION).run()
+    assert failed.value.attempts == len(broken.bodies) == 4
+
+
+async def test_a_connection_that_fails_names_the_url(tmp_path: Path) -> None:
+    import socket
+
+    with socket.socket() as s:  # a port nothing listens on
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    base_url = f"http://127.0.0.1:{port}/v1"
+    down = entry("acme/down", "m", base_url)
+    cat = gb.Catalog([down], grades=["standard"], picks={"standard": "acme/down"}, ceiling="acme/down")
+    bench = gb.Benchmark(answer, catalog=cat, grade="standard", runs=1, cache=tmp_path, progress=False)
+    with pytest.raises(gb.CallError, match=f"acme/down: connection to {base_url} failed after 1 attempts"):
+        await bench.set_input(QUESTION).run()
+
+
+async def test_entries_on_one_url_share_one_client(tmp_path: Path) -> None:
+    from gradebench._session import Session
+
+    async with serve({"m": OpenAIEndpoint(lambda body, request: OpenAIEndpoint.completion("ok"))}) as base_url:
+        many = [entry(f"proxy/m{i}", "m", base_url) for i in range(50)]
+        cat = gb.Catalog(many, grades=["standard"], picks={"standard": "proxy/m0"}, ceiling="proxy/m0")
+        async with Session(cat, gb.CallCache(tmp_path), 8) as session:
+            clients = {id(session.client(e)) for e in many}
+            other = session.client(entry("proxy/slow", "m", base_url, timeout_s=5.0))
+    assert len(clients) == 1 and id(other) not in clients  # a different timeout is a client of its own
