@@ -3,8 +3,10 @@ the descriptions from the docstring's ``Args:`` section, and the model's argumen
 
 from __future__ import annotations
 
+import asyncio
 import inspect
 import re
+import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -37,16 +39,48 @@ class Tool:
         }
 
     async def invoke(self, arguments: Mapping[str, Any]) -> Any:
-        """Validate the arguments and run the function."""
+        """Validate the arguments and run the function: an async one on the race's loop, a plain one on a thread of
+        its own, so a tool that blocks (or hangs) holds up only its own run, whose ``timeout_s`` still fires."""
         values = self.arguments_model.model_validate(dict(arguments))
         kwargs = {k: getattr(values, k) for k in type(values).model_fields}
-        result = self.fn(**kwargs)
-        if inspect.isawaitable(result):
+        if inspect.iscoroutinefunction(self.fn):
+            return await self.fn(**kwargs)
+        result = await _on_a_thread(self.fn, kwargs)
+        if inspect.isawaitable(result):  # a plain function that returned an awaitable
             result = await result
         return result
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         return self.fn(*args, **kwargs)
+
+
+async def _on_a_thread(fn: Callable[..., Any], kwargs: dict[str, Any]) -> Any:
+    """``fn(**kwargs)`` on a daemon thread of its own: a tool that never returns cannot keep the process from exiting
+    (an executor's threads are joined at exit), and the race's loop stays free meanwhile."""
+    loop = asyncio.get_running_loop()
+    landed: asyncio.Future[Any] = loop.create_future()
+
+    def settle(outcome: Any, error: BaseException | None) -> None:
+        if landed.cancelled():
+            return  # the run gave up on it (its timeout): what it returns now is dropped
+        if error is not None:
+            landed.set_exception(error)
+        else:
+            landed.set_result(outcome)
+
+    def call() -> None:
+        outcome, error = None, None
+        try:
+            outcome = fn(**kwargs)
+        except BaseException as exc:  # handed to the run, which turns it into the tool's error for the model
+            error = exc
+        try:
+            loop.call_soon_threadsafe(settle, outcome, error)
+        except RuntimeError:  # the race is over and its loop closed: nobody waits for this answer any more
+            pass
+
+    threading.Thread(target=call, name=f"gradebench-tool-{getattr(fn, '__name__', 'tool')}", daemon=True).start()
+    return await landed
 
 
 _ARG_LINE = re.compile(r"^(\w+)\s*(?:\([^)]*\))?:\s*(.*)$")

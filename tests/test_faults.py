@@ -4,6 +4,7 @@ answer that was paid for is lost or given to an entry that did not get it."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 from pathlib import Path
 from typing import Any
@@ -267,3 +268,58 @@ async def test_entries_on_one_url_share_one_client(tmp_path: Path) -> None:
             clients = {id(session.client(e)) for e in many}
             other = session.client(entry("proxy/slow", "m", base_url, timeout_s=5.0))
     assert len(clients) == 1 and id(other) not in clients  # a different timeout is a client of its own
+
+
+# ----------------------------------------------------------------------------------------- 9: a tool that hangs
+
+
+async def test_a_plain_tool_that_hangs_holds_up_only_its_own_run(tmp_path: Path) -> None:
+    import threading
+
+    released = threading.Event()
+
+    @gb.tool
+    def lookup_order(order_id: str) -> dict:
+        """Look an order up by its id.
+
+        Args:
+            order_id: The order id.
+        """
+        if order_id == "A-STUCK":
+            released.wait(30)  # a synchronous call that never comes back (until the test ends)
+        return {"order_id": order_id, "status": "delivered"}
+
+    class Desk(gb.Job):
+        """Look the order up with the tool, then answer."""
+
+        timeout_s = 0.5
+
+        async def run(self, input: dict, seat: gb.Seat) -> str:
+            return (await seat.chat([{"role": "user", "content": input["question"]}], tools=[lookup_order])).text
+
+    def calls_tool(order_id: str) -> Any:
+        call = OpenAIEndpoint.tool_call("lookup_order", {"order_id": order_id})
+        return lambda body, request: (
+            OpenAIEndpoint.completion("It can be refunded.")
+            if body["messages"][-1]["role"] == "tool"
+            else OpenAIEndpoint.completion(None, tool_calls=[call])
+        )
+
+    endpoints = {"ref-1": OpenAIEndpoint(calls_tool("A-1001")), "stuck-1": OpenAIEndpoint(calls_tool("A-STUCK"))}
+    endpoints["judge-1"] = JudgeEndpoint("schema")
+    try:
+        async with serve(endpoints) as base_url:
+            cat = catalog(
+                base_url,
+                entry("acme/ref", "ref-1", base_url),
+                entry("acme/stuck", "stuck-1", base_url),
+                reference="acme/ref",
+            )
+            bench = gb.Benchmark(Desk, catalog=cat, grade="standard", runs=3, cache=tmp_path / "cache", progress=False)
+            await asyncio.wait_for(bench.set_input(QUESTION).run(), timeout=10)
+    finally:
+        released.set()
+    runs = bench.report().runs
+    stuck = runs.filter(pl.col("entry") == "acme/stuck")
+    assert not stuck["ok"].any() and all("longer than the job's timeout_s=0.5" in e for e in stuck["error"].to_list())
+    assert runs.filter(pl.col("entry") == "acme/ref")["ok"].all()
