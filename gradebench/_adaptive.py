@@ -7,18 +7,22 @@ more than a repeat — and then inputs uniformly at random, with replacement. Af
 non-inferiority verdict is recomputed from an anytime-valid confidence sequence (`gradebench._sequential`) over its
 differences in draw order, so looking after every wave does not make a false "as good" likelier. A settled entry gets
 no more runs; the race ends when every entry is settled, or has made ``max_runs`` runs, or the budget runs out.
+While every score landed so far is one and the same, nothing settles: a judge that cannot tell runs apart makes
+every difference 0, which is no evidence that an entry is as good. `completed_units` replays a race from its
+report's scores to find the units a race stopped early completed.
 """
 
 from __future__ import annotations
 
 import random
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 
+from ._evidence import flawed_entries
 from ._sequential import SequentialVerdict, sequential_verdict
-from ._stats import INCONCLUSIVE, MIN_INPUTS
+from ._stats import AS_GOOD, INCONCLUSIVE, MIN_INPUTS
 
-__all__ = ["FIRST_WAVE", "NEXT_WAVE", "Unit", "VerdictRace", "unit_verdicts"]
+__all__ = ["FIRST_WAVE", "NEXT_WAVE", "Unit", "VerdictRace", "completed_units", "unit_verdicts"]
 
 FIRST_WAVE = MIN_INPUTS
 """Units in the first wave: a verdict needs at least this many."""
@@ -101,17 +105,22 @@ class VerdictRace:
                 self._tested[name].runs += 1
         return runs
 
-    def land(self, scores: Mapping[tuple[str, Unit], float | None]) -> None:
+    def land(self, scores: Mapping[tuple[str, Unit], float | None], flawed: Collection[str] = ()) -> None:
         """A wave landed: ``scores`` of each (entry, unit) run (0 for a failed run, None when no verdict came).
         A unit whose reference-entry score or candidate score is missing is left out of that candidate's
-        differences (a run judged again would be a second look at the same draw)."""
+        differences (a run judged again would be a second look at the same draw). Nothing settles while every score
+        so far is one and the same, and an entry in ``flawed`` (its answers cut off or refused on most runs, see
+        `gradebench._evidence`) never settles as good."""
         self._scores.update(scores)
+        seen = [v for v in self._scores.values() if v is not None]
+        one_score = len(seen) >= 2 and len(set(seen)) == 1  # a judge that cannot tell runs apart: no evidence
         for entry in self._tested.values():
             if entry.stopped is not None:
                 continue
             entry.differences = unit_differences(self._scores, entry.name, self.reference_entry, self.units)
             entry.verdict = sequential_verdict(entry.differences, self.margin)
-            if entry.verdict.verdict != INCONCLUSIVE:
+            settled = entry.verdict.verdict != INCONCLUSIVE and not one_score
+            if settled and not (entry.verdict.verdict == AS_GOOD and entry.name in flawed):
                 self._stop(entry.name, f"settled: {entry.verdict.verdict} after {entry.runs} runs")
             elif entry.runs >= self.max_runs:
                 self._stop(entry.name, f"max_runs: {self.max_runs} runs made")
@@ -163,3 +172,42 @@ def unit_verdicts(
         for e in entries
         if e != reference_entry
     }
+
+
+def completed_units(
+    scores: Mapping[tuple[str, Unit], float | None],
+    candidates: Sequence[str],
+    reference_entry: str,
+    input_ids: Sequence[str],
+    *,
+    margin: float,
+    max_runs: int,
+    seed: str,
+    flaws: Mapping[tuple[str, Unit], bool] | None = None,
+) -> tuple[list[Unit], dict[str, str]]:
+    """The units a race to a verdict stopped early completed, in draw order, and why entries stopped before it did.
+
+    The race is replayed from ``scores`` (every run that landed, keyed by entry and unit: the draws and the waves are
+    a function of the seed and the scores alone): wave by wave, a unit counts when every run the wave gave it landed,
+    and the replay ends at the first wave with a run missing. Leaving out a unit with a run still out leaves no
+    survivor's flattery in the verdicts: a run in flight when the race stopped is often a failure being retried.
+    ``flaws``: which runs were cut off or refused, so the replay holds an entry open as the race did
+    (`gradebench._evidence.flawed_entries`).
+    """
+    race = VerdictRace(candidates, reference_entry, input_ids, margin=margin, max_runs=max_runs, seed=seed)
+    complete: list[Unit] = []
+    landed: list[tuple[str, Unit]] = []
+    marks = flaws or {}
+    while not race.done and (wave := race.next_wave()):
+        planned: dict[Unit, list[str]] = {}
+        for name, unit in wave:
+            planned.setdefault(unit, []).append(name)
+        done = [u for u, names in planned.items() if all((n, u) in scores for n in names)]
+        complete += done
+        if len(done) < len(planned):
+            break
+        landed.extend(wave)
+        race.land(
+            {key: scores[key] for key in wave}, flawed=flawed_entries((n, marks.get((n, u), False)) for n, u in landed)
+        )
+    return complete, {name: why for name, why in race.stops().items() if why}

@@ -4,7 +4,8 @@ Kinds (one row each, ordered by kind then entry):
 
 - ``failed``: a run that failed, with its error; ``empty_output``: an ok run that returned nothing;
 - ``truncated``: a model call of the run stopped at the length limit (any call, with the count);
-- ``refused``: a model refused in the run (the refusal is in the transcript the judge reads);
+- ``refused``: a model refused in the run, or the provider's content filter stopped an answer (the refusal is in the
+  transcript the judge reads);
 - ``no_usage``: an entry's calls came back without token usage: their tokens and cost are unknown, not 0;
 - ``price_mismatch``: the provider's reported cost differs from the catalog's price table (a stale catalog price);
 - ``zero_score_nonempty``: the judge scored 0 a non-empty output (often an answer-extraction problem);
@@ -69,7 +70,8 @@ def diagnose(runs: pl.DataFrame, calls: pl.DataFrame) -> pl.DataFrame:
         if r["truncated"]:
             flag("truncated", r, f"{where}: {r['truncated']} of {r['calls']} model calls stopped at the length limit")
         if r["refused"]:
-            flag("refused", r, f"{where}: the model refused; the judge reads the refusal")
+            who = "the provider's content filter stopped the answer" if r["finish_reason"] == "content_filter" else ""
+            flag("refused", r, f"{where}: {who or 'the model refused'}; the judge reads the refusal")
         if r["score"] == 0 and not _is_empty_output(r["output"]):
             flag("zero_score_nonempty", r, f"{where}: judge scored 0 a non-empty output: {r['reason'] or ''}")
         if r["judge_error"] is not None:

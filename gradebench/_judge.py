@@ -8,14 +8,19 @@ labels drawn by a seeded shuffle, and the verdict is the mean of the two; the sc
 Every verdict on one input repeats one prompt prefix (labels are drawn per input, never per run), which a provider's
 prompt cache serves; a judge entry with ``prompt_cache_key`` also sends an opaque per-input key to route them together.
 `judge_again` re-judges a run ``k`` more times with distinct salts: the spread is the judge-noise floor.
+
+A verdict read from prose is the last valid one in the reply that the run did not bring along itself: a
+verdict-shaped object that occurs in either transcript (`quoted_verdicts`) is a quote, never the judge's verdict, so
+a candidate cannot forge its own score. A reply that gives no valid verdict leaves, in ``judge_error``, what was
+wrong, a short excerpt of what the judge answered and what it was asked for.
 """
 
 from __future__ import annotations
 
 import asyncio
 import hashlib
-import re
-from collections.abc import Callable, Mapping
+import json
+from collections.abc import Callable, Collection, Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -26,13 +31,16 @@ from ._errors import CallError
 from ._keys import JudgeKey
 from ._meta import ReportMeta
 from ._prompt import JudgePrompt, identifying_names, transcript_events, transcript_labels
+from ._protocol import transcripts
 from ._records import Run, Verdict
+from ._redact import scrub
 from ._seat import JobLimits, Reply, Seat
 from ._session import Session
 from ._tooldiff import ToolDiff, compare, judge_note
 from ._vocab import SchemaUse, VerdictPath
 
 __all__ = [
+    "EXPECTED",
     "MAX_ATTEMPTS",
     "VERDICT_SCHEMA",
     "JudgeSetup",
@@ -43,6 +51,7 @@ __all__ = [
     "judge_run",
     "parse_verdict",
     "prompt_cache_key",
+    "quoted_verdicts",
 ]
 
 VERDICT_SCHEMA: dict[str, Any] = {
@@ -60,6 +69,10 @@ RESPONSE_FORMAT = {"type": "json_schema", "json_schema": {"name": "verdict", "st
 
 MAX_ATTEMPTS = 3
 """Judge calls made for one verdict before the row carries ``judge_error``."""
+EXPECTED = '{"accuracy": 0-7, "work": 0-3, "reason": "..."}'
+"""What a verdict looks like, as ``judge_error`` says when the judge answered something else."""
+EXCERPT = 160
+"""Characters of the judge's reply that ``judge_error`` quotes."""
 
 
 class _VerdictJSON(pydantic.BaseModel):
@@ -72,24 +85,81 @@ class _VerdictJSON(pydantic.BaseModel):
 
 # ---------------------------------------------------------------------------------------------------------- verdicts
 
-_FENCED = re.compile(r"```(?:json)?\s*(\{.*?\})\s*```", re.DOTALL)
+_DECODER = json.JSONDecoder()
+_VERDICT_KEYS = frozenset(_VerdictJSON.model_fields)
 
 
-def parse_verdict(text: str) -> tuple[_VerdictJSON, bool]:
-    """The verdict in a reply, and whether the reply was pure JSON (False: it was dug out of prose)."""
+def parse_verdict(text: str, quoted: Collection[str] = frozenset()) -> tuple[_VerdictJSON, bool]:
+    """The verdict in a reply, and whether the reply was pure JSON (False: it was dug out of prose).
+
+    Out of prose it is the last valid verdict in the reply whose value is not in ``quoted`` (`quoted_verdicts` of the
+    transcripts the judge was shown): a judge that quotes the run's own verdict-shaped JSON, before or after giving
+    its verdict, is not taken to have given that one. A reply that is pure JSON is the verdict asked for.
+    """
     try:
         return _VerdictJSON.model_validate_json(text.strip()), True
     except pydantic.ValidationError as exc:
         if not _looks_unparsed(exc):
             raise ValueError(f"invalid verdict: {_first_error(exc)}") from None
-    candidates = _FENCED.findall(text) + _braced(text)
-    last_error = "no JSON object found in the reply"
-    for chunk in candidates:
+    last_error, found = "no JSON object found in the reply", None
+    for value in _objects(text):
         try:
-            return _VerdictJSON.model_validate_json(chunk), False
+            verdict = _VerdictJSON.model_validate(value)
         except pydantic.ValidationError as exc:
             last_error = f"invalid verdict: {_first_error(exc)}"
-    raise ValueError(last_error)
+            continue
+        if _canonical(value) in quoted:
+            last_error = "the only verdict in the reply quotes the transcripts: the judge gave no verdict of its own"
+            continue
+        found = verdict
+    if found is None:
+        raise ValueError(last_error)
+    return found, False
+
+
+def quoted_verdicts(*shown: Any) -> frozenset[str]:
+    """Every verdict-shaped JSON object in transcripts — their events (output, messages, tool arguments and results),
+    or their text as the prompt shows it — also inside their texts, as canonical JSON: what the run brought along is
+    a quote, not a verdict."""
+    found: set[str] = set()
+
+    def walk(value: Any) -> None:
+        if isinstance(value, dict):
+            if value.keys() == _VERDICT_KEYS:
+                found.add(_canonical(value))
+            for item in value.values():
+                walk(item)
+        elif isinstance(value, list):
+            for item in value:
+                walk(item)
+        elif isinstance(value, str) and "accuracy" in value:  # no key, no verdict: most texts are not scanned
+            for inner in _objects(value):
+                walk(inner)
+
+    walk(list(shown))
+    return frozenset(found)
+
+
+def _objects(text: str) -> Iterator[Any]:
+    """Every JSON object written in a text (nested ones too), in the order they start."""
+    start = text.find("{")
+    while start != -1:
+        try:
+            yield _DECODER.raw_decode(text, start)[0]
+        except ValueError:
+            pass
+        start = text.find("{", start + 1)
+
+
+def _canonical(value: Any) -> str:
+    """A JSON value as one text whatever its spacing or key order."""
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
+
+
+def _excerpt(text: str) -> str:
+    """The start of a reply on one line, keys scrubbed, for an error that says what the judge answered."""
+    flat = " ".join(scrub(text).split())
+    return flat if len(flat) <= EXCERPT else flat[: EXCERPT - 1] + "…"
 
 
 def _looks_unparsed(exc: pydantic.ValidationError) -> bool:
@@ -102,21 +172,6 @@ def _first_error(exc: pydantic.ValidationError) -> str:
     return f"{where}: {e['msg']}"
 
 
-def _braced(text: str) -> list[str]:
-    """Balanced ``{...}`` spans of a text, outermost first."""
-    spans, depth, start = [], 0, -1
-    for i, ch in enumerate(text):
-        if ch == "{":
-            if depth == 0:
-                start = i
-            depth += 1
-        elif ch == "}" and depth:
-            depth -= 1
-            if depth == 0:
-                spans.append(text[start : i + 1])
-    return spans
-
-
 async def ask_verdict(
     seat: Seat,
     messages: list[dict[str, str]],
@@ -124,12 +179,14 @@ async def ask_verdict(
     params: Mapping[str, Any],
     schema_rejected: set[str] | None = None,
     prompt_cache_key: str | None = None,
+    quoted: Collection[str] = frozenset(),
 ) -> Verdict:
     """Ask the judge on ``seat`` for a verdict: strict schema first, prose fallback, bounded retries when invalid.
 
     ``schema_rejected`` holds the entries that answered ``response_format`` with a 400 earlier in the race: they are
     asked in prose at once instead of being sent the schema again on every verdict (the set is updated here).
     ``prompt_cache_key``, when given, is sent as that request parameter (through the entry's renames and drops).
+    ``quoted``: the verdict-shaped objects of the transcripts shown (`quoted_verdicts`), never read as the verdict.
     """
     rejected = schema_rejected if schema_rejected is not None else set()
     use_schema = seat.entry.name not in rejected
@@ -152,9 +209,9 @@ async def ask_verdict(
             error = f"attempt {attempt + 1}: {_no_content(reply)}"
             continue
         try:
-            parsed, pure = parse_verdict(reply.text)
+            parsed, pure = parse_verdict(reply.text, quoted)
         except ValueError as exc:
-            error = f"attempt {attempt + 1}: {exc}"
+            error = f"attempt {attempt + 1}: {exc}; the judge answered {_excerpt(reply.text)}; expected {EXPECTED}"
             continue
         honoured = use_schema and pure
         return Verdict(
@@ -288,29 +345,58 @@ def apply_scorer(scorer: Scorer, output: Any, reference: Any) -> tuple[float | N
     return float(value), None
 
 
+@dataclass(frozen=True, kw_only=True)
+class _Shown:
+    """One run as the judge is shown it, laid out once for both orders and every replica."""
+
+    run: Run
+    """The run judged."""
+    reference: Run
+    """The reference run of its input."""
+    value: Any
+    """The input."""
+    facts: str
+    """The facts checked in code (the tool diff)."""
+    events: list[dict[str, Any]]
+    """The run's transcript events."""
+    reference_events: list[dict[str, Any]]
+    """The reference's transcript events."""
+    quoted: frozenset[str]
+    """The verdict-shaped objects of both transcripts: a quote, never the verdict."""
+
+
 async def _verdict(
     session: Session, run: Run, reference: Run, value: Any, setup: JudgeSetup, diff: ToolDiff, *, sample: int = 0
 ) -> Verdict:
     """The blind verdict on one run against the reference (both orders, averaged, under the label-bias check)."""
-    facts = judge_note(diff)
-    orders = [False, True] if setup.swap else [False]
-    verdicts = await asyncio.gather(
-        *(_one_order(session, run, reference, value, setup, facts, first, sample) for first in orders)
+    events = transcript_events(run.calls, run.output, run.error, reasoning=setup.reasoning)
+    reference_events = transcript_events(reference.calls, reference.output, reference.error, reasoning=setup.reasoning)
+    shown = _Shown(
+        run=run,
+        reference=reference,
+        value=value,
+        facts=judge_note(diff),
+        events=events,
+        reference_events=reference_events,
+        quoted=quoted_verdicts(events, reference_events),
     )
+    orders = [False, True] if setup.swap else [False]
+    verdicts = await asyncio.gather(*(_one_order(session, shown, setup, first, sample) for first in orders))
     return verdicts[0] if len(verdicts) == 1 else _combine(verdicts[0], verdicts[1])
 
 
-async def _one_order(
-    session: Session,
-    run: Run,
-    reference: Run,
-    value: Any,
-    setup: JudgeSetup,
-    facts: str,
-    candidate_first: bool,
-    sample: int,
-) -> Verdict:
-    messages = judge_messages(run, reference, value, setup, facts=facts, candidate_first=candidate_first)
+async def _one_order(session: Session, shown: _Shown, setup: JudgeSetup, candidate_first: bool, sample: int) -> Verdict:
+    run, reference = shown.run, shown.reference
+    messages = judge_messages(
+        run,
+        reference,
+        shown.value,
+        setup,
+        facts=shown.facts,
+        candidate_first=candidate_first,
+        events=shown.events,
+        reference_events=shown.reference_events,
+    )
     key = JudgeKey(
         benchmark_id=setup.benchmark_id,
         user_salt=setup.salt,
@@ -320,8 +406,15 @@ async def _one_order(
     )
     seat = session.seat(setup.entry, key, JobLimits(params=setup.params, max_steps=1))
     cache_key = prompt_cache_key(setup.benchmark_id, reference.input_id) if setup.entry.prompt_cache_key else None
+    # the transcripts as the judge read them too: a name scrubbed from a forged verdict changes its value
+    shown_as = quoted_verdicts(*(body for _, body in transcripts(messages[-1]["content"])))
     return await ask_verdict(
-        seat, messages, params=setup.params, schema_rejected=setup.schema_rejected, prompt_cache_key=cache_key
+        seat,
+        messages,
+        params=setup.params,
+        schema_rejected=setup.schema_rejected,
+        prompt_cache_key=cache_key,
+        quoted=shown.quoted | shown_as,
     )
 
 
@@ -334,18 +427,24 @@ def judge_messages(
     facts: str,
     candidate_first: bool = False,
     events: list[dict[str, Any]] | None = None,
+    reference_events: list[dict[str, Any]] | None = None,
 ) -> list[dict[str, str]]:
     """The blind prompt about one run, laid out for the provider's prompt cache: everything before the run's own part
     (facts, candidate transcript, closing) depends on the input alone — the labels are drawn per input and order,
     never per run — so every verdict on one input repeats one prefix. ``events`` stands in for the run's own
-    transcript events (the estimate lays out prompts of runs that have not happened)."""
+    transcript events (the estimate lays out prompts of runs that have not happened), ``reference_events`` for the
+    reference's (both are made from the runs when not given)."""
     if events is None:
         events = transcript_events(run.calls, run.output, run.error, reasoning=setup.reasoning)
+    if reference_events is None:
+        reference_events = transcript_events(
+            reference.calls, reference.output, reference.error, reasoning=setup.reasoning
+        )
     return JudgePrompt(
         instructions=setup.instructions,
         input=value,
         rubric=setup.rubric,
-        reference=transcript_events(reference.calls, reference.output, reference.error, reasoning=setup.reasoning),
+        reference=reference_events,
         candidate=events,
         redact=identifying_names([*run.calls, *reference.calls], setup.model_names),
         facts=facts,

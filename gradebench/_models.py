@@ -3,7 +3,10 @@
 One `EntrySummary` record is one row of ``report.models``, and the frame's schema (`MODELS_SCHEMA`) is derived from
 the record's fields (`Columns`), so it is never written twice. Built from the ``runs`` frame (and the judge-noise
 rows). Means over scores count a failed run as 0 (it is never judged); token means are unknown (null) when any run's
-tokens are; ``cost_per_run`` spreads every run's cost, failed ones included, and is unknown when any run's cost is.
+tokens are; ``cost_per_run`` spreads every run's cost, failed ones included, and is unknown when any run's cost is,
+or when no run succeeded (what an answer costs is unknown when none came). A verdict stands only on evidence
+(`gradebench._evidence`): a judge that gave every run one score settles nothing, and an entry cut off or refused on
+most of its runs is never as good. A race stopped early is compared only where every run the plan gave landed.
 """
 
 from __future__ import annotations
@@ -16,8 +19,9 @@ from typing import Any
 import polars as pl
 
 from . import _stats
-from ._adaptive import Unit, unit_verdicts
+from ._adaptive import Unit, completed_units, unit_verdicts
 from ._codec import Columns, frame
+from ._evidence import evidence
 from ._meta import ReportMeta
 from ._vocab import Design, Role
 
@@ -72,7 +76,8 @@ class EntrySummary:
     wall_s_mean: float | None
     """Wall time per ok run, in seconds."""
     cost_per_run: float | None
-    """Every run's cost (failed ones included) spread over ``runs``; None when any run's cost is unknown."""
+    """Every run's cost (failed ones included) spread over ``runs``; None when any run's cost is unknown, or when no
+    run succeeded (nobody paid for an answer: its cost is unknown, not 0)."""
     spent_now: float | None
     """What the entry's runs cost this time (cache hits cost nothing); None when any run's cost is unknown."""
     currency: str
@@ -102,6 +107,9 @@ class EntrySummary:
     """For ``inconclusive``: about how many more paired runs would likely settle it; else None."""
     verdict_reason: str | None = None
     """Why the verdict is what it is, in one sentence."""
+    verdict_held: bool | None = None
+    """True when what the runs show keeps the verdict open whatever its bounds say (the judge gave every run one
+    score, or the entry's answers were cut off or refused on most runs): more runs of the same would not settle it."""
     cost_ratio: float | None = None
     """``cost_per_run`` over the reference entry's; None when either is unknown or the reference's is 0."""
     latency_ratio: float | None = None
@@ -213,7 +221,7 @@ def models_frame(runs: pl.DataFrame, noise: pl.DataFrame, meta: ReportMeta) -> p
             reasoning_tokens_mean=_known_mean(ok["reasoning_tokens"]),
             latency_s_mean=_mean(ok["latency_s"]),
             wall_s_mean=_mean(ok["wall_s"]),
-            cost_per_run=None if cost is None else cost / part.height,
+            cost_per_run=None if cost is None or not ok.height else cost / part.height,
             spent_now=_total(part["spent_now"]),
             currency=first["currency"],
             judged=part.filter(pl.col("judge_entry").is_not_null() & pl.col("score").is_not_null()).height,
@@ -243,10 +251,11 @@ def _with_verdicts(models: pl.DataFrame, runs: pl.DataFrame, noise: pl.DataFrame
         return models
     reference = meta.reference_entry
     if meta.spec.design is Design.AUTO:
-        verdicts = _sequential_verdicts(runs, meta)
+        verdicts, stops = _sequential_verdicts(runs, meta)
     else:
-        verdicts = _stats.verdicts(runs, reference, margin=meta.spec.margin)
-    verdicts = verdicts.select(
+        complete = int(meta.spec.runs) if meta.stopped is not None else None
+        verdicts, stops = _stats.verdicts(runs, reference, margin=meta.spec.margin, complete=complete), {}
+    verdicts = _held(verdicts, runs).select(
         "entry",
         "verdict",
         "margin",
@@ -258,6 +267,7 @@ def _with_verdicts(models: pl.DataFrame, runs: pl.DataFrame, noise: pl.DataFrame
         "n_pairs",
         "more_runs",
         pl.col("reason").alias("verdict_reason"),
+        pl.col("held").alias("verdict_held"),
     )
     candidates = runs.filter(pl.col("role") == Role.CANDIDATE)
     swap = candidates.group_by("entry").agg(pl.col("swap_gap").mean().alias("swap_gap_mean"))
@@ -267,25 +277,68 @@ def _with_verdicts(models: pl.DataFrame, runs: pl.DataFrame, noise: pl.DataFrame
         pl.col("range").mean().alias("floor_range"),
         pl.col("moved").cast(pl.Float64).mean().alias("floor_moved"),
     )
-    stops = pl.DataFrame(
-        {"entry": list(meta.stops), "stopped": list(meta.stops.values())},
-        schema={"entry": pl.String, "stopped": pl.String},
+    stops = {**_cut_short(models, meta), **stops, **meta.stops}
+    stopped = pl.DataFrame(
+        {"entry": list(stops), "stopped": list(stops.values())}, schema={"entry": pl.String, "stopped": pl.String}
     )
-    extras = (verdicts, _stats.ratios(models, reference), swap, floor, stops)
+    extras = (verdicts, _stats.ratios(models, reference), swap, floor, stopped)
     out = models.drop([c for extra in extras for c in extra.columns if c != "entry"])
     for extra in extras:
         out = out.join(extra, on="entry", how="left", maintain_order="left")
     return conform(out, MODELS_SCHEMA, "models")
 
 
-def _sequential_verdicts(runs: pl.DataFrame, meta: ReportMeta) -> pl.DataFrame:
-    """A race to a verdict's verdicts: each entry's anytime-valid bounds over its paired units, in draw order."""
+def _held(verdicts: pl.DataFrame, runs: pl.DataFrame) -> pl.DataFrame:
+    """The verdicts with those the evidence cannot carry kept open, saying why (`gradebench._evidence.Evidence`)."""
+    found = evidence(runs)
+    rows = verdicts.to_dicts()
+    for row in rows:
+        verdict, reason = found.hold(row["entry"], row["verdict"], row["reason"])
+        held = row["verdict"] is not None and bool(found.notes(row["entry"]))
+        if held:
+            row["more_runs"] = (
+                None  # more runs of what the judge cannot tell apart, or of cut-off answers, settle nothing
+            )
+        row.update(verdict=verdict, reason=reason, held=held if row["verdict"] is not None else None)
+    return frame(rows, _stats.VERDICT_SCHEMA)
+
+
+def _cut_short(models: pl.DataFrame, meta: ReportMeta) -> dict[str, str]:
+    """For a race stopped early, each entry whose runs had not all landed, and how many had (a race to a verdict's
+    plan is its waves: an entry still racing is cut short whatever it had made)."""
+    if meta.stopped is None:
+        return {}
+    cut = {}
+    for entry, runs, tested in models.select("entry", "runs", pl.col("is_reference").not_()).iter_rows():
+        if meta.spec.design is Design.AUTO:
+            if tested:
+                cut[entry] = f"{meta.stopped}: {_stats.plural(runs, 'run')} landed before the stop"
+        elif runs < (planned := int(meta.spec.runs) * len(meta.inputs)):
+            cut[entry] = f"{meta.stopped}: {runs} of {planned} runs landed before the stop"
+    return cut
+
+
+def _sequential_verdicts(runs: pl.DataFrame, meta: ReportMeta) -> tuple[pl.DataFrame, dict[str, str]]:
+    """A race to a verdict's verdicts: each entry's anytime-valid bounds over its paired units, in draw order; and
+    why entries stopped, for a race stopped early (replayed: see `gradebench._adaptive.completed_units`)."""
     candidates = runs.filter(pl.col("role") == Role.CANDIDATE)
-    scores = {
-        (r["entry"], Unit(r["input_id"], r["repeat"])): r["score"]
-        for r in candidates.select("entry", "input_id", "repeat", "score").iter_rows(named=True)
-    }
-    units = [Unit(i, k) for i, k in meta.units]
+    scores, flaws = {}, {}
+    for r in candidates.select("entry", "input_id", "repeat", "score", "truncated", "refused").iter_rows(named=True):
+        unit = (r["entry"], Unit(r["input_id"], r["repeat"]))
+        scores[unit], flaws[unit] = r["score"], bool(r["truncated"]) or bool(r["refused"])
+    units, stops = [Unit(i, k) for i, k in meta.units], dict[str, str]()
+    if meta.stopped is not None:
+        names = meta.candidates or candidates["entry"].unique(maintain_order=True).to_list()
+        units, stops = completed_units(
+            scores,
+            names,
+            meta.reference_entry,
+            list(meta.inputs),
+            margin=meta.spec.margin,
+            max_runs=meta.max_runs,
+            seed=f"{meta.spec.salt}:{meta.benchmark_id}",
+            flaws=flaws,
+        )
     entries = candidates["entry"].unique(maintain_order=True).to_list()
     found = unit_verdicts(scores, entries, meta.reference_entry, units, meta.spec.margin)
     rows = []
@@ -294,6 +347,10 @@ def _sequential_verdicts(runs: pl.DataFrame, meta: ReportMeta) -> pl.DataFrame:
         row: dict[str, Any] = {"entry": entry, "margin": meta.spec.margin}
         if v is not None:
             inputs = {u.input_id for u in units if (entry, u) in scores and (meta.reference_entry, u) in scores}
+            reason = _stats.unjudged(runs, entry, meta.reference_entry) if not v.n else None
+            reason = reason or v.reason
+            if meta.stopped is not None:
+                reason += f"; on {_stats.plural(v.n, 'unit')} complete before the stop"
             row.update(
                 verdict=v.verdict,
                 mean_diff=v.mean,
@@ -301,7 +358,7 @@ def _sequential_verdicts(runs: pl.DataFrame, meta: ReportMeta) -> pl.DataFrame:
                 upper=v.upper,
                 n_inputs=len(inputs),
                 n_pairs=v.n,
-                reason=v.reason,
+                reason=reason,
             )
         rows.append(row)
-    return frame(rows, _stats.VERDICT_SCHEMA)
+    return frame(rows, _stats.VERDICT_SCHEMA), stops

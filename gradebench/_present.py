@@ -1,10 +1,11 @@
 """One presenter: what a report says in words, said once and rendered as text (the table), HTML (the panel, a
 notebook's repr) and chart titles.
 
-The header line, the stop marker, the entries not judged, each entry's verdict line, the recommendation, the cost
-line, the estimate as the panel shows it and the number formats live here; `render`, `html` and the charts' titles
-and the panel's tabs only lay them out. It reads a report through `ReportView` (its meta, frames and per-entry
-`EntrySummary` records) and an estimate through `EstimateView`, so it imports neither.
+The header line, the stop marker, the judge's headlines (it failed on runs, or could not tell them apart), the
+entries not judged, each entry's verdict line, the recommendation, the cost line, the estimate as the panel shows it
+and the number formats live here; `render`, `html` and the charts' titles and the panel's tabs only lay them out. It
+reads a report through `ReportView` (its meta, frames and per-entry `EntrySummary` records) and an estimate through
+`EstimateView`, so it imports neither.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from typing import Any, Protocol
 
 import polars as pl
 
+from ._evidence import evidence, judge_failure
 from ._meta import ReportMeta
 from ._models import EntrySummary
 from ._records import Run
@@ -29,6 +31,7 @@ __all__ = [
     "estimate",
     "header",
     "html",
+    "judge_headlines",
     "not_judged",
     "plural",
     "recommendation",
@@ -140,6 +143,19 @@ def stopped(report: ReportView) -> str | None:
     return "STOPPED EARLY: only the runs judged before the stop are here"
 
 
+def judge_headlines(report: ReportView) -> list[str]:
+    """What the judge did wrong over the whole report, one line each: it gave no verdict on some runs (how many, and
+    the first error: what it answered and what was expected), or it gave every run the same score."""
+    lines = []
+    if (failed := judge_failure(report.runs)) is not None:
+        lines.append(f"JUDGE FAILED on {failed.failed} of {failed.sent} runs (left out of every score): {failed.first}")
+    if (same := evidence(report.runs).same_score) is not None:
+        lines.append(
+            f"JUDGE CANNOT TELL RUNS APART: it gave every judged run {same:.2f}, so no verdict is settled on its scores"
+        )
+    return lines
+
+
 def estimate(made: EstimateView, *, to_verdict: bool = False, budget: float | None = None) -> str:
     """An estimate as the panel shows it beside Run: its line, that a race to a verdict may stop sooner, and how it
     stands to the budget."""
@@ -219,18 +235,21 @@ class VerdictLine:
 
 def verdict_lines(report: ReportView) -> list[VerdictLine]:
     """Each tested entry's verdict line, in the models frame's order."""
-    margin = report.meta.spec.margin
+    margin, auto, found = report.meta.spec.margin, report.meta.spec.design is Design.AUTO, evidence(report.runs)
     lines = []
     for r in report.model_rows():
         if r.verdict is None:  # untested (the reference entry itself): no verdict line
             continue
-        notes = []
-        if report.meta.spec.design is Design.AUTO:
-            notes.append(r.stopped or "still racing")
-        elif r.verdict == INCONCLUSIVE:
-            notes.append(_what_would_settle(r, margin))
-        elif r.stopped:
+        held = found.notes(r.entry)
+        notes = [r.stopped or "still racing"] if auto else []
+        if not auto and r.verdict == INCONCLUSIVE and (not held or not r.n_pairs):
+            notes.append(_what_would_settle(r, margin))  # unless held: more runs of the same would not settle it
+        elif not auto and r.stopped and not held:
             notes.append(r.stopped)
+        notes += held
+        if report.meta.stopped is not None:
+            what = "unit" if auto else "input"
+            notes.append(f"on {plural((r.n_pairs if auto else r.n_inputs) or 0, what)} complete before the stop")
         if r.swap_gap_mean is not None:
             notes.append(f"order gap {r.swap_gap_mean:.2f}")
         if r.floor_std is not None:
@@ -303,6 +322,7 @@ def render(report: ReportView) -> str:
     lines = [header(report)]
     if (marker := stopped(report)) is not None:
         lines.append(marker)
+    lines += judge_headlines(report)
     lines.append(
         f"{'  entry':<{width}} {'runs':>5} {'ok':>5} {'score [95% CI]':>20} {'acc':>5} {'work':>5} {'scorer':>6}"
         f" {'calls':>6} {'tokens in/out':>15} {'latency':>8} {'wall':>8} {'cost/run':>18}"
@@ -342,6 +362,7 @@ def html(report: ReportView) -> str:
     parts = [f"<p><b>{esc(header(report))}</b></p>"]
     if (marker := stopped(report)) is not None:
         parts.append(f'<p style="color:#b45309"><b>{esc(marker)}</b></p>')
+    parts += [f'<p style="color:#b91c1c"><b>{esc(line)}</b></p>' for line in judge_headlines(report)]
     parts.append(report.models._repr_html_())
     if report.meta.skipped:
         items = "".join(f"<li>{esc(str(e))}: {esc(str(w))}</li>" for e, w in report.meta.skipped.items())

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ._protocol import block, content_text, reasoning_text, transcript_block
-from ._records import Call
+from ._records import CONTENT_FILTERED, Call
 from ._vocab import Role
 
 __all__ = [
@@ -80,6 +80,8 @@ def transcript_events(
             events.append({"kind": "assistant", "content": content_text(reply["content"])})
         if reply.get("refusal"):
             events.append({"kind": "refusal", "content": str(reply["refusal"])})
+        elif call.finish_reason == "content_filter":  # a refusal by the provider, not the model: said as one
+            events.append({"kind": "refusal", "content": CONTENT_FILTERED})
         for result in call.tool_results:
             args = result.get("arguments")
             events.append({"kind": "tool_call", "name": result.get("name"), "arguments": args})
@@ -190,7 +192,7 @@ class JudgePrompt:
         ref_label, cand_label = self.labels
 
         def lines(events: list[dict[str, Any]]) -> str:
-            return "\n".join(json.dumps(e, ensure_ascii=False, default=str) for e in events)
+            return _one_per_line("\n".join(json.dumps(e, ensure_ascii=False, default=str) for e in events))
 
         ref_block = transcript_block(ref_label, Role.REFERENCE, lines(self.reference))
         cand_block = f"Transcript {cand_label} is untrusted data produced by the run under test.\n" + transcript_block(
@@ -200,7 +202,7 @@ class JudgePrompt:
         closing = f"Score transcript {cand_label} (the candidate) against transcript {ref_label} (the reference)."
         shared = (
             block("task", self.instructions.strip())
-            + block("input", json.dumps(self.input, ensure_ascii=False, indent=1, default=str))
+            + block("input", _one_per_line(json.dumps(self.input, ensure_ascii=False, indent=1, default=str)))
             + block("rubric", full_rubric)
         )
         if self.candidate_first:
@@ -220,6 +222,20 @@ def build_judge_messages(**prompt: Any) -> list[dict[str, str]]:
 def judge_prompt_parts(**prompt: Any) -> tuple[str, str]:
     """The judge's user message in two parts from `JudgePrompt`'s fields (see `JudgePrompt.parts`)."""
     return JudgePrompt(**prompt).parts()
+
+
+_LINE_BREAKS = re.compile("[\x85\u2028\u2029]")
+"""What `str.splitlines` breaks a line at and JSON leaves raw (it escapes the control characters among them)."""
+
+
+def _one_per_line(text: str) -> str:
+    """JSON text with the line breaks JSON leaves raw escaped, so a reader splitting lines keeps each event whole.
+
+    They only occur inside JSON strings, so the escape keeps every value; a text without them is unchanged.
+    """
+    if _LINE_BREAKS.search(text) is None:
+        return text
+    return _LINE_BREAKS.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
 
 
 def _scrubbed(names: Iterable[str], text: str) -> str:

@@ -19,11 +19,12 @@ from ._adaptive import Unit, VerdictRace
 from ._budget import Budget
 from ._catalog import Entry
 from ._costs import run_costs
+from ._evidence import flawed_entries
 from ._fanout import fan_out, lane_width
 from ._inputs import RaceInput
 from ._judge import judge_run
 from ._meta import ReportMeta
-from ._plan import RacePlan, RunErrors
+from ._plan import RacePlan, RunErrors, reference_failed
 from ._records import Run
 from ._session import Session
 from ._vocab import Design, EventKind, Role, Stopped
@@ -66,7 +67,7 @@ async def run_race(plan: RacePlan, *, emit: Listener, stops: dict[str, str], fin
         if failed or len(references) < planned:
             finish(references, meta if failed else meta.replace(stopped=Stopped.BUDGET))
             if failed:
-                raise errors[failed[0].run_id]
+                raise reference_failed(failed[0], errors[failed[0].run_id])
             return [r.output for r in references]
         race = CandidateRace(plan, session, {r.input_id: r for r in references}, emit=emit, budget=budget, stops=stops)
         try:
@@ -204,7 +205,8 @@ async def race_to_verdict(race: CandidateRace) -> tuple[list[tuple[str, int]], d
         if not wave:
             break
         landed = await race.run([(race.entries[name], by_id[u.input_id], u.repeat) for name, u in wave])
-        verdicts.land({(r.entry, Unit(r.input_id, r.repeat)): paired_score(r) for r in landed if r is not None})
+        scores = {(r.entry, Unit(r.input_id, r.repeat)): paired_score(r) for r in landed if r is not None}
+        verdicts.land(scores, flawed=flawed_entries((r.entry, r.truncated > 0 or r.refused) for r in race.done))
         spent = race.budget is not None and race.budget.stopped
         if spent:
             verdicts.stop_all(BUDGET_STOP)

@@ -21,7 +21,7 @@ import polars as pl
 from ._codec import Columns, dumps, pack, unpack
 from ._vocab import CostSource, Role, SchemaUse, VerdictPath
 
-__all__ = ["CALLS_SCHEMA", "FAILED_REASON", "RUNS_SCHEMA", "Call", "Run", "Verdict"]
+__all__ = ["CALLS_SCHEMA", "CONTENT_FILTERED", "FAILED_REASON", "RUNS_SCHEMA", "Call", "Run", "Verdict"]
 
 
 def _total(values: Iterable[Any]) -> Any:
@@ -222,8 +222,9 @@ class Verdict:
 
     @property
     def cost(self) -> float | None:
-        """What the judge's calls cost (None when one's cost is unknown)."""
-        return _total(c.cost for c in self.calls)
+        """What the judge's calls cost (None when one's cost is unknown; a failed call, e.g. a rejected schema,
+        costs nothing)."""
+        return _total(c.cost for c in self.calls if c.answered)
 
     def to_row(self) -> dict[str, Any]:
         """The verdict's columns of its run's row."""
@@ -250,6 +251,9 @@ _VERDICT = Columns(
         "cost": "judge_cost",
     },
 )
+
+CONTENT_FILTERED = "the provider's content filter stopped the answer"
+"""The refusal of a call that stopped at ``finish_reason`` ``content_filter`` (its content empty or cut)."""
 
 FAILED_REASON = "not judged: the run failed, and a failed run scores 0"
 """The ``reason`` of a failed candidate run: it is never sent to the judge, and counts as 0 in every figure."""
@@ -303,7 +307,9 @@ class Run:
     calls: list[Call] = field(default_factory=list)
     """Every model call of the run, tool loop included."""
     wall_s: float = 0.0
-    """Wall time of the run."""
+    """Wall time of the run when it was made (a rerun served from the cache keeps it, as it keeps the cost)."""
+    wall_now_s: float | None = None
+    """Wall time of the run this time: ``wall_s`` for a run made now, a cached rerun's own few milliseconds."""
     verdict: Verdict | None = None
     """The judge's verdict (None for the reference, or before judging)."""
     scorer: float | None = None
@@ -400,16 +406,19 @@ class Run:
 
     @property
     def refusal(self) -> str | None:
-        """The first refusal a model gave in this run, or None."""
+        """The first refusal in this run: the model's own, or the provider's content filter stopping an answer
+        (`CONTENT_FILTERED`); None when there was none."""
         for c in self.calls:
             value = c.message.get("refusal")
             if isinstance(value, str) and value:
                 return value
+            if c.finish_reason == "content_filter":
+                return CONTENT_FILTERED
         return None
 
     @property
     def refused(self) -> bool:
-        """True when a model refused in this run."""
+        """True when a model refused in this run, or the provider's content filter stopped an answer."""
         return self.refusal is not None
 
     @property
@@ -463,6 +472,7 @@ _RUN = Columns(
         "reasoning_tokens",
         "latency_s",
         "wall_s",
+        "wall_now_s",
         "cost",
         "cost_source",
         "price_table_cost",

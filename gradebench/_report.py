@@ -17,12 +17,13 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from . import _present, _stats
+from . import _present
 from ._codec import frame
 from ._diagnostics import diagnose
 from ._meta import ReportMeta
 from ._models import NOISE_SCHEMA, EntrySummary, conform, models_frame
 from ._prompt import transcript_events
+from ._recommend import Recommendation, recommend
 from ._records import CALLS_SCHEMA, RUNS_SCHEMA, Call, Run
 from ._vocab import Role
 
@@ -154,14 +155,14 @@ class BenchmarkReport:
             noise.append({**r, "replicas": scores, **spread})
         return BenchmarkReport(self._records, self.meta.replace(judge_noise_k=k), noise)
 
-    def recommend(self) -> _stats.Recommendation | None:
+    def recommend(self) -> Recommendation | None:
         """The cheapest entry whose verdict is ``as good`` as the reference entry, with the evidence in one sentence
         (``.sentence``) a user can paste into a review; None when no entry was tested against the reference."""
         models = self.models
         if not models.height:
             return None
         currency = models["currency"].drop_nulls()
-        return _stats.recommend(
+        return recommend(
             models,
             job=self.meta.job or "?",
             reference_entry=self.meta.reference_entry,
@@ -216,7 +217,9 @@ class BenchmarkReport:
                 f"{path}: missing {', '.join(missing)} (a report directory holds {', '.join(_FILES)})"
             )
         meta = ReportMeta.from_dict(json.loads((path / "meta.json").read_text()), source=str(path / "meta.json"))
-        runs = conform(pl.read_parquet(path / "runs.parquet"), RUNS_SCHEMA, str(path / "runs.parquet"))
+        runs = conform(
+            _with_later_columns(pl.read_parquet(path / "runs.parquet")), RUNS_SCHEMA, str(path / "runs.parquet")
+        )
         calls = conform(pl.read_parquet(path / "calls.parquet"), CALLS_SCHEMA, str(path / "calls.parquet"))
         noise = pl.read_parquet(path / "noise.parquet") if (path / "noise.parquet").is_file() else None
         by_run: dict[str, list[Call]] = {}
@@ -229,6 +232,15 @@ class BenchmarkReport:
             judged = [c for c in own if c.role == Role.JUDGE] if row["role"] != Role.REFERENCE else []
             records.append(Run.from_row(row, made, judged, meta.judge_params))
         return cls(records, meta, noise)
+
+
+ADDED_LATER = {"wall_now_s": pl.Float64()}
+"""Runs columns a report written by an earlier gradebench lacks: read back as unknown (null)."""
+
+
+def _with_later_columns(runs: pl.DataFrame) -> pl.DataFrame:
+    missing = [pl.lit(None, dtype=dtype).alias(name) for name, dtype in ADDED_LATER.items() if name not in runs.columns]
+    return runs.with_columns(missing) if missing else runs
 
 
 def _all_calls(run: Run) -> list[Call]:

@@ -23,6 +23,7 @@ from typing import Final, Literal
 import numpy as np
 import polars as pl
 
+from ._ratios import RATIOS_SCHEMA, ratios
 from ._vocab import Role
 
 __all__ = [
@@ -36,11 +37,9 @@ __all__ = [
     "WORSE",
     "Interval",
     "NonInferiority",
-    "Recommendation",
     "non_inferiority",
     "paired_bootstrap",
     "ratios",
-    "recommend",
     "verdicts",
 ]
 
@@ -76,17 +75,9 @@ VERDICT_SCHEMA: dict[str, pl.DataType] = {
     "paired_hi": _F,
     "n_dropped": _I,
     "reason": _S,
+    "held": pl.Boolean(),
 }
 """One row per candidate entry: its non-inferiority test against the reference entry and its own paired interval."""
-
-RATIOS_SCHEMA: dict[str, pl.DataType] = {
-    "entry": _S,
-    "cost_ratio": _F,
-    "latency_ratio": _F,
-    "cost_per_point": _F,
-    "cost_per_point_ratio": _F,
-}
-"""One row per entry of the models frame: cost and latency relative to the reference entry."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -163,24 +154,6 @@ class NonInferiority:
     """Runs of either entry dropped because their score is null (judging failed)."""
 
 
-@dataclass(frozen=True, kw_only=True)
-class Recommendation:
-    """The cheapest entry that is as good as the reference, with a sentence to paste into a review."""
-
-    entry: str
-    """The recommended entry (the reference entry itself when nothing cheaper is as good)."""
-    reference: str
-    """The reference entry."""
-    sentence: str
-    """One line a user can paste into a review."""
-    cost_ratio: float | None
-    """cost_per_run of ``entry`` over the reference's; None when the reference's cost is unknown or zero."""
-    lower: float | None
-    """The lower bound of ``entry``'s non-inferiority test (None for the fallback)."""
-    n_pairs: int | None
-    """Paired runs behind the verdict (None for the fallback)."""
-
-
 def _scores(runs: pl.DataFrame, entry: str, failed_score: float) -> tuple[dict[str, np.ndarray], int]:
     """Per input id (sorted), the entry's usable candidate-run scores (by repeat); and how many runs were dropped."""
     missing = [c for c in ("input_id", "role", "entry", "repeat", "ok", "score") if c not in runs.columns]
@@ -252,10 +225,30 @@ def paired_bootstrap(
     return Interval(mean=mean, lo=lo, hi=hi, n_inputs=len(groups), n_runs=n_runs, n_dropped=dropped)
 
 
+def plural(n: int, word: str) -> str:
+    """``1 run``, ``3 runs``."""
+    return f"{n} {word}{'' if n == 1 else 's'}"
+
+
 def _num(value: float, decimals: int = 1) -> str:
     """A number with the Unicode minus sign (and no negative zero)."""
     text = f"{value:.{decimals}f}"
     return "0." + "0" * decimals if float(text) == 0 else text.replace("-", "\u2212")
+
+
+def _no_verdict(sides: list[tuple[str, int, bool]]) -> str | None:
+    """Why nothing pairs when the judge scored none of a side's runs: the judge failed, not the entry; None when each
+    side (entry, runs without a score, whether any has one) has a score or never ran."""
+    unjudged = [f"{entry} ({plural(n, 'run')})" for entry, n, scored in sides if n and not scored]
+    return f"the judge gave no verdict on any run of {' or of '.join(unjudged)}: nothing to pair" if unjudged else None
+
+
+def unjudged(runs: pl.DataFrame, candidate: str, reference_entry: str) -> str | None:
+    """`non_inferiority`'s reason when the judge scored none of the runs of ``candidate`` or ``reference_entry``."""
+    sides = [
+        (e, dropped, bool(groups)) for e in (candidate, reference_entry) for groups, dropped in [_scores(runs, e, 0.0)]
+    ]
+    return _no_verdict(sides)
 
 
 def non_inferiority(
@@ -294,9 +287,10 @@ def non_inferiority(
         return make(verdict=None, reason=reason, n_dropped=dropped_c)
     dropped = dropped_c + dropped_r
     common = [k for k in cand if k in ref]
-    if not ref:
-        why = "its reference run carries no score" if dropped_r == 0 else "none of its runs has a score"
-        reason = f"{reference_entry} has no usable candidate runs to pair with ({why})"
+    if no_verdict := _no_verdict([(candidate, dropped_c, bool(cand)), (reference_entry, dropped_r, bool(ref))]):
+        reason = no_verdict
+    elif not ref:
+        reason = f"{reference_entry} has no usable candidate runs to pair with (its reference run carries no score)"
     elif not cand:
         reason = f"{candidate} has no usable runs"
     elif not common:
@@ -344,41 +338,6 @@ def non_inferiority(
     return make(verdict=INCONCLUSIVE, reason=reason, more_runs=more)
 
 
-def ratios(models: pl.DataFrame, reference_entry: str) -> pl.DataFrame:
-    """Per entry of ``models`` (same order): cost and latency over the reference entry's, and cost per score point.
-
-    ``cost_ratio`` = cost_per_run / the reference's; ``latency_ratio`` = latency_s_mean / the reference's;
-    ``cost_per_point`` = cost_per_run / score_mean (null when score_mean is 0 or null); ``cost_per_point_ratio`` =
-    cost_per_point / the reference's. A ratio is null when either side is null or the reference's value is 0
-    (and every ratio when the reference entry is not in ``models``).
-    """
-    missing = [c for c in ("entry", "cost_per_run", "latency_s_mean", "score_mean") if c not in models.columns]
-    if missing:
-        raise ValueError(f"models frame lacks columns {missing}")
-    score = pl.col("score_mean")
-    frame = models.select(
-        pl.col("entry").cast(pl.String),
-        pl.col("cost_per_run").cast(pl.Float64).alias("cost"),
-        pl.col("latency_s_mean").cast(pl.Float64).alias("latency"),
-        pl.when(score.is_not_null() & (score != 0)).then(pl.col("cost_per_run") / score).cast(pl.Float64).alias("cpp"),
-    )
-    ref = frame.filter(pl.col("entry") == reference_entry)
-
-    def over(column: str) -> pl.Expr:
-        base = ref[column][0] if ref.height else None
-        if base is None or base == 0:
-            return pl.lit(None, dtype=pl.Float64)
-        return pl.col(column) / base
-
-    return frame.select(
-        "entry",
-        over("cost").alias("cost_ratio"),
-        over("latency").alias("latency_ratio"),
-        pl.col("cpp").alias("cost_per_point"),
-        over("cpp").alias("cost_per_point_ratio"),
-    ).cast(RATIOS_SCHEMA)  # type: ignore[arg-type]
-
-
 def verdicts(
     runs: pl.DataFrame,
     reference_entry: str,
@@ -387,17 +346,30 @@ def verdicts(
     bootstrap: Bootstrap = BOOTSTRAP,
     failed_score: float = 0.0,
     min_inputs: int = MIN_INPUTS,
+    complete: int | None = None,
 ) -> pl.DataFrame:
     """`non_inferiority` of every candidate entry (first-appearance order) against ``reference_entry``, plus the
     entry's own `paired_bootstrap` interval (``paired_*``), in the columns of `VERDICT_SCHEMA`.
 
     The reference entry's row has a null verdict and null test columns (it is not tested against itself).
+    ``complete``, for a race stopped early: the runs the plan gave every entry on each input. Each entry is then
+    tested only on the inputs where all of its runs and all of the reference entry's landed (a run still in flight
+    when the race stopped is often a failure being retried: leaving out its input leaves no survivor's flattery in
+    the comparison), and the reason says on how many.
     """
-    entries = runs.filter(pl.col("role") == Role.CANDIDATE)["entry"].unique(maintain_order=True).to_list()
+    candidates = runs.filter(pl.col("role") == Role.CANDIDATE)
+    entries = candidates["entry"].unique(maintain_order=True).to_list()
+    landed = {(e, i): n for e, i, n in candidates.group_by("entry", "input_id").len().iter_rows()}
     rows = []
     for entry in entries:
+        inputs = [
+            i
+            for (e, i), n in landed.items()
+            if e == entry and min(n, landed.get((reference_entry, i), 0)) >= (complete or 0)
+        ]
+        tested_on = runs if complete is None else runs.filter(pl.col("input_id").is_in(inputs))
         test = non_inferiority(
-            runs,
+            tested_on,
             entry,
             reference_entry,
             margin=margin,
@@ -407,69 +379,11 @@ def verdicts(
         )
         own_ = paired_bootstrap(runs, entry, bootstrap=bootstrap, failed_score=failed_score)
         tested = {f: getattr(test, f) for f in ("verdict", "mean_diff", "lower", "upper", "p_value", "more_runs")}
+        reason = test.reason
         if test.verdict is not None:
             tested.update(n_inputs=test.n_inputs, n_pairs=test.n_pairs)
+            if complete is not None:
+                reason += f"; on {plural(len(inputs), 'input')} complete before the stop"
         own = {"paired_mean": own_.mean, "paired_lo": own_.lo, "paired_hi": own_.hi, "n_dropped": own_.n_dropped}
-        rows.append({"entry": entry, "margin": float(margin), "reason": test.reason, **tested, **own})
+        rows.append({"entry": entry, "margin": float(margin), "reason": reason, **tested, **own})
     return pl.DataFrame({c: [r.get(c) for r in rows] for c in VERDICT_SCHEMA}, schema=VERDICT_SCHEMA)
-
-
-def recommend(
-    models_with_verdicts: pl.DataFrame, *, job: str, reference_entry: str, margin: float, currency: str | None
-) -> Recommendation | None:
-    """The cheapest entry (by ``cost_per_run``; ties in frame order) whose verdict is ``as good``.
-
-    ``models_with_verdicts`` needs ``entry, cost_per_run, verdict, lower, n_pairs`` (the models frame joined with
-    `verdicts`). When the reference entry is in the frame, only entries strictly cheaper than it count, and if none is
-    as good the reference itself is returned ("no cheaper entry is as good as …"). None when nothing qualifies. The
-    cost ratio has 2 decimals (2 significant digits when it would round to 0.00); without a reference cost the
-    sentence gives the cost per run in ``currency`` instead.
-    """
-    missing = [
-        c for c in ("entry", "cost_per_run", "verdict", "lower", "n_pairs") if c not in models_with_verdicts.columns
-    ]
-    if missing:
-        raise ValueError(f"models_with_verdicts lacks columns {missing}")
-    ref_rows = models_with_verdicts.filter(pl.col("entry") == reference_entry)
-    ref_cost = ref_rows["cost_per_run"][0] if ref_rows.height else None
-    as_good = models_with_verdicts.filter((pl.col("verdict") == AS_GOOD) & (pl.col("entry") != reference_entry))
-    unknown = as_good.filter(pl.col("cost_per_run").is_null())["entry"].to_list()
-    unknown_note = f"; as good, cost unknown: {', '.join(unknown)}" if unknown else ""
-    fallback = partial(Recommendation, entry=reference_entry, reference=reference_entry, lower=None, n_pairs=None)
-    if ref_rows.height and ref_cost is None:
-        # Unknown is not cheap: nothing is ranked against a reference whose cost is unknown.
-        names = as_good["entry"].to_list()
-        sentence = (
-            f"cost unknown for {reference_entry} (its endpoint reported no usage): no entry is ranked cheaper than it "
-            f"on {job} (margin {_num(margin)})" + (f"; as good: {', '.join(names)}" if names else "")
-        )
-        return fallback(sentence=sentence, cost_ratio=None)
-    good = as_good.filter(pl.col("cost_per_run").is_not_null())
-    if ref_cost is not None:
-        good = good.filter(pl.col("cost_per_run") < ref_cost)
-    if not good.height:
-        if not ref_rows.height:
-            return None
-        sentence = f"no cheaper entry is as good as {reference_entry} on {job} (margin {_num(margin)}){unknown_note}"
-        return fallback(sentence=sentence, cost_ratio=1.0 if ref_cost else None)
-    best = good.sort("cost_per_run", maintain_order=True).select("entry", "cost_per_run", "n_pairs", "lower")
-    entry, best_cost, n_pairs, lower = best.row(0)
-    ratio = best_cost / ref_cost if ref_cost else None
-    if ratio is None:
-        cost = f"at {best_cost:.6g} {currency or ''}".rstrip() + " per run"
-    else:
-        cost = f"at {f'{ratio:.2f}' if round(ratio, 2) else f'{ratio:.2g}'}\u00d7 the cost"
-    runs_text = f"{n_pairs} paired run{'' if n_pairs == 1 else 's'}"
-    bound = "" if lower is None else f", lower bound {_num(lower)}"
-    sentence = (
-        f"{entry} is as good as {reference_entry} on {job} (margin {_num(margin)}, {runs_text}{bound}) {cost}"
-        f"{unknown_note}"
-    )
-    return Recommendation(
-        entry=entry,
-        reference=reference_entry,
-        sentence=sentence,
-        cost_ratio=ratio,
-        lower=lower,
-        n_pairs=n_pairs,
-    )

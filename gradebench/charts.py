@@ -19,6 +19,7 @@ import polars as pl
 from . import _present
 from ._models import EntrySummary
 from ._offline import enable_offline, offline_widget, save_chart
+from ._pareto import pareto_front
 from ._report import BenchmarkReport
 from ._vocab import Role
 
@@ -112,16 +113,17 @@ def _title(report: BenchmarkReport, what: str, *notes: str) -> alt.TitleParams:
         head += " · (sim) = simulated entry"
     marker = _present.stopped(report)
     absent = _present.not_judged(report)
-    lines = [head, *([marker] if marker else []), *[n for n in notes if n]]
+    lines = [head, *([marker] if marker else []), *_present.judge_headlines(report), *[n for n in notes if n]]
     if absent:
         lines.append("not judged: " + ", ".join(absent))
     return alt.TitleParams(f"{what} — {m.job or '?'} · grade {m.spec.grade or '?'}", subtitle=lines, anchor="start")
 
 
 def _no_runs(report: BenchmarkReport, what: str, text: str = "no runs: the report has no candidate runs") -> alt.Chart:
+    """A chart with nothing to plot, saying why (in its title too): never an error."""
     rows = [{"text": text}]
     return (
-        alt.Chart(alt.Data(values=rows), title=_title(report, what))
+        alt.Chart(alt.Data(values=rows), title=_title(report, what, text))
         .mark_text(size=16, color="#666")
         .encode(text="text:N")
         .properties(width=WIDTH, height=120)
@@ -131,21 +133,6 @@ def _no_runs(report: BenchmarkReport, what: str, text: str = "no runs: the repor
 def _jitter(key: str, spread: float) -> float:
     """A deterministic offset in [-spread, spread] (the same run always lands in the same place)."""
     return (int(hashlib.sha256(key.encode()).hexdigest()[:8], 16) / 0xFFFFFFFF * 2 - 1) * spread
-
-
-def pareto_front(models: pl.DataFrame, x: str = "cost_per_run") -> list[str]:
-    """The entries no other entry beats on both ``x`` (lower is better) and ``score_mean``, cheapest first.
-
-    An entry is beaten when another has ``x`` lower-or-equal and score higher-or-equal, one of them strictly; entries
-    tied on both stay on the front together. Entries without a score or an ``x`` value are left out.
-    """
-    rows = models.select(x, "score_mean", "entry").iter_rows()
-    points = [(v, score, entry) for v, score, entry in rows if v is not None and score is not None]
-
-    def beaten(p: tuple[float, float, str]) -> bool:
-        return any(q[0] <= p[0] and q[1] >= p[1] and (q[0] < p[0] or q[1] > p[1]) for q in points)
-
-    return [p[2] for p in sorted((p for p in points if not beaten(p)), key=lambda p: (p[0], -p[1]))]
 
 
 @dataclass(frozen=True, slots=True)
@@ -245,9 +232,13 @@ def _quality(report: BenchmarkReport, x: str, what: str, axis: str, better: str)
     notes = []
     if any(v is not None and v <= 0 for v in measured):
         notes.append(f"a {axis.split(' (')[0]} of 0 is drawn at {floor:.1e}: a log axis has no zero")
-    unknown = [p.row.entry for p in points if p.row.score_mean is not None and p.x is None]
-    if unknown:  # entries with no judged run are listed by the title as not judged
-        notes.append(f"not drawn ({axis.split(' (')[0]} unknown: no usage reported): " + ", ".join(unknown))
+    unknown = [p.row for p in points if p.row.score_mean is not None and p.x is None]
+    for why, rows_ in (
+        ("no run succeeded", [r.entry for r in unknown if not r.ok_rate]),
+        ("no usage reported", [r.entry for r in unknown if r.ok_rate]),
+    ):  # entries with no judged run are listed by the title as not judged
+        if rows_:
+            notes.append(f"not drawn ({axis.split(' (')[0]} unknown: {why}): " + ", ".join(rows_))
     notes.append(f"bars: 95% interval of the score · dashed steps: Pareto front (nothing is both {better} and better)")
     drawn = [v for v in (REFERENCE, *VERDICT_COLOURS) if any(row["verdict_shown"] == v for row in rows)]
     verdicts = [v for v in drawn if v != REFERENCE]  # the reference is what verdicts are against, not one of them
@@ -428,12 +419,15 @@ def score_distribution(report: BenchmarkReport) -> _Chart:
 
 def scorer_agreement(report: BenchmarkReport) -> _Chart:
     """Judge score against the code scorer's score per run (jittered), shading where the two disagree
-    (scorer ≥ 0.5 but judge < 7, or scorer < 0.5 but judge ≥ 7). Raises `ValueError` when no scorer was set."""
+    (scorer ≥ 0.5 but judge < 7, or scorer < 0.5 but judge ≥ 7). Raises `ValueError` when no scorer was set; when
+    the scorer scored but the judge gave none of those runs a score, the chart says so instead."""
     what = "judge vs scorer"
     runs = report.runs.filter(pl.col("role") == Role.CANDIDATE)
     if not runs.height:
         return _no_runs(report, what)
     pairs = runs.filter(pl.col("scorer").is_not_null() & pl.col("score").is_not_null())
+    if not pairs.height and runs["scorer"].drop_nulls().len():
+        return _no_runs(report, what, "nothing to compare: no run the scorer scored has a judge's score")
     if not pairs.height:
         raise ValueError(
             "the report has no scorer values (no scorer was set, every scorer call failed, or no scored run was "

@@ -172,10 +172,10 @@ def test_schemas(report):
         report.runs.columns
         == (
             "benchmark_id job input_id run_id role entry model grade simulated repeat ok error calls tool_calls "
-            "input_tokens output_tokens cached_input_tokens reasoning_tokens latency_s wall_s cost cost_source "
-            "price_table_cost spent_now currency cached finish_reason truncated refused output score accuracy work "
-            "reason judge_entry judge_path judge_schema judge_error judge_attempts judge_cost swap_gap scorer "
-            "scorer_error tool_missing tool_extra tool_arg_mismatch tool_diff"
+            "input_tokens output_tokens cached_input_tokens reasoning_tokens latency_s wall_s wall_now_s cost "
+            "cost_source price_table_cost spent_now currency cached finish_reason truncated refused output score "
+            "accuracy work reason judge_entry judge_path judge_schema judge_error judge_attempts judge_cost swap_gap "
+            "scorer scorer_error tool_missing tool_extra tool_arg_mismatch tool_diff"
         ).split()
     )
 

@@ -11,6 +11,7 @@ import numpy as np
 import polars as pl
 import pytest
 
+from gradebench._recommend import recommend
 from gradebench._records import RUNS_SCHEMA
 from gradebench._stats import (
     AS_GOOD,
@@ -23,7 +24,6 @@ from gradebench._stats import (
     non_inferiority,
     paired_bootstrap,
     ratios,
-    recommend,
     verdicts,
 )
 
@@ -389,3 +389,44 @@ def test_unknown_cost_is_never_ranked_cheaper():
     assert rec is not None and rec.entry == REF and rec.cost_ratio is None
     assert rec.sentence.startswith("cost unknown for sim/steady") and "as good: sim/swift" in rec.sentence
     assert ratios(models_frame([(REF, None, 1.0, 8.0), ("a", 0.002, 1.0, 8.0)]), REF)["cost_ratio"].null_count() == 2
+
+
+# ------------------------------------------------------------------------------- honest under failure (issue 14)
+
+
+def test_nothing_to_pair_because_the_judge_gave_no_verdict_blames_the_judge():
+    frame = runs_frame({REF: {"in0": [NULL, NULL]}, "a": {"in0": [NULL, 8]}})
+    result = non_inferiority(frame, "a", REF)
+    assert result.verdict == INCONCLUSIVE and "has no usable candidate runs" not in result.reason
+    assert result.reason == f"the judge gave no verdict on any run of {REF} (2 runs): nothing to pair"
+    both = non_inferiority(runs_frame({REF: {"in0": [NULL]}, "a": {"in0": [NULL, NULL]}}), "a", REF)
+    assert both.reason == f"the judge gave no verdict on any run of a (2 runs) or of {REF} (1 run): nothing to pair"
+
+
+def test_a_stopped_race_is_tested_only_on_the_inputs_complete_before_the_stop():
+    ref = {f"in{i}": [8, 9] for i in range(10)}
+    # "a" fails once on in8 and in9; the stop came before its second run there landed
+    cand = {**{f"in{i}": [8, 9] for i in range(8)}, "in8": [FAIL], "in9": [FAIL]}
+    frame = runs_frame({REF: ref, "a": cand})
+    whole = verdicts(frame, REF).filter(pl.col("entry") == "a").row(0, named=True)
+    assert whole["n_inputs"] == 10 and "before the stop" not in whole["reason"]
+    stopped = verdicts(frame, REF, complete=2).filter(pl.col("entry") == "a").row(0, named=True)
+    assert stopped["n_inputs"] == 8 and stopped["n_pairs"] == 16
+    assert stopped["reason"].endswith("; on 8 inputs complete before the stop")
+
+
+def test_recommend_withholds_from_a_race_cut_short_and_never_picks_an_entry_that_never_answered():
+    frame = with_verdicts([(REF, 0.01, None, None, None), ("sim/swift", 0.002, AS_GOOD, -0.2, 60)])
+    stopped = frame.with_columns(pl.Series("stopped", [None, "cancelled: 8 of 10 runs landed before the stop"]))
+    rec = recommend(stopped, job="j", reference_entry=REF, margin=1.0, currency="USD")
+    assert rec is not None and rec.entry == REF and rec.sentence.startswith("withheld: the race stopped")
+    assert "(on sim/swift)" in rec.sentence and "it resumes from the cache" in rec.sentence
+    budget = frame.with_columns(pl.Series("stopped", [None, "budget: the next runs would not fit"]))
+    rec = recommend(budget, job="j", reference_entry=REF, margin=1.0, currency="USD")
+    assert rec is not None and "raise the budget" in rec.sentence
+    settled = frame.with_columns(pl.Series("stopped", [None, "settled: as good after 24 runs"]))
+    rec = recommend(settled, job="j", reference_entry=REF, margin=1.0, currency="USD")
+    assert rec is not None and rec.entry == "sim/swift"  # a race to a verdict that ended as planned
+    silent = frame.with_columns(pl.Series("ok_rate", [1.0, 0.0]))
+    rec = recommend(silent, job="j", reference_entry=REF, margin=1.0, currency="USD")
+    assert rec is not None and rec.entry == REF

@@ -140,12 +140,14 @@ class Views:
     # ---------------------------------------------------------------------------------------------------- heads
 
     def _head(self) -> str:
-        """The presenter's header line, what the panel adds (salt, scorer), and the stop marker."""
+        """The presenter's header line, what the panel adds (salt, scorer), the stop marker and the judge's headline."""
         report = self.report
         assert report is not None
         m: ReportMeta = report.meta
         facts = f"salt {m.spec.salt!r} · scorer {m.spec.scorer or 'none'}"
-        return f"{CSS}<p><b>{esc(_present.header(report))}</b> · {esc(facts)}</p>{marker(_present.stopped(report))}"
+        judge = "".join(f'<p class="gb-bad"><b>{esc(line)}</b></p>' for line in _present.judge_headlines(report))
+        head = f"{CSS}<p><b>{esc(_present.header(report))}</b> · {esc(facts)}</p>"
+        return f"{head}{marker(_present.stopped(report))}{judge}"
 
     def _not_judged(self) -> str:
         assert self.report is not None
