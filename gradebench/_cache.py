@@ -51,6 +51,10 @@ class Cached:
     """A cost the endpoint reported in a header (LiteLLM's), or None."""
 
 
+_WALL = "wall:"
+"""Prefix of the keys that hold runs' wall times beside the calls' answers."""
+
+
 def default_cache_dir() -> Path:
     """``$GRADEBENCH_CACHE``, else ``.gradebench/cache`` under the working directory."""
     return Path(os.environ.get("GRADEBENCH_CACHE") or Path.cwd() / ".gradebench" / "cache")
@@ -97,7 +101,7 @@ class CallCache:
         self.read_only = False
         """True when the folder may not be written: answers are read from it, none is stored."""
         self._store: Any = self._open()
-        self._pending: dict[str, tuple[str, float, float | None]] = {}
+        self._pending: dict[str, Any] = {}
         self._since = 0.0
         self._timer: asyncio.TimerHandle | None = None
         self._timer_loop: asyncio.AbstractEventLoop | None = None
@@ -137,13 +141,25 @@ class CallCache:
         return Cached(*value) if value is not None else None
 
     def set(self, key: str, value: Cached) -> None:
+        # a tuple of plain values: the response text is stored once, as received, never re-encoded
+        self._put(key, (value.response, value.latency_s, value.header_cost))
+
+    def get_wall(self, key: str) -> float | None:
+        """The wall time a run took when it was made (see `set_wall`), or None."""
+        value = self._pending.get(_WALL + key) or self._store.get(_WALL + key)
+        return float(value) if isinstance(value, int | float) else None
+
+    def set_wall(self, key: str, seconds: float) -> None:
+        """Keep the wall time of a run made now, so a rerun served from the cache reports it as it reports its cost."""
+        self._put(_WALL + key, float(seconds))
+
+    def _put(self, key: str, value: Any) -> None:
         if self.read_only:
             return
-        # a tuple of plain values: the response text is stored once, as received, never re-encoded
         if not self._pending:
             self._since = time.monotonic()
             self._arm()
-        self._pending[key] = (value.response, value.latency_s, value.header_cost)
+        self._pending[key] = value
         if len(self._pending) >= self.FLUSH_AFTER or time.monotonic() - self._since >= self.FLUSH_SECONDS:
             self.flush()
 

@@ -121,8 +121,21 @@ class JobSpec:
                 exc = TypeError(f"{self.name}: the job's output is not JSON-serialisable: {exc}")
             error = utf8_safe(scrub(f"{type(exc).__name__}: {exc}"))
             wall = time.perf_counter() - started
-            return Run(**made, ok=False, error=error, calls=list(seat.calls), wall_s=wall), exc
-        return Run(**made, ok=True, output=output, calls=list(seat.calls), wall_s=time.perf_counter() - started), None
+            return Run(**made, ok=False, error=error, calls=list(seat.calls), wall_s=wall, wall_now_s=wall), exc
+        now = time.perf_counter() - started
+        wall = _wall_kept(session, entry, key, seat.calls, now)
+        return Run(**made, ok=True, output=output, calls=list(seat.calls), wall_s=wall, wall_now_s=now), None
+
+
+def _wall_kept(session: Session, entry: Entry, key: RunKey, calls: list[Any], now: float) -> float:
+    """The wall time a run had: kept when it was made now, read back when every call came from the cache."""
+    where = key.wall_key(entry.identity())
+    if calls and all(c.cache_hit for c in calls):
+        kept = session.cache.get_wall(where)
+        return now if kept is None else kept
+    if not any(c.cache_hit for c in calls):
+        session.cache.set_wall(where, now)
+    return now
 
 
 class _FunctionJob:

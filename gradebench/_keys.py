@@ -109,6 +109,11 @@ class RunKey:
     def salt(self) -> dict[str, Any]:
         return {"user": self.user_salt, "input": self.input_id, "role": self.role.value, "repeat": self.repeat}
 
+    def wall_key(self, entry_identity: dict[str, Any]) -> str:
+        """Where the run's wall time is kept beside its calls' answers: the run and the entry's identity."""
+        material = canonical_json({"v": CACHE_FORMAT, "entry": entry_identity, "run": self.run_id, "salt": self.salt()})
+        return hashlib.sha256(material.encode()).hexdigest()
+
 
 @dataclass(frozen=True, kw_only=True, slots=True)
 class JudgeKey:
