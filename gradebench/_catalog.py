@@ -67,7 +67,10 @@ class Entry:
     rate_limit_wait_s: float = 300.0
     """How long one call may wait out 429 rate limits (honouring ``Retry-After``) before it fails."""
     timeout_s: float = 120.0
-    """Timeout of one HTTP request."""
+    """The deadline of one call, its retries included."""
+    latency_s: float | None = None
+    """Typical seconds of one call: what the estimate's wall time takes for this entry (None: the reference's, a
+    guess it says it makes)."""
     simulated: bool = False
     """True for the built-in simulated fleet: labelled as such in rows and charts."""
 
@@ -137,6 +140,7 @@ class _EntryFile(pydantic.BaseModel):
     max_retries: int = pydantic.Field(default=4, ge=0, le=20)
     rate_limit_wait_s: float = pydantic.Field(default=300.0, ge=0)
     timeout_s: float = pydantic.Field(default=120.0, gt=0)
+    latency_s: float | None = pydantic.Field(default=None, ge=0, allow_inf_nan=False)
 
 
 class _CatalogFile(pydantic.BaseModel):

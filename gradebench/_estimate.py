@@ -20,8 +20,10 @@ from ._costs import JUDGE_OUTPUT_TOKENS, RunCost, run_costs
 from ._fanout import fan_out, lane_width
 from ._inputs import RaceInput
 from ._judge import JudgeSetup, judge_run
-from ._plan import RacePlan, RunErrors
+from ._meta import ReportMeta
+from ._plan import RacePlan, RunErrors, reference_failed
 from ._present import plural
+from ._records import Run
 from ._session import Session
 from ._vocab import Role
 
@@ -30,14 +32,17 @@ __all__ = ["EntryEstimate", "Estimate", "estimate", "estimate_race", "held_in_ca
 T = TypeVar("T")
 
 
-async def estimate_race(plan: RacePlan) -> Estimate:
+async def estimate_race(plan: RacePlan, finish: Callable[[list[Run], ReportMeta], None] | None = None) -> Estimate:
     """What the race as planned will cost before any candidate runs (see `gradebench.Benchmark.estimate`): the
-    reference runs first (cached ones are free), then every planned run replayed against the cache alone."""
+    reference runs first (cached ones are free), then every planned run replayed against the cache alone. When a
+    reference run fails, ``finish(runs, meta)`` is given the reference runs (a report of them) before it is raised."""
     setup, errors = plan.judge_setup(), RunErrors()
     async with plan.cache.hold(plan.benchmark_id), plan.session() as session:
         runs = await plan.reference_runs(session, errors, budget=None, landed=lambda run: None)
     if failed := [r for r in runs if not r.ok]:
-        raise errors[failed[0].run_id]
+        if finish is not None:
+            finish(runs, plan.meta())
+        raise reference_failed(failed[0], errors[failed[0].run_id])
     by_input = {r.input_id: r for r in runs}
     planned = plan.fixed_plan(max(1, round(plan.most_runs / len(plan.inputs))))
 
@@ -49,7 +54,15 @@ async def estimate_race(plan: RacePlan) -> Estimate:
     cached = await held_in_cache(plan, planned, replay)
     costs = run_costs(by_input, {x.id: x.value for x in plan.inputs}, plan.lineup.candidates, setup)
     runs_planned = [(e, x.id) for e, x, _ in planned]
-    return estimate(runs_planned, cached, costs, setup=setup, concurrency=plan.concurrency, currency=plan.currency())
+    return estimate(
+        runs_planned,
+        cached,
+        costs,
+        setup=setup,
+        reference=plan.lineup.reference,
+        concurrency=plan.concurrency,
+        currency=plan.currency(),
+    )
 
 
 async def uncached_references(plan: RacePlan) -> int:
@@ -211,31 +224,32 @@ def estimate(
     costs: Mapping[tuple[str, str], RunCost],
     *,
     setup: JudgeSetup,
+    reference: Entry,
     concurrency: int,
     currency: str,
 ) -> Estimate:
     """The estimate of a race: ``plan`` is every candidate run as (entry, input id), ``cached`` which of them the
-    cache holds whole; ``costs`` from `run_costs`."""
+    cache holds whole; ``costs`` from `run_costs`; ``reference`` the entry whose runs the figures are taken from."""
     by_entry: dict[str, list[tuple[str, bool]]] = {}
     entries: dict[str, Entry] = {}
     for (entry, input_id), hit in zip(plan, cached, strict=True):
         by_entry.setdefault(entry.name, []).append((input_id, hit))
         entries[entry.name] = entry
+    clock = _Clock.of(costs, reference, setup.entry)
     judged_inputs: set[str] = set()  # inputs whose first verdict (the one that fills the provider's cache) is counted
     made: list[EntryEstimate] = []
-    call_seconds = 0.0
-    slowest = 0.0
+    busy = judging = slowest = 0.0
     for name, runs in by_entry.items():
         entry = entries[name]
         calls = tin = tout = jcalls = jin = jcached = jout = 0
-        cost = jcost = seconds = 0.0
+        cost = jcost = chain = 0.0
         for input_id, hit in runs:
             if hit:
                 continue
             one = costs[(name, input_id)]
             calls, tin, tout = calls + one.calls, tin + one.input_tokens, tout + one.output_tokens
             cost += one.cost
-            seconds += one.latency_s
+            chain = max(chain, one.calls * clock.call_s(entry) + one.judge_calls * clock.judge_s)
             later = costs[("", input_id)]
             jcalls += one.judge_calls
             jin += one.judge_input_tokens
@@ -246,12 +260,13 @@ def estimate(
                 judged_inputs.add(input_id)
                 jcost += one.judge_cost
             jout += one.judge_output_tokens
+        seconds, verdicts = calls * clock.call_s(entry), jcalls * clock.judge_s
         limit = min(entry.max_concurrency or concurrency, concurrency)
-        wall = seconds / limit
+        # an entry's runs hold its slots while they call, and a lane's workers while their verdicts come
+        wall = max(seconds / limit, (seconds + verdicts) / lane_width(concurrency, entry.max_concurrency), chain)
         if entry.rpm:
             wall = max(wall, calls / entry.rpm * 60)
-        call_seconds += seconds
-        slowest = max(slowest, wall)
+        busy, judging, slowest = busy + seconds, judging + verdicts, max(slowest, wall)
         made.append(
             EntryEstimate(
                 entry=name,
@@ -269,13 +284,51 @@ def estimate(
                 wall_s=wall,
             )
         )
-    per_call = call_seconds / max(1, sum(e.calls for e in made))
-    judge_seconds = sum(e.judge_calls for e in made) * per_call
     judge_limit = min(setup.entry.max_concurrency or concurrency, concurrency)
-    wall = max(slowest, (call_seconds + judge_seconds) / concurrency, judge_seconds / judge_limit)
+    wall = max(slowest, (busy + judging) / concurrency, judging / judge_limit)
     notes = (
         "candidate runs are taken to make the reference's calls with its tokens; verdicts read a prompt as long as "
         f"the reference's and answer {JUDGE_OUTPUT_TOKENS} tokens",
-        "wall time assumes every entry, the judge included, answers as fast as the reference did",
+        clock.note([entries[name] for name in by_entry]),
     )
     return Estimate(entries=tuple(made), currency=currency, judge_entry=setup.entry.name, wall_s=wall, notes=notes)
+
+
+@dataclass(frozen=True)
+class _Clock:
+    """How long one call takes, by entry: its catalog ``latency_s`` when it has one, the reference's own runs for the
+    reference entry, else a guess — as long as one of the reference's calls."""
+
+    reference: Entry
+    judge: Entry
+    measured_s: float
+    """Seconds of one of the reference's calls, from its runs."""
+
+    @classmethod
+    def of(cls, costs: Mapping[tuple[str, str], RunCost], reference: Entry, judge: Entry) -> _Clock:
+        runs = [c for (name, _), c in costs.items() if name]  # every entry's prediction is the reference's runs
+        calls = sum(c.calls for c in runs)
+        return cls(reference, judge, sum(c.latency_s for c in runs) / calls if calls else 0.0)
+
+    def call_s(self, entry: Entry) -> float:
+        if entry.latency_s is not None:
+            return entry.latency_s
+        return self.measured_s
+
+    @property
+    def judge_s(self) -> float:
+        """Seconds of one verdict."""
+        return self.call_s(self.judge)
+
+    def note(self, raced: Sequence[Entry]) -> str:
+        """What the wall time rests on, and which of it is a guess."""
+        known = {self.reference.name}
+        guessed = [e.name for e in raced if e.latency_s is None and e.name not in known]
+        if self.judge.latency_s is None and self.judge.name not in known:
+            guessed.append(f"the judge ({self.judge.name})")
+        if not guessed:
+            return "wall time from each entry's latency_s and the reference's runs, at the concurrency limits"
+        return (
+            f"wall time guesses that {', '.join(guessed)} answer as fast as the reference did (an entry's "
+            "latency_s in the catalog, seconds a call, says otherwise)"
+        )

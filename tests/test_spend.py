@@ -109,6 +109,24 @@ async def test_the_estimate_is_the_spend_when_runs_look_like_the_reference(tmp_p
     assert (again.cached_runs, again.calls, again.judge_calls, again.cost) == (12, 0, 0, 0.0)
 
 
+async def test_the_estimates_wall_time_takes_each_entrys_latency_and_says_which_are_guesses(tmp_path) -> None:
+    import dataclasses
+
+    endpoint = billing()
+    base = catalog(endpoint, ["pick", "good", "edge"])
+    timed = {"acme/pick": None, "acme/good": 2.0, "acme/edge": None, "acme/judge": 3.0}
+    entries = [dataclasses.replace(e, latency_s=timed[e.name], max_concurrency=1) for e in base.entries]
+    cat = gb.Catalog(entries, grades=base.grades, picks=base.picks, ceiling=base.ceiling_name, source="spend test")
+    bench = gb.Benchmark(answer_job, runs=2, catalog=cat, grade="standard", cache=tmp_path / "c", progress=False)
+    made = await bench.set_inputs([{"id": f"i{k}", "q": f"question {k}"} for k in range(3)]).estimate()
+    slow = next(e for e in made.entries if e.entry == "acme/good")
+    # six one-call runs, one at a time (max_concurrency 1): 6 × 2 s, its verdicts 6 × 3 s on a lane of 2 workers
+    assert slow.wall_s == pytest.approx(max(6 * 2.0, (6 * 2.0 + 6 * 3.0) / 2))
+    assert made.wall_s >= slow.wall_s
+    note = made.notes[-1]
+    assert "acme/edge" in note and "guesses" in note and "acme/good" not in note and "judge" not in note
+
+
 async def test_a_verdict_after_the_first_of_an_input_is_priced_with_the_cached_prefix(tmp_path) -> None:
     endpoint = billing()
     cat = catalog(endpoint, ["pick", "twin"], price_cached_in=0.1)

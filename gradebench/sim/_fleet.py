@@ -45,6 +45,9 @@ LATENCY_ENV = "GRADEBENCH_SIM_LATENCY_SCALE"
 
 log = logging.getLogger("gradebench")
 
+TYPICAL_TOKENS = 40
+"""Output tokens of a typical call, for an entry's typical latency (a job's answer, a verdict)."""
+
 _LABELS = (RUN_HEADER, SEQ_HEADER, ATTEMPT_HEADER, SAMPLE_HEADER)
 
 
@@ -160,6 +163,7 @@ class SimFleet:
                 rpm=None if not p.catalog_rpm or scale == 0 else max(1, round(p.catalog_rpm / scale)),
                 max_retries=p.max_retries,
                 prompt_cache_key=True,  # the sim caches per prompt_cache_key, as OpenAI routes by it
+                latency_s=(p.latency_ms + p.ms_per_token * TYPICAL_TOKENS * p.verbosity) / 1000 * scale,
                 simulated=True,
             )
             for p in self.profiles.values()
