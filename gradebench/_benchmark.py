@@ -269,7 +269,7 @@ class Benchmark:
         them from the cache). Every planned run is replayed against the cache alone: the ones it holds whole are free.
         A race to a verdict is estimated at its most: ``max_runs`` runs per entry.
         """
-        return await estimate_race(self.plan())
+        return await estimate_race(self.plan(), finish=self._finish)
 
     def estimate_sync(self) -> Estimate:
         """`estimate` for plain scripts and notebook cells."""

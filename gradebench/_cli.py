@@ -9,10 +9,12 @@ import functools
 import json
 import logging
 import os
+import signal
 import sys
+from collections.abc import Coroutine
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, cast
+from typing import Any, TypeVar, cast
 
 import polars as pl
 import pydantic
@@ -25,11 +27,18 @@ from ._job import JobSpec
 from ._plan import job_reference, load_catalog, resolve_job, resolve_scorer
 from ._rejudge import rejudge_report
 from ._report import BenchmarkReport
-from ._spec import DEFAULT_RUNS, RaceSpec, Runs
+from ._spec import RaceSpec, Runs
 from ._tomlfile import first_problem, read_toml
 from ._vocab import Design
 
 __all__ = ["main"]
+
+DEMO_INPUTS = 10
+"""The demo's inputs: more than the `MIN_INPUTS` a verdict needs, so it shows one settled (six never could)."""
+DEMO_RUNS = 2
+"""The demo's runs per input and entry: 10 × 2 takes about the time 6 × 3 did."""
+
+T = TypeVar("T")
 
 
 class RunOptions(pydantic.BaseModel):
@@ -112,7 +121,7 @@ def read_inputs(spec: str, base: Path, limit: int | None) -> list[Any]:
     suffix = path.suffix.lower()
     try:
         if suffix == ".jsonl":
-            rows = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+            rows = _json_lines(path)
         elif suffix == ".json":
             rows = json.loads(path.read_text())
         elif suffix == ".csv":
@@ -128,6 +137,23 @@ def read_inputs(spec: str, base: Path, limit: int | None) -> list[Any]:
     if not isinstance(rows, list) or not rows:
         raise ConfigError(f"inputs file {path} holds no list of inputs", path=str(path), field="inputs")
     return rows[:limit] if limit else rows
+
+
+def _json_lines(path: Path) -> list[Any]:
+    """The values of a JSON Lines file; a line that is not JSON raises, naming its number in the file."""
+    rows = []
+    for number, line in enumerate(path.read_text().split("\n"), start=1):  # "\n" only: JSON may hold U+2028
+        if not line.strip():
+            continue
+        try:
+            rows.append(json.loads(line))
+        except json.JSONDecodeError as exc:
+            raise ConfigError(
+                f"inputs file {path}: line {number} is not JSON: {exc.msg} (column {exc.colno})",
+                path=str(path),
+                field="inputs",
+            ) from None
+    return rows
 
 
 def _catalog(reference: str, base: Path) -> Catalog:
@@ -150,16 +176,21 @@ def _print_report(report: BenchmarkReport, out: Path) -> None:
     print(report.table())
     diagnostics = report.diagnostics()
     if diagnostics.height:
-        print(f"\nDiagnostics ({diagnostics.height}):")
-        with pl.Config(tbl_rows=40, fmt_str_lengths=300, tbl_width_chars=160, tbl_hide_dataframe_shape=True):
-            print(diagnostics)
+        # one line per kind, its first detail whole: a table would cut the very text that says what went wrong
+        print(f"\nDiagnostics ({diagnostics.height}; every row: report.diagnostics(), or the Diagnostics tab):")
+        for part in diagnostics.partition_by("kind", maintain_order=True):
+            first = part.row(0, named=True)
+            print(f"  {first['kind']} ({part.height}): {first['entry']}: {first['detail']}")
     report.to_parquet(out)
     print(f"\nWrote {out}/runs.parquet, models.parquet, calls.parquet, noise.parquet, meta.json")
     print(f"Wrote {', '.join(write_charts(report, out))}")
 
 
 def write_charts(report: BenchmarkReport, out: Path) -> list[str]:
-    """The report's charts as offline files beside its parquet: PNG to look at, SVG and self-contained HTML to embed."""
+    """The report's charts as offline files beside its parquet: PNG to look at, SVG and self-contained HTML to embed.
+
+    Every chart is written, also when no run was judged: one with nothing to plot says so in its title.
+    """
     from . import charts
 
     made = {
@@ -177,19 +208,70 @@ def write_charts(report: BenchmarkReport, out: Path) -> list[str]:
 
 
 def _race(bench: Benchmark, max_cost: float | None, out: Path) -> int:
-    """Estimate, refuse above ``max_cost``, race, print and write: what ``run`` and ``demo`` do."""
-    estimate = asyncio.run(bench.estimate())
-    print(f"{estimate}\n")
-    if max_cost is not None and estimate.cost > max_cost:
-        print(
-            f"gradebench: error: the estimate {estimate.cost:.6f} {estimate.currency} is above --max-cost "
-            f"{max_cost:g}; nothing was raced (only the reference runs were made)",
-            file=sys.stderr,
-        )
-        return 3
-    asyncio.run(bench.run())
-    _print_report(bench.report(), out)
+    """Estimate, refuse above ``max_cost``, race, print and write: what ``run`` and ``demo`` do. Exit status 4 (after
+    everything is written) when the judge gave no verdict on some run, with one line saying so."""
+    from ._evidence import judge_failure
+
+    try:
+        estimate = until_stopped(bench.estimate())
+        print(f"{estimate}\n")
+        if max_cost is not None and estimate.cost > max_cost:
+            print(
+                f"gradebench: error: the estimate {estimate.cost:.6f} {estimate.currency} is above --max-cost "
+                f"{max_cost:g}; nothing was raced (only the reference runs were made)",
+                file=sys.stderr,
+            )
+            return 3
+        until_stopped(bench.run())
+    except BaseException as exc:  # stopped, or a reference failed: what ran is written before the one line
+        report = bench.metadata.get(Benchmark.REPORT)
+        if report is not None:
+            report.to_parquet(out)
+            exc.add_note(f"gradebench: what ran is written to {out}")
+        raise
+    report = bench.report()
+    _print_report(report, out)
+    if (failed := judge_failure(report.runs)) is not None:  # a verdict missing is a result nobody should trust as is
+        print(f"gradebench: {failed.text()}", file=sys.stderr)
+        return 4
     return 0
+
+
+class Stopped(Exception):
+    """The command was stopped by a signal (SIGINT, SIGTERM) and wound down: its cache flushed."""
+
+    def __init__(self, signum: int):
+        super().__init__(f"stopped by {signal.Signals(signum).name}")
+        self.signum = signum
+
+
+def until_stopped(work: Coroutine[Any, Any, T]) -> T:
+    """``asyncio.run(work)``, stopped cleanly by SIGINT or SIGTERM: the work is cancelled — a race keeps the runs that
+    finished and its cache is flushed as its session closes — and `Stopped` is raised (no traceback)."""
+    caught: list[int] = []
+
+    async def guarded() -> T:
+        task, loop = asyncio.current_task(), asyncio.get_running_loop()
+        assert task is not None
+
+        def stop(signum: int) -> None:
+            caught.append(signum)
+            task.cancel()
+
+        for signum in (signal.SIGINT, signal.SIGTERM):
+            loop.add_signal_handler(signum, stop, signum)
+        try:
+            return await work
+        finally:
+            for signum in (signal.SIGINT, signal.SIGTERM):
+                loop.remove_signal_handler(signum)
+
+    try:
+        return asyncio.run(guarded())
+    except (asyncio.CancelledError, KeyboardInterrupt):
+        if caught:
+            raise Stopped(caught[0]) from None
+        raise
 
 
 def cmd_run(args: argparse.Namespace) -> int:
@@ -238,7 +320,9 @@ def cmd_rejudge(args: argparse.Namespace) -> int:
     out = Path(args.out or directory)
     where = "over the report in it" if out == directory else "there"
     print(f"Rejudging {report.runs.height} runs of {directory}; the new report goes to {out} ({where})\n")
-    new = asyncio.run(rejudge_report(report, catalog, rubric=rubric, judge=args.judge, cache=args.cache, scorer=scorer))
+    new = until_stopped(
+        rejudge_report(report, catalog, rubric=rubric, judge=args.judge, cache=args.cache, scorer=scorer)
+    )
     _print_report(new, out)
     return 0
 
@@ -292,9 +376,9 @@ def build_parser() -> argparse.ArgumentParser:
         "print the table and the diagnostics, write parquet and charts.",
     )
     demo.add_argument(
-        "--runs", type=_runs, default=DEFAULT_RUNS, help="runs per input and entry, or 'auto' (race to a verdict)"
+        "--runs", type=_runs, default=DEMO_RUNS, help="runs per input and entry, or 'auto' (race to a verdict)"
     )
-    demo.add_argument("--inputs", type=int, default=6, help="how many of the 26 example inputs")
+    demo.add_argument("--inputs", type=int, default=DEMO_INPUTS, help="how many of the 26 example inputs")
     demo.add_argument("--salt", default="", help="a new salt draws fresh samples")
     demo.add_argument("--out", default="out/demo", help="where the parquet files and charts go")
     for command in (demo,):
@@ -364,7 +448,21 @@ def main(argv: list[str] | None = None) -> int:
     own.setLevel(logging.INFO if args.verbose else logging.WARNING)
     try:
         return args.fn(args)
-    except (GradebenchError, ValueError, KeyError, FileNotFoundError) as exc:
+    except Stopped as stop:
+        kept = "".join(f"; {n.removeprefix('gradebench: ')}" for n in getattr(stop, "__notes__", ()))
+        print(
+            f"gradebench: {stop}: what finished is in the cache, and running the same command again resumes from "
+            f"there{kept}",
+            file=sys.stderr,
+        )
+        return 128 + stop.signum
+    except Exception as exc:
+        notes = [n.removeprefix("gradebench: ") for n in getattr(exc, "__notes__", ()) if n.startswith("gradebench: ")]
+        if notes:  # a reference run failed: the notes say which, and what the model said
+            print(f"gradebench: error: {'; '.join(notes)}", file=sys.stderr)
+            return 2
+        if not isinstance(exc, GradebenchError | ValueError | KeyError | FileNotFoundError):
+            raise
         message = exc.args[0] if isinstance(exc, KeyError) and exc.args else exc
         print(f"gradebench: error: {message}", file=sys.stderr)
         return 2

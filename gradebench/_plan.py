@@ -26,6 +26,7 @@ from ._job import JobSpec
 from ._judge import JudgeSetup, Scorer
 from ._keys import RunKey, benchmark_id
 from ._meta import ReportMeta
+from ._protocol import content_text
 from ._records import Run
 from ._session import Session
 from ._spec import JOB_SCORER, NO_SCORER, Lineup, RaceSpec
@@ -39,6 +40,7 @@ __all__ = [
     "is_scorer_spec",
     "job_reference",
     "load_catalog",
+    "reference_failed",
     "resolve_job",
     "resolve_scorer",
     "scorer_reference",
@@ -183,6 +185,18 @@ def for_job(spec: RaceSpec, job: JobSpec, catalog: Catalog, scorer: Scorer | Non
     if spec.grade is None:
         raise ValueError(f"no grade: pass grade=... or declare the job's grade (job {job.name!r})")
     return spec
+
+
+def reference_failed(run: Run, error: BaseException) -> BaseException:
+    """The exception a failed reference run raised, with a note that says which run it was and what the model said
+    last (the exception alone may say only ``Expecting value: line 1 column 1``)."""
+    said = next((c for c in reversed(run.calls) if c.answered), None)
+    heard = content_text(said.message.get("content")) if said is not None else ""
+    excerpt = f"; the model's last answer began: {heard[:200]!r}" if heard else "; no call was answered"
+    error.add_note(
+        f"gradebench: the reference run on {run.entry} failed on input {run.input_id!r}: {run.error}{excerpt}"
+    )
+    return error
 
 
 # ------------------------------------------------------------------------------------------------------ references

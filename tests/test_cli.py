@@ -184,7 +184,7 @@ def test_verbose_after_the_sub_command_logs_gradebenchs_calls_only(tmp_path: Pat
 
 def test_every_command_says_what_it_does_and_its_defaults(capsys: pytest.CaptureFixture[str]) -> None:
     for command, expected in [
-        ("demo", "(default: 3)"),
+        ("demo", "(default: 10)"),
         ("rejudge", "(default: sim)"),
         ("sim-serve", "(default: 8000)"),
         ("run", "scorer       job (the job's own)"),

@@ -323,3 +323,94 @@ async def test_a_plain_tool_that_hangs_holds_up_only_its_own_run(tmp_path: Path)
     stuck = runs.filter(pl.col("entry") == "acme/stuck")
     assert not stuck["ok"].any() and all("longer than the job's timeout_s=0.5" in e for e in stuck["error"].to_list())
     assert runs.filter(pl.col("entry") == "acme/ref")["ok"].all()
+
+
+def test_a_malformed_jsonl_line_is_named_by_its_number(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from gradebench._cli import main
+
+    inputs = tmp_path / "in.jsonl"
+    inputs.write_text('{"id": "a", "question": "one"}\n\n{"id": "b", "question": "two"}\n{"id": "c", question: 3}\n')
+    config = tmp_path / "run.toml"
+    config.write_text(f'job = "order-agent"\ngrade = "standard"\ninputs = "{inputs}"\n')
+    assert main(["run", str(config)]) == 2
+    err = capsys.readouterr().err
+    assert f"inputs file {inputs}: line 4 is not JSON" in err and "\n" not in err.strip()
+
+
+# -------------------------------------------------------------------------- 20: a rerun keeps the run's wall time
+
+
+async def test_a_rerun_from_the_cache_keeps_the_wall_time_the_run_had(tmp_path: Path) -> None:
+    endpoints = {
+        "ref-1": OpenAIEndpoint(lambda body, request: OpenAIEndpoint.completion("Yes, within 30 days."), delay_s=0.05),
+        "judge-1": JudgeEndpoint("schema"),
+    }
+    async with serve(endpoints) as base_url:
+        cat = catalog(base_url, entry("acme/ref", "ref-1", base_url), reference="acme/ref")
+        bench = gb.Benchmark(answer, catalog=cat, grade="standard", runs=2, cache=tmp_path / "cache", progress=False)
+        await bench.set_input(QUESTION).run()
+        first = bench.report().runs
+        await bench.run()
+        again = bench.report().runs
+    assert first["wall_s"].min() >= 0.05 and first["wall_s"].to_list() == first["wall_now_s"].to_list()
+    assert again["cached"].all() and again["wall_s"].to_list() == first["wall_s"].to_list()  # kept, like the cost
+    assert again["wall_now_s"].max() < 0.05  # what it took this time, beside it
+    models = bench.report().models
+    assert models["wall_s_mean"][0] >= 0.05
+
+
+def test_a_report_written_before_wall_now_s_reads_back(tmp_path: Path) -> None:
+    bench = gb.Benchmark(answer, catalog=gb.sim.catalog(), grade="standard", runs=1, progress=False)
+    bench.set_candidates(["sim/steady"]).set_input(QUESTION).run_sync()
+    folder = bench.report().to_parquet(tmp_path / "report")
+    pl.read_parquet(folder / "runs.parquet").drop("wall_now_s").write_parquet(folder / "runs.parquet")
+    back = gb.BenchmarkReport.read_parquet(folder)
+    assert back.runs["wall_now_s"].null_count() == back.runs.height and back.runs["ok"].all()
+
+
+# ------------------------------------------------------------------------ 16: a failing reference says what it got
+
+
+async def test_a_failing_reference_names_the_entry_the_input_and_what_the_model_said(tmp_path: Path) -> None:
+    async def parses(input: dict[str, Any], seat: gb.Seat) -> Any:
+        """Answer with JSON."""
+        return json.loads((await seat.chat([{"role": "user", "content": input["question"]}])).text)
+
+    endpoints = {
+        "ref-1": OpenAIEndpoint(lambda body, request: OpenAIEndpoint.completion("Sure! Here is my answer: refund it.")),
+        "judge-1": JudgeEndpoint("schema"),
+    }
+    async with serve(endpoints) as base_url:
+        cat = catalog(base_url, entry("acme/ref", "ref-1", base_url), reference="acme/ref")
+        bench = gb.Benchmark(parses, catalog=cat, grade="standard", runs=1, cache=tmp_path / "cache", progress=False)
+        bench.set_input(QUESTION)
+        for attempt in (bench.estimate, bench.run):
+            with pytest.raises(json.JSONDecodeError) as failed:
+                await attempt()
+            note = "\n".join(failed.value.__notes__)
+            assert "the reference run on acme/ref failed on input 'q1': JSONDecodeError: Expecting value" in note
+            assert "the model's last answer began: 'Sure! Here is my answer" in note
+            assert bench.report().runs.filter(pl.col("role") == "reference")["error"][0].startswith("JSONDecodeError")
+
+
+def test_the_command_line_names_a_failing_reference_in_one_line_and_writes_what_ran(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from gradebench._cli import main
+
+    (tmp_path / "strict.py").write_text(
+        "import json\nimport gradebench as gb\n\n\n"
+        "async def strict(input: dict, seat: gb.Seat) -> dict:\n"
+        '    """Answer with a JSON object."""\n'
+        '    return json.loads((await seat.chat([{"role": "user", "content": input["question"]}])).text)\n'
+    )
+    (tmp_path / "in.jsonl").write_text(json.dumps(QUESTION) + "\n")
+    out = tmp_path / "out"
+    (tmp_path / "run.toml").write_text(
+        f'job = "strict:strict"\ngrade = "standard"\nruns = 1\ninputs = "in.jsonl"\nout = "{out}"\n'
+    )
+    assert main(["run", str(tmp_path / "run.toml")]) == 2
+    err = [line for line in capsys.readouterr().err.splitlines() if line.startswith("gradebench:")]
+    assert len(err) == 1 and "the reference run on sim/steady failed on input 'q1': JSONDecodeError" in err[0]
+    assert "the model's last answer began:" in err[0] and f"what ran is written to {out}" in err[0]
+    assert gb.BenchmarkReport.read_parquet(out).runs.filter(pl.col("role") == "reference")["ok"].to_list() == [False]

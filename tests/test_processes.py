@@ -218,3 +218,54 @@ def test_a_corrupt_cache_names_the_folder_and_what_to_do(tmp_path: Path) -> None
     (folder / "cache.db").write_bytes(b"this is not a sqlite database, it is a text file" * 100)
     with pytest.raises(gb.CacheError, match=r"cache: this is not a readable gradebench cache .* move the folder aside"):
         gb.CallCache(folder)
+
+
+# ---------------------------------------------------------------------- 12: SIGTERM to `gradebench run`, then again
+
+
+async def test_sigterm_to_gradebench_run_flushes_and_exits_with_one_line(tmp_path: Path) -> None:
+    (tmp_path / "desk.py").write_text(
+        "import gradebench as gb\n\n\n"
+        "async def answer(input: dict, seat: gb.Seat) -> str:\n"
+        '    """Answer the customer\'s question in one sentence."""\n'
+        '    return (await seat.chat([{"role": "user", "content": input["question"]}])).text\n'
+    )
+    (tmp_path / "in.jsonl").write_text(
+        "".join(json.dumps({"id": f"q{i}", "question": f"Refund A-{i}?"}) + "\n" for i in range(4))
+    )
+    runner = Counting(hold_after=6)
+    async with endpoints(runner) as base_url:
+        (tmp_path / "catalog.toml").write_text(
+            'grades = ["standard", "large"]\nceiling = "judge/oracle"\n[picks]\nstandard = "acme/ref"\n'
+            + "".join(
+                f'[[entries]]\nname = "{name}"\nmodel = "{model}"\ngrade = "{grade}"\nbase_url = "{base_url}"\n'
+                "price_in = 1.0\nprice_out = 2.0\nmax_retries = 0\nmax_concurrency = 1\n"
+                for name, model, grade in (("acme/ref", "ref-1", "standard"), ("judge/oracle", "judge-1", "large"))
+            )
+        )
+        (tmp_path / "run.toml").write_text(
+            'job = "desk:answer"\ncatalog = "catalog.toml"\ngrade = "standard"\nruns = 2\ninputs = "in.jsonl"\n'
+            f'concurrency = 1\nout = "{tmp_path / "out"}"\ncache = "{tmp_path / "cache"}"\n'
+        )
+        command = [sys.executable, "-m", "gradebench._cli", "run", str(tmp_path / "run.toml")]
+        env = {**os.environ, "GRADEBENCH_SIM_LATENCY_SCALE": "0"}
+        running = await asyncio.create_subprocess_exec(
+            *command, cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE
+        )
+        await until(lambda: len(runner.answered) >= 6)
+        await asyncio.sleep(0.6)
+        running.send_signal(signal.SIGTERM)
+        code, _, err = await finished(running, timeout=30)
+        paid, runner.answered = set(runner.answered), []
+        runner.hold_after = None
+        runner.release.set()
+        again = await asyncio.create_subprocess_exec(
+            *command, cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE
+        )
+        code_again, out_again, err_again = await finished(again)
+    lines = [line for line in err.splitlines() if line.startswith("gradebench:")]
+    assert code == 128 + signal.SIGTERM and "Traceback" not in err, err
+    assert len(lines) == 1 and lines[0].startswith("gradebench: stopped by SIGTERM: what finished is in the cache")
+    assert code_again == 0, err_again
+    assert len(paid) >= 6 and not paid & set(runner.answered), "calls answered before SIGTERM were asked again"
+    assert "reference acme/ref" in out_again  # the whole report, this time

@@ -24,10 +24,11 @@ async def desk(input: dict, seat: gb.Seat) -> dict:
 
 
 async def test_a_tool_job_races_against_a_script_in_order(tmp_path) -> None:
-    script = [
-        completion(tool_calls=[{"name": "lookup_order", "arguments": {"order_id": "A-1"}}]),
-        completion('{"decision": "refund"}'),
-    ] * 3
+    def script(body: dict, request: httpx2.Request) -> dict:  # runs in flight together: answer by the conversation
+        if body["messages"][-1]["role"] == "tool":
+            return completion('{"decision": "refund"}')
+        return completion(tool_calls=[{"name": "lookup_order", "arguments": {"order_id": "A-1"}}])
+
     endpoint = ScriptedEndpoint(script, verdict=(5, 2, "close"))
     bench = gb.Benchmark(desk, runs=1, catalog=endpoint.catalog(), grade="standard", cache=tmp_path, progress=False)
     assert await bench.set_input({"message": "Refund A-1?"}).run() == {"decision": "refund"}

@@ -66,8 +66,8 @@ def test_default_state() -> None:
     assert dict((v, k) for k, v in panel.candidates.options)["sim/mini"].startswith("★ sim/mini")
     panel.job.value = OrderAgent.name
     assert panel.grade.value == "standard"
-    assert panel.runs.value == 3 and panel.n_inputs.value == 5 and not panel.all_inputs.value
-    assert plain(panel.inputs_note.value) == "5 of 26 inputs"
+    assert panel.runs.value == 3 and panel.n_inputs.value == 10 and not panel.all_inputs.value  # enough for a verdict
+    assert plain(panel.inputs_note.value) == "10 of 26 inputs"
     assert [v for _, v in panel.scorer.options] == ["none", "field_equals", "numeric_close", "set_f1", "choice_letter"]
     assert panel.scorer.value == "none" and panel.scorer_path.disabled
     assert panel.salt.value == "" and panel.export_dir.value == "out/panel"
@@ -78,7 +78,7 @@ def test_default_state() -> None:
     panel.job.value = SelectingAgent.name  # the job's own scorer comes first, and its rubric
     assert panel.scorer.value == "job" and "field_equals(choice)" in dict(panel.scorer.options).__repr__()
     assert panel.rubric.value == SelectingAgent.rubric
-    assert plain(panel.inputs_note.value) == "5 of 24 inputs"
+    assert plain(panel.inputs_note.value) == "10 of 24 inputs"
     panel.all_inputs.value = True
     assert panel.n_inputs.disabled and plain(panel.inputs_note.value) == "24 of 24 inputs"
     panel.job.value = "haiku"  # no inputs given for it: said at once, and Run says so too

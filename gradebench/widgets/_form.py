@@ -25,6 +25,8 @@ from ._html import CSS, esc
 
 __all__ = ["Form"]
 
+FIRST_INPUTS = 10
+"""Inputs the panel races at first: more than the 8 a verdict needs (`gradebench._stats.MIN_INPUTS`)."""
 PATH_KINDS = tuple(spec.split(":")[0] for spec in scorers.SPECS if spec.endswith(":PATH"))
 """Scorer kinds that read a dotted path (typed in the box beside the dropdown), from the one registry."""
 OPTIONAL_PATH = tuple(spec.split("[")[0] for spec in scorers.SPECS if spec.endswith("[:PATH]"))
@@ -88,7 +90,10 @@ class Form:
         self.budget = w.Text(description="budget", placeholder="none", layout=_px("190px"))
         self.budget_note = w.HTML()
         self.all_inputs = w.Checkbox(value=False, description="all inputs", indent=False, layout=_px("100px"))
-        self.n_inputs = w.BoundedIntText(value=5, min=1, max=10**6, description="first n", layout=_px("150px"))
+        # enough inputs for a verdict to settle (a verdict needs MIN_INPUTS): with fewer, every one is inconclusive
+        self.n_inputs = w.BoundedIntText(
+            value=FIRST_INPUTS, min=1, max=10**6, description="first n", layout=_px("150px")
+        )
         self.inputs_note = w.HTML()
         self.scorer = w.Dropdown(description="scorer")
         self.scorer_path = w.Text(placeholder="path, e.g. decision", layout=_px("180px"))
