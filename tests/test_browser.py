@@ -107,7 +107,7 @@ def test_the_panel_in_jupyterlab(browser: Any, tmp_path: Path) -> None:
             panel.locator(".widget-text", has_text="cache salt").locator("input").fill("")
             click_and_wait(panel, "Run", r"^done in ")  # the notebook's race again: from the cache
             # the estimate looked again: every run is cached now but a failed one (a failure is never cached)
-            status(panel, r"^estimate: 75 runs, \d+ of them cached").wait_for(state="visible")
+            status(panel, r"^estimate: 150 runs, \d+ of them cached").wait_for(state="visible")  # 10 inputs × 3 runs × 5
             timings["clicked through"] = time.monotonic() - started
 
             assert not console, "browser console errors:\n" + "\n".join(console)
@@ -249,7 +249,7 @@ def change_grade_and_back(panel: Any) -> None:
 def stop_a_fresh_race(page: Any, panel: Any) -> None:
     """Run with a new salt (nothing cached), Stop it mid-race: the status says so and the tabs carry the marker."""
     panel.locator(".widget-text", has_text="cache salt").locator("input").fill("browser")
-    status(panel, r"^an estimate runs 5 reference runs on sim/steady first").wait_for(state="visible")
+    status(panel, r"^an estimate runs 10 reference runs on sim/steady first").wait_for(state="visible")
     assert button(panel, "Estimate").is_enabled()  # a fresh salt: the estimate would spend, so it waits for a click
     click_and_wait(panel, "Run", r"^racing ")
     wait_until_judged(page, panel, at_least=2)  # a time would be too short on a loaded machine, or too long
