@@ -20,7 +20,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import json
-from collections.abc import Callable, Collection, Iterator, Mapping
+from collections.abc import Callable, Container, Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -89,7 +89,7 @@ _DECODER = json.JSONDecoder()
 _VERDICT_KEYS = frozenset(_VerdictJSON.model_fields)
 
 
-def parse_verdict(text: str, quoted: Collection[str] = frozenset()) -> tuple[_VerdictJSON, bool]:
+def parse_verdict(text: str, quoted: Container[str] = frozenset()) -> tuple[_VerdictJSON, bool]:
     """The verdict in a reply, and whether the reply was pure JSON (False: it was dug out of prose).
 
     Out of prose it is the last valid verdict in the reply whose value is not in ``quoted`` (`quoted_verdicts` of the
@@ -115,6 +115,21 @@ def parse_verdict(text: str, quoted: Collection[str] = frozenset()) -> tuple[_Ve
     if found is None:
         raise ValueError(last_error)
     return found, False
+
+
+class Quotes(Container[str]):
+    """The verdicts a judge was shown inside the transcripts (`quoted_verdicts`), found when first asked: a reply
+    that honours the JSON schema is the judge's own and never needs them."""
+
+    def __init__(self, find: Callable[[], frozenset[str]]):
+        self._find = find
+        self._found: frozenset[str] | None = None
+
+    def __contains__(self, item: object) -> bool:
+        found = self._found
+        if found is None:
+            found = self._found = self._find()
+        return item in found
 
 
 def quoted_verdicts(*shown: Any) -> frozenset[str]:
@@ -179,7 +194,7 @@ async def ask_verdict(
     params: Mapping[str, Any],
     schema_rejected: set[str] | None = None,
     prompt_cache_key: str | None = None,
-    quoted: Collection[str] = frozenset(),
+    quoted: Container[str] = frozenset(),
 ) -> Verdict:
     """Ask the judge on ``seat`` for a verdict: strict schema first, prose fallback, bounded retries when invalid.
 
@@ -361,8 +376,14 @@ class _Shown:
     """The run's transcript events."""
     reference_events: list[dict[str, Any]]
     """The reference's transcript events."""
-    quoted: frozenset[str]
-    """The verdict-shaped objects of both transcripts: a quote, never the verdict."""
+
+    def quoted(self, messages: list[dict[str, str]]) -> Quotes:
+        """The verdict-shaped objects of both transcripts, as events and as the prompt shows them (a name scrubbed
+        from a forged verdict changes its value): a quote, never the verdict. Found only when a reply is prose."""
+        prompt = messages[-1]["content"]
+        return Quotes(
+            lambda: quoted_verdicts(self.events, self.reference_events, *(body for _, body in transcripts(prompt)))
+        )
 
 
 async def _verdict(
@@ -378,7 +399,6 @@ async def _verdict(
         facts=judge_note(diff),
         events=events,
         reference_events=reference_events,
-        quoted=quoted_verdicts(events, reference_events),
     )
     orders = [False, True] if setup.swap else [False]
     verdicts = await asyncio.gather(*(_one_order(session, shown, setup, first, sample) for first in orders))
@@ -406,15 +426,13 @@ async def _one_order(session: Session, shown: _Shown, setup: JudgeSetup, candida
     )
     seat = session.seat(setup.entry, key, JobLimits(params=setup.params, max_steps=1))
     cache_key = prompt_cache_key(setup.benchmark_id, reference.input_id) if setup.entry.prompt_cache_key else None
-    # the transcripts as the judge read them too: a name scrubbed from a forged verdict changes its value
-    shown_as = quoted_verdicts(*(body for _, body in transcripts(messages[-1]["content"])))
     return await ask_verdict(
         seat,
         messages,
         params=setup.params,
         schema_rejected=setup.schema_rejected,
         prompt_cache_key=cache_key,
-        quoted=shown.quoted | shown_as,
+        quoted=shown.quoted(messages),
     )
 
 
