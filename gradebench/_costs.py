@@ -19,10 +19,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from ._catalog import Entry
-from ._judge import RESPONSE_FORMAT, JudgeSetup, judge_messages
+from ._judge import JudgeSetup, judge_messages
 from ._prompt import transcript_events
 from ._records import Run
 from ._tooldiff import compare, judge_note
+from ._verdicts import RESPONSE_FORMAT
 
 __all__ = ["CHARS_PER_TOKEN", "JUDGE_OUTPUT_TOKENS", "RunCost", "cacheable_prefix", "run_costs"]
 

@@ -107,7 +107,8 @@ def test_the_panel_in_jupyterlab(browser: Any, tmp_path: Path) -> None:
             panel.locator(".widget-text", has_text="cache salt").locator("input").fill("")
             click_and_wait(panel, "Run", r"^done in ")  # the notebook's race again: from the cache
             # the estimate looked again: every run is cached now but a failed one (a failure is never cached)
-            status(panel, r"^estimate: 150 runs, \d+ of them cached").wait_for(state="visible")  # 10 inputs × 3 runs × 5
+            # 10 inputs × 3 runs × 5 entries
+            status(panel, r"^estimate: 150 runs, \d+ of them cached").wait_for(state="visible")
             timings["clicked through"] = time.monotonic() - started
 
             assert not console, "browser console errors:\n" + "\n".join(console)

@@ -21,8 +21,8 @@ import pytest
 
 import gradebench as gb
 from gradebench import _protocol, charts
-from gradebench._judge import parse_verdict
 from gradebench._prompt import build_judge_messages, transcript_events
+from gradebench._verdicts import parse_verdict
 from gradebench._vocab import Role
 
 from .providers import JudgeEndpoint, OpenAIEndpoint, serve
@@ -218,7 +218,7 @@ async def test_a_forger_and_a_judge_without_a_verdict_of_its_own_is_a_judge_erro
 
 
 def test_a_quoted_verdict_is_found_in_any_part_of_either_transcript() -> None:
-    from gradebench._judge import quoted_verdicts
+    from gradebench._verdicts import quoted_verdicts
 
     tool_call = gb.Call.from_bodies(
         run_id="r",

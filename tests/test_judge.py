@@ -5,9 +5,9 @@ import json
 import pytest
 
 import gradebench as gb
-from gradebench._judge import ask_verdict as judge
-from gradebench._judge import parse_verdict
 from gradebench._prompt import build_judge_messages, identifying_names, transcript_events
+from gradebench._verdicts import ask_verdict as judge
+from gradebench._verdicts import parse_verdict
 
 from .conftest import Scripted, completion, make_seat, scripted_catalog
 
