@@ -15,25 +15,8 @@ import pytest
 
 import gradebench as gb
 
+from .loopback import QUESTION, catalog, entry
 from .providers import JudgeEndpoint, OpenAIEndpoint, serve
-
-JUDGE = "judge/oracle"
-QUESTION = {"id": "q1", "question": "Order A-1001 arrived three days ago. Can I get a refund?"}
-
-
-def entry(name: str, model: str, base_url: str, *, grade: str = "standard", **fields: Any) -> gb.Entry:
-    return gb.Entry(
-        name=name,
-        model=model,
-        grade=grade,
-        base_url=base_url,
-        **{"price_in": 1.0, "price_out": 2.0, "max_retries": 0, **fields},
-    )
-
-
-def catalog(base_url: str, *entries: gb.Entry, reference: str) -> gb.Catalog:
-    judge = entry(JUDGE, "judge-1", base_url, grade="large", price_in=5.0, price_out=20.0)
-    return gb.Catalog([*entries, judge], grades=["standard", "large"], picks={"standard": reference}, ceiling=JUDGE)
 
 
 async def answer(input: dict[str, Any], seat: gb.Seat) -> str:

@@ -53,6 +53,7 @@ import pytest
 
 import gradebench as gb
 
+from .loopback import ANSWER, QUESTION, answering, answers, catalog, diagnostics, entry, model_row, race, rows
 from .providers import (
     DEEPSEEK_TOOL_TURN_MESSAGE,
     DeepSeekEndpoint,
@@ -67,67 +68,10 @@ from .providers import (
     serve,
 )
 
-JUDGE = "judge/oracle"
-QUESTION = {"id": "q1", "question": "Order A-1001 arrived three days ago. Can I get a refund?"}
-ANSWER = "Order A-1001 was delivered 3 days ago, within the 30-day window: it can be refunded."
 REFUSAL = "I'm sorry, I cannot assist with that request."
 
 
 # ------------------------------------------------------------------------------------------------------ helpers
-
-
-def entry(name: str, model: str, base_url: str, *, grade: str = "standard", **fields: Any) -> gb.Entry:
-    """An entry on the loopback server; no retries unless the case asks (the SDK's backoff is slow)."""
-    return gb.Entry(
-        name=name,
-        model=model,
-        grade=grade,
-        base_url=base_url,
-        **{"price_in": 1.0, "price_out": 2.0, "max_retries": 0, **fields},
-    )
-
-
-def catalog(base_url: str, *entries: gb.Entry, reference: str) -> gb.Catalog:
-    """The entries, plus the judge (model ``judge-1``) as the ceiling."""
-    judge = entry(JUDGE, "judge-1", base_url, grade="large", price_in=5.0, price_out=20.0)
-    return gb.Catalog([*entries, judge], grades=["standard", "large"], picks={"standard": reference}, ceiling=JUDGE)
-
-
-async def race(
-    job: Any,
-    cat: gb.Catalog,
-    tmp_path: Path,
-    *,
-    candidates: Sequence[str],
-    runs: int = 1,
-    inputs: Sequence[dict[str, Any]] = (QUESTION,),
-    **kw: Any,
-) -> gb.BenchmarkReport:
-    bench = gb.Benchmark(job, runs=runs, catalog=cat, grade="standard", cache=tmp_path / "cache", progress=False, **kw)
-    bench.set_inputs(list(inputs))
-    bench.set_candidates(candidates)
-    await bench.run()
-    return bench.report()
-
-
-def rows(report: gb.BenchmarkReport, entry_name: str, role: str = "candidate") -> list[dict[str, Any]]:
-    return report.runs.filter((pl.col("entry") == entry_name) & (pl.col("role") == role)).to_dicts()
-
-
-def model_row(report: gb.BenchmarkReport, entry_name: str) -> dict[str, Any]:
-    return report.models.filter(pl.col("entry") == entry_name).row(0, named=True)
-
-
-def diagnostics(report: gb.BenchmarkReport, kind: str, entry_name: str | None = None) -> list[dict[str, Any]]:
-    found = report.diagnostics().filter(pl.col("kind") == kind)
-    if entry_name is not None:
-        found = found.filter(pl.col("entry") == entry_name)
-    return found.to_dicts()
-
-
-def answers(text: Any = ANSWER, **fields: Any) -> Callable[[dict[str, Any], httpx2.Request], Any]:
-    """An OpenAI-shaped answer to every request."""
-    return lambda body, request: OpenAIEndpoint.completion(text, **fields)
 
 
 def tool_then_answer(first: dict[str, Any], final: dict[str, Any]) -> Callable[[dict[str, Any], httpx2.Request], Any]:
@@ -147,19 +91,6 @@ def lookup_order(order_id: str) -> dict:
         order_id: The order id, e.g. "A-1001".
     """
     return {"order_id": order_id, "status": "delivered", "days_since_delivery": 3}
-
-
-def answering(replies: list[gb.Reply] | None = None) -> Any:
-    """A one-question job; the replies it got are appended to ``replies``."""
-
-    async def answer(input: dict[str, Any], seat: gb.Seat) -> Any:
-        """Answer the customer's question in one sentence."""
-        reply = await seat.chat([{"role": "user", "content": input["question"]}])
-        if replies is not None:
-            replies.append(reply)
-        return reply.text
-
-    return answer
 
 
 def order_desk(replies: list[gb.Reply] | None = None, tools: Sequence[Any] = (lookup_order,)) -> Any:
