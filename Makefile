@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV   ?= .venv
 PY     := $(VENV)/bin/python
 
-.PHONY: demo test lab lint clean
+.PHONY: demo test lab lint screenshot clean
 
 $(VENV)/.base: pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -33,6 +33,9 @@ lint: $(VENV)/.test
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
 	$(VENV)/bin/mypy gradebench
+
+screenshot: $(VENV)/.test  # the browser test, writing the panel's screenshot to docs/panel.png for the README
+	GRADEBENCH_SCREENSHOT=1 $(PY) -m pytest -q tests/test_browser.py
 
 clean:
 	rm -rf $(VENV) .gradebench out

@@ -4,10 +4,12 @@ from . import scorers
 from ._benchmark import Benchmark
 from ._cache import CallCache
 from ._catalog import Catalog, Entry, Grade
+from ._check import CatalogCheck, EntryCheck
 from ._errors import CacheError, CallError, CatalogError, ConfigError, GradebenchError, ToolLoopError
 from ._estimate import EntryEstimate, Estimate
 from ._job import Job
 from ._meta import ReportMeta
+from ._prompt_job import PromptJob
 from ._race import RaceEvent
 from ._records import Call, Run, Verdict
 from ._rejudge import judge_noise_report, rejudge_report
@@ -38,17 +40,20 @@ __all__ = [
     "CallCache",
     "CallError",
     "Catalog",
+    "CatalogCheck",
     "CatalogError",
     "ConfigError",
     "CostSource",
     "Design",
     "Entry",
+    "EntryCheck",
     "EntryEstimate",
     "Estimate",
     "EventKind",
     "Grade",
     "GradebenchError",
     "Job",
+    "PromptJob",
     "RaceEvent",
     "RaceSpec",
     "Reply",

@@ -23,6 +23,7 @@ from ._job import JobSpec
 from ._judge import Scorer
 from ._meta import ReportMeta
 from ._plan import RacePlan, for_job, is_scorer_spec, load_catalog, resolve_job, resolve_scorer
+from ._prompt_job import PromptJob
 from ._race import RaceEvent, run_race
 from ._records import Run
 from ._rejudge import judge_noise_report, rejudge_report
@@ -51,7 +52,7 @@ class Benchmark:
 
     def __init__(
         self,
-        factory: Callable[..., Any],
+        factory: Callable[..., Any] | PromptJob,
         *,
         catalog: Catalog,
         runs: Runs | None = None,
@@ -97,7 +98,7 @@ class Benchmark:
         report: BenchmarkReport,
         catalog: Catalog | None = None,
         *,
-        job: Callable[..., Any] | None = None,
+        job: Callable[..., Any] | PromptJob | None = None,
         scorer: Scorer | None = _KEEP,
         cache: CallCache | str | os.PathLike[str] | None = None,
         progress: bool = True,
@@ -179,10 +180,15 @@ class Benchmark:
     def set_inputs(self, values: Sequence[Any] | pl.DataFrame) -> Benchmark:
         """Several inputs, one race each: a list, or a polars DataFrame (one input per row, as a dict).
 
-        An input's id is its ``id`` field when it has one, else a hash of its content; ids must be unique.
+        An input's id is its ``id`` field when it has one, else a hash of its content; ids must be unique. An input
+        the job refuses (a prompt job's template reads a field it lacks) raises a `ValueError` naming it, before
+        anything is sent.
         """
         rows = values.to_dicts() if isinstance(values, pl.DataFrame) else list(values)
-        self._inputs = RaceInput.parse(rows)
+        inputs = RaceInput.parse(rows)
+        for x in inputs:
+            self.job.check_input(x.value, input_id=x.id)
+        self._inputs = inputs
         return self
 
     def set_candidates(self, candidates: Iterable[str | Entry]) -> Benchmark:
@@ -208,7 +214,7 @@ class Benchmark:
         ``reasoning_details``). Off by default: the judge grades what the job did, not how the model thought."""
         return self.set_spec(judge_reasoning=bool(on))
 
-    def set_scorer(self, scorer: Callable[[Any, Any], float | None] | None) -> Benchmark:
+    def set_scorer(self, scorer: Scorer | None) -> Benchmark:
         """A score in code, 0..1 or None, of each candidate output against the reference output (None: no scorer)."""
         if scorer is not None and not callable(scorer):
             raise TypeError(f"scorer must be callable, got {scorer!r}")

@@ -18,6 +18,8 @@ import itertools
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
+from ._figures import money
+
 if TYPE_CHECKING:
     from ._catalog import Entry
 
@@ -99,7 +101,7 @@ class Budget:
         return self.refused > 0
 
     def __repr__(self) -> str:
-        return f"Budget({self.spent:.6f} spent + {self.reserved:.6f} held of {self.limit:g} {self.currency})"
+        return f"Budget({money(self.spent)} spent + {money(self.reserved)} held of {money(self.limit)} {self.currency})"
 
 
 def one_currency(entries: Sequence[Entry]) -> str:

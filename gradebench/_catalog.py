@@ -7,13 +7,17 @@ import os
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pydantic
 
 from ._errors import CatalogError
+from ._prices import CATALOG, DATABASE, PriceLookupError, check_known, database_cost
 from ._redact import remember
-from ._tomlfile import first_problem, read_toml
+from ._tomlfile import first_problem, problem_text, read_toml
+
+if TYPE_CHECKING:
+    from ._check import CatalogCheck
 
 __all__ = ["Catalog", "Entry", "Grade"]
 
@@ -39,14 +43,20 @@ class Entry:
     """OpenAI-compatible base URL, e.g. ``https://api.example.com/v1``."""
     api_key_env: str | None = None
     """Name of the environment variable holding the key; the key itself is never stored. None: no key needed."""
-    price_in: float = 0.0
-    """Price per 1M input tokens."""
-    price_out: float = 0.0
-    """Price per 1M output tokens (reasoning tokens are output tokens)."""
+    price_in: float | None = 0.0
+    """Price per 1M input tokens; None (with ``price_out``): genai-prices' price for the ``provider``'s model."""
+    price_out: float | None = 0.0
+    """Price per 1M output tokens (reasoning tokens are output tokens); None: genai-prices' (see ``price_in``)."""
     price_cached_in: float | None = None
-    """Price per 1M input tokens served from the provider's prompt cache; None: the same as ``price_in``."""
+    """Price per 1M input tokens served from the provider's prompt cache; None: the same as ``price_in`` (genai-prices'
+    own cache-read price for an entry priced by it)."""
     currency: str = "USD"
     """Currency of the prices."""
+    provider: str | None = None
+    """The provider as genai-prices names it (``openai``, ``anthropic``, ``openrouter``, ``groq``, ...): an entry with
+    no ``price_in``/``price_out`` is priced by the database under this provider."""
+    price_model: str | None = None
+    """The model id genai-prices knows this model by, when the endpoint's differs (a proxy's alias); None: ``model``."""
     routing: Mapping[str, Any] = field(default_factory=dict)
     """Extra request body that pins the provider, e.g. ``{"provider": {"only": ["acme"]}}``."""
     params: Mapping[str, Any] = field(default_factory=dict)
@@ -108,11 +118,36 @@ class Entry:
             made["credential"] = self.api_key_env
         return made
 
-    def cost(self, input_tokens: int, output_tokens: int, cached_input_tokens: int = 0) -> float:
-        """Cost of a call with these token counts by the catalog's prices, in the entry's currency.
+    @property
+    def priced_by_database(self) -> bool:
+        """True when genai-prices prices this entry (it gives no ``price_in``/``price_out`` of its own)."""
+        return self.price_in is None or self.price_out is None
 
-        ``cached_input_tokens`` are part of ``input_tokens``, priced at ``price_cached_in``.
+    @property
+    def price_source(self) -> str:
+        """Which price table prices this entry's calls: ``catalog`` or ``genai-prices <version>``."""
+        return DATABASE if self.priced_by_database else CATALOG
+
+    def prices_text(self) -> str:
+        """The entry's prices per 1M tokens in words: ``0.15 in / 0.6 out USD per 1M`` (genai-prices' for an entry it
+        prices, named as such)."""
+        if self.priced_by_database:
+            price_in = self.cost(1000, 0) * 1000  # a short prompt's price: below any long-context tier
+            price_out = self.cost(0, 1000) * 1000
+            return f"{price_in:g} in / {price_out:g} out USD per 1M ({DATABASE})"
+        return f"{self.price_in:g} in / {self.price_out:g} out {self.currency} per 1M"
+
+    def cost(self, input_tokens: int, output_tokens: int, cached_input_tokens: int = 0) -> float:
+        """Cost of a call with these token counts by the entry's price table (`price_source`), in its currency.
+
+        ``cached_input_tokens`` are part of ``input_tokens``, priced at ``price_cached_in`` (genai-prices' cache-read
+        price for an entry it prices).
         """
+        if self.price_in is None or self.price_out is None:
+            if self.provider is None:  # the catalog refuses such an entry; one built alone fails here, plainly
+                raise ValueError(f"entry {self.name!r} has no prices and no provider to look them up by")
+            model = self.price_model or self.model
+            return database_cost(model, self.provider, input_tokens, output_tokens, cached_input_tokens)
         cached_price = self.price_in if self.price_cached_in is None else self.price_cached_in
         fresh = input_tokens - cached_input_tokens
         return (fresh * self.price_in + cached_input_tokens * cached_price + output_tokens * self.price_out) / 1_000_000
@@ -126,10 +161,12 @@ class _EntryFile(pydantic.BaseModel):
     grade: str
     base_url: str = pydantic.Field(min_length=1)
     api_key_env: str | None = None
-    price_in: float = pydantic.Field(ge=0, allow_inf_nan=False)
-    price_out: float = pydantic.Field(ge=0, allow_inf_nan=False)
+    price_in: float | None = pydantic.Field(default=None, ge=0, allow_inf_nan=False)
+    price_out: float | None = pydantic.Field(default=None, ge=0, allow_inf_nan=False)
     price_cached_in: float | None = pydantic.Field(default=None, ge=0, allow_inf_nan=False)
     currency: str = "USD"
+    provider: str | None = pydantic.Field(default=None, min_length=1)
+    price_model: str | None = pydantic.Field(default=None, min_length=1)
     routing: dict[str, Any] = {}
     params: dict[str, Any] = {}
     rename_params: dict[str, str] = {}
@@ -203,6 +240,7 @@ class Catalog:
                         entry=e.name,
                         field=price,
                     )
+            self._check_prices(e)
             if e.grade not in self.grades:
                 raise CatalogError(
                     f"{self.source}: entry {e.name!r}: field 'grade' is {e.grade!r}, not one of {list(self.grades)}",
@@ -226,6 +264,32 @@ class Catalog:
                 field="ceiling",
             )
 
+    def _check_prices(self, e: Entry) -> None:
+        """An entry is priced by its own prices, both of them, or by genai-prices under a provider it knows."""
+        if not e.priced_by_database:
+            return
+
+        def refuse(message: str, fld: str) -> CatalogError:
+            return CatalogError(
+                f"{self.source}: entry {e.name!r}: {message}", path=self.source, entry=e.name, field=fld
+            )
+
+        if e.price_in is not None or e.price_out is not None:
+            missing = "price_out" if e.price_in is not None else "price_in"
+            raise refuse(f"field {missing!r} is missing: set both prices, or neither and name the provider", missing)
+        if e.provider is None:
+            raise refuse(
+                "no prices: set price_in and price_out (per 1M tokens), or name its provider (e.g. provider = "
+                '"openai") to take them from genai-prices',
+                "price_in",
+            )
+        if e.currency.upper() != "USD":
+            raise refuse(f"genai-prices prices in USD, but field 'currency' is {e.currency!r}", "currency")
+        try:
+            check_known(e.price_model or e.model, e.provider)
+        except PriceLookupError as exc:
+            raise refuse(str(exc), exc.field) from None
+
     @classmethod
     def load(cls, path: str | os.PathLike[str]) -> Catalog:
         """Read and validate a catalog TOML file; any problem raises one `CatalogError` naming file, entry and field."""
@@ -240,7 +304,7 @@ class Catalog:
         try:
             parsed = _CatalogFile.model_validate(raw)
         except pydantic.ValidationError as exc:
-            loc, msg = first_problem(exc)
+            loc, msg = first_problem(exc, _CatalogFile)
             entry = None
             if len(loc) >= 2 and loc[0] == "entries" and isinstance(loc[1], int):
                 items = raw.get("entries") or []
@@ -251,7 +315,7 @@ class Catalog:
             else:
                 where, fld = "catalog", ".".join(str(x) for x in loc)
             raise CatalogError(
-                f"{source}: {where}: field {fld!r}: {msg}", path=source, entry=entry, field=fld
+                f"{source}: {where}: {problem_text(fld, msg)}", path=source, entry=entry, field=fld
             ) from None
         entries = [Entry(**e.model_dump()) for e in parsed.entries]
         return cls(
@@ -325,3 +389,50 @@ class Catalog:
     def ceiling(self) -> Entry:
         """The strongest entry the catalog serves: the judge."""
         return self._by_name[self.ceiling_name]
+
+    @classmethod
+    def from_openrouter(
+        cls,
+        grades: Mapping[str, Any],
+        *,
+        pick: Mapping[str, str] | str,
+        models: Iterable[str] | None = None,
+        ceiling: str | None = None,
+        base_url: str = "https://openrouter.ai/api/v1",
+        api_key_env: str | None = "OPENROUTER_API_KEY",
+        timeout_s: float = 30.0,
+    ) -> Catalog:
+        """A catalog of OpenRouter models priced from its model list (``GET {base_url}/models``, no key needed).
+
+        ``grades`` maps each grade, weakest first, to its OpenRouter model ids — or, with ``models`` (the ids to
+        read), each model to its grade, the grades weakest first in the order ``models`` names them. ``pick`` maps
+        every grade to its reference (a model id or entry name), or is one model id; a grade of one model picks it.
+        ``ceiling`` judges (default: the strongest grade's pick). Entries are named ``openrouter/<id>``, their base
+        URL ``base_url`` (where a test serves the list and the chat completions both). See `gradebench._openrouter`.
+        """
+        from ._openrouter import from_openrouter
+
+        made, _ = from_openrouter(
+            grades,
+            pick=pick,
+            models=models,
+            ceiling=ceiling,
+            base_url=base_url,
+            api_key_env=api_key_env,
+            timeout_s=timeout_s,
+        )
+        return made
+
+    async def check(self, *, grades: Iterable[str] | None = None) -> CatalogCheck:
+        """The preflight check of the entries of ``grades`` (all when None) and the ceiling: key, endpoint, params
+        and the judge's verdict on a tiny probe, each entry's row saying what to fix (a `CatalogCheck`; its
+        ``exit_status`` is 1 when any failed). Nothing is cached. See `gradebench._check`."""
+        from ._check import check_catalog
+
+        return await check_catalog(self, grades=grades)
+
+    def check_sync(self, *, grades: Iterable[str] | None = None) -> CatalogCheck:
+        """`check` from plain code (a notebook cell too: see `gradebench._session.run_sync`)."""
+        from ._session import run_sync
+
+        return run_sync(lambda: self.check(grades=grades))

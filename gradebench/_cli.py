@@ -4,31 +4,27 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import dataclasses
 import functools
-import json
 import logging
 import os
+import shutil
 import signal
 import sys
 from collections.abc import Coroutine
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar, cast
-
-import polars as pl
-import pydantic
 
 from . import sim
 from ._benchmark import Benchmark
 from ._catalog import Catalog
-from ._errors import ConfigError, GradebenchError
+from ._errors import CatalogError, ConfigError, GradebenchError
+from ._figures import fit_line, money
 from ._job import JobSpec
-from ._plan import job_reference, load_catalog, resolve_job, resolve_scorer
-from ._rejudge import rejudge_report
+from ._plan import job_reference, resolve_scorer
+from ._rejudge import estimate_rejudge, rejudge_report
 from ._report import BenchmarkReport
+from ._runconfig import catalog_of, config_fields, job_of, load_config, read_inputs
 from ._spec import RaceSpec, Runs
-from ._tomlfile import first_problem, read_toml
 from ._vocab import Design
 
 __all__ = ["main"]
@@ -41,149 +37,32 @@ DEMO_RUNS = 2
 T = TypeVar("T")
 
 
-class RunOptions(pydantic.BaseModel):
-    """What a ``gradebench run`` config says beside the race spec: where the inputs come from and the results go."""
-
-    model_config = pydantic.ConfigDict(extra="forbid", use_attribute_docstrings=True)
-
-    inputs: str
-    """A .jsonl, .json, .csv or .parquet file (relative to the config file), or example:orders / example:selections."""
-    limit: int | None = pydantic.Field(default=None, ge=1)
-    """Use only the first N inputs."""
-    max_cost: float | None = pydantic.Field(default=None, gt=0)
-    """Refuse to start when the estimate is above this."""
-    out: str = "out/run"
-    """Where the parquet files and charts go."""
-    cache: str | None = None
-    """Cache folder (default: $GRADEBENCH_CACHE or .gradebench/cache)."""
-
-
-@dataclass(frozen=True)
-class RunConfig:
-    """A ``gradebench run`` config file (TOML): the race spec's fields (``job`` required; ``catalog`` defaults to
-    ``sim``) and the run options."""
-
-    spec: RaceSpec
-    options: RunOptions
-    base: Path
-    """The config file's folder: inputs, the catalog and a job module are found relative to it."""
-
-
-def config_fields() -> str:
-    """The config's fields, one per line, for ``run --help``."""
-    lines = []
-    for name, info in RunOptions.model_fields.items():
-        described = info.description or ""
-        described += " (required)" if info.is_required() else f" (default {info.get_default()!r})"
-        lines.append(f"  {name:<15} {described}")
-    defaults = {f.name: f.default for f in dataclasses.fields(RaceSpec)}
-    for name, described in RaceSpec.describe().items():
-        default = "sim" if name == "catalog" else defaults[name]
-        shown = " (required)" if name == "job" else "" if default in (None, (), "") else f" (default {default})"
-        lines.append(f"  {name:<15} {described}{shown}")
-    return "\n".join(lines)
-
-
-def load_config(path: Path) -> RunConfig:
-    """A run config: the spec and the options, each checked; a bad field raises a `ConfigError` naming it."""
-    raw = read_toml(path, what="config", error=ConfigError)
-    options = {k: raw.pop(k) for k in list(raw) if k in RunOptions.model_fields}
-    try:
-        parsed = RunOptions.model_validate(options)
-    except pydantic.ValidationError as exc:
-        loc, msg = first_problem(exc)
-        field = ".".join(str(x) for x in loc)
-        raise ConfigError(f"{path}: field {field!r}: {msg}", path=str(path), field=field) from None
-    raw.setdefault("catalog", "sim")
-    try:
-        spec = RaceSpec.from_dict(raw, source=str(path))
-    except ValueError as exc:
-        field = str(exc).split("field ", 1)[-1].split(":", 1)[0].strip("'")
-        raise ConfigError(str(exc), path=str(path), field=field) from None
-    if spec.job is None:
-        raise ConfigError(f"{path}: field 'job': Field required", path=str(path), field="job")
-    return RunConfig(spec=spec, options=parsed, base=path.parent)
-
-
-def read_inputs(spec: str, base: Path, limit: int | None) -> list[Any]:
-    """The inputs a config names: ``example:NAME`` (an example job's inputs) or a file relative to ``base``."""
-    if spec.startswith("example:"):
-        from .jobs import load_inputs
-
-        try:
-            rows = load_inputs(spec.removeprefix("example:"))
-        except ValueError as exc:
-            raise ConfigError(f"inputs {spec!r}: {exc}", field="inputs") from None
-        return rows[:limit] if limit else rows
-    path = base / spec
-    if not path.exists():
-        raise ConfigError(f"inputs file {path} does not exist", path=str(path), field="inputs")
-    suffix = path.suffix.lower()
-    try:
-        if suffix == ".jsonl":
-            rows = _json_lines(path)
-        elif suffix == ".json":
-            rows = json.loads(path.read_text())
-        elif suffix == ".csv":
-            rows = pl.read_csv(path).to_dicts()
-        elif suffix == ".parquet":
-            rows = pl.read_parquet(path).to_dicts()
-        else:
-            raise ConfigError(
-                f"inputs file {path}: use .jsonl, .json, .csv or .parquet", path=str(path), field="inputs"
-            )
-    except (json.JSONDecodeError, pl.exceptions.PolarsError) as exc:
-        raise ConfigError(f"inputs file {path} cannot be read: {exc}", path=str(path), field="inputs") from None
-    if not isinstance(rows, list) or not rows:
-        raise ConfigError(f"inputs file {path} holds no list of inputs", path=str(path), field="inputs")
-    return rows[:limit] if limit else rows
-
-
-def _json_lines(path: Path) -> list[Any]:
-    """The values of a JSON Lines file; a line that is not JSON raises, naming its number in the file."""
-    rows = []
-    for number, line in enumerate(path.read_text().split("\n"), start=1):  # "\n" only: JSON may hold U+2028
-        if not line.strip():
-            continue
-        try:
-            rows.append(json.loads(line))
-        except json.JSONDecodeError as exc:
-            raise ConfigError(
-                f"inputs file {path}: line {number} is not JSON: {exc.msg} (column {exc.colno})",
-                path=str(path),
-                field="inputs",
-            ) from None
-    return rows
-
-
-def _catalog(reference: str, base: Path) -> Catalog:
-    """``sim`` (the simulated fleet), a TOML file relative to ``base``, or ``module:function``."""
-    return sim.catalog() if reference == "sim" else load_catalog(reference, base)
-
-
-def _job(reference: str, base: Path | None = None) -> Any:
-    """An example job by its name (order-agent, selecting-agent), or ``module:attribute`` (found in ``base`` too)."""
-    from .jobs import EXAMPLE_JOBS
-
-    if reference in EXAMPLE_JOBS:
-        return EXAMPLE_JOBS[reference]
-    if ":" not in reference:
-        raise ValueError(f"job {reference!r} is neither an example job {sorted(EXAMPLE_JOBS)} nor module:attribute")
-    return resolve_job(reference, base)
+def terminal_width() -> int | None:
+    """The columns the table is fitted to: the terminal's, or ``$COLUMNS``; None (no limit) when output goes to a
+    file or a pipe that says nothing, so a log keeps every column."""
+    if sys.stdout.isatty():
+        return shutil.get_terminal_size().columns
+    columns = os.environ.get("COLUMNS", "")
+    return int(columns) if columns.isdigit() else None
 
 
 def _print_report(report: BenchmarkReport, out: Path) -> None:
-    print(report.table())
+    from ._html_report import REPORT_HTML
+
+    width = terminal_width()
+    print(report.table(width))
     diagnostics = report.diagnostics()
     if diagnostics.height:
         # one line per kind, its first detail whole: a table would cut the very text that says what went wrong
         print(f"\nDiagnostics ({diagnostics.height}; every row: report.diagnostics(), or the Diagnostics tab):")
         for part in diagnostics.partition_by("kind", maintain_order=True):
             first = part.row(0, named=True)
-            print(f"  {first['kind']} ({part.height}): {first['entry']}: {first['detail']}")
+            line = f"  {first['kind']} ({part.height}): {first['entry']}: {first['detail']}"
+            print(line if width is None else fit_line(line, width))
     report.to_parquet(out)
     print(f"\nWrote {out}/runs.parquet, models.parquet, calls.parquet, noise.parquet, meta.json")
     print(f"Wrote {', '.join(write_charts(report, out))}")
+    print(f"Wrote {report.to_html(out / REPORT_HTML)}: the whole report in one file, to open offline in a browser")
 
 
 def write_charts(report: BenchmarkReport, out: Path) -> list[str]:
@@ -217,7 +96,7 @@ def _race(bench: Benchmark, max_cost: float | None, out: Path) -> int:
         print(f"{estimate}\n")
         if max_cost is not None and estimate.cost > max_cost:
             print(
-                f"gradebench: error: the estimate {estimate.cost:.6f} {estimate.currency} is above --max-cost "
+                f"gradebench: error: the estimate {money(estimate.cost)} {estimate.currency} is above --max-cost "
                 f"{max_cost:g}; nothing was raced (only the reference runs were made)",
                 file=sys.stderr,
             )
@@ -277,9 +156,9 @@ def until_stopped(work: Coroutine[Any, Any, T]) -> T:
 def cmd_run(args: argparse.Namespace) -> int:
     config = load_config(Path(args.config))
     spec, options, base = config.spec, config.options, config.base
-    catalog = _catalog(str(spec.catalog), base)
+    catalog = catalog_of(str(spec.catalog), base)
     try:
-        job = _job(str(spec.job), base)
+        job = job_of(str(spec.job), base)
     except ValueError as exc:
         raise ConfigError(str(exc), path=args.config, field="job") from None
     # the report records where the job and the catalog are found again, wherever a rerun starts from
@@ -311,20 +190,64 @@ def cmd_demo(args: argparse.Namespace) -> int:
 def cmd_rejudge(args: argparse.Namespace) -> int:
     directory = Path(args.dir)
     report = BenchmarkReport.read_parquet(directory)
-    catalog = sim.catalog() if args.catalog == "sim" else Catalog.load(args.catalog)
+    catalog = _rejudge_catalog(args.catalog, report, directory)
     scorer = None
     if args.scorer:
-        job = JobSpec(_job(report.meta.spec.job or report.meta.job))
+        job = JobSpec(job_of(report.meta.spec.job or report.meta.job))
         scorer = resolve_scorer(args.scorer, job)
     rubric = Path(args.rubric_file).read_text() if args.rubric_file else args.rubric
-    out = Path(args.out or directory)
-    where = "over the report in it" if out == directory else "there"
-    print(f"Rejudging {report.runs.height} runs of {directory}; the new report goes to {out} ({where})\n")
+    if args.in_place and args.out:
+        raise ConfigError("--in-place and --out say two places for the new report: give one", field="out")
+    out = directory if args.in_place else Path(args.out) if args.out else _beside(directory, "rejudged")
+    where = "over the report in it" if out == directory else "a new folder" if not out.exists() else "there"
+    estimate = until_stopped(estimate_rejudge(report, catalog, rubric=rubric, judge=args.judge, cache=args.cache))
+    print(f"Rejudging {directory}: {estimate.line()}; the new report goes to {out} ({where})\n")
+    if args.max_cost is not None and estimate.cost > args.max_cost:
+        print(
+            f"gradebench: error: the estimate {money(estimate.cost)} {estimate.currency} is above --max-cost "
+            f"{args.max_cost:g}; nothing was judged",
+            file=sys.stderr,
+        )
+        return 3
     new = until_stopped(
         rejudge_report(report, catalog, rubric=rubric, judge=args.judge, cache=args.cache, scorer=scorer)
     )
     _print_report(new, out)
     return 0
+
+
+def _rejudge_catalog(given: str | None, report: BenchmarkReport, directory: Path) -> Catalog:
+    """The catalog ``--catalog`` names, else the one the report recorded; neither: an error that says which it needs."""
+    if given is not None:
+        return catalog_of(given, Path())
+    recorded = report.meta.spec.catalog
+    needs = f"pass --catalog with a catalog that holds its judge entry {report.meta.judge_entry!r}"
+    if recorded is None:
+        raise ConfigError(f"{directory}: the report does not say where its catalog is (it was built in code): {needs}")
+    try:
+        return catalog_of(recorded, Path())
+    except (ValueError, OSError, CatalogError) as exc:
+        raise ConfigError(f"{directory}: the report's catalog {recorded!r} cannot be loaded ({exc}): {needs}") from None
+
+
+def _beside(directory: Path, what: str) -> Path:
+    """A new folder beside ``directory``: ``DIR-rejudged``, then ``DIR-rejudged-2``, ... (never an existing one)."""
+    made = directory.with_name(f"{directory.name}-{what}")
+    n = 2
+    while made.exists():
+        made = directory.with_name(f"{directory.name}-{what}-{n}")
+        n += 1
+    return made
+
+
+def _sim_models() -> str:
+    """The model ids the simulated fleet serves, by grade, with their entry names and prices: the help's epilog."""
+    from .sim._profiles import PROFILES
+
+    lines = ["model ids served (entry name, grade, USD per 1M tokens in/out), listed by GET /v1/models:"]
+    for p in PROFILES:
+        lines.append(f"  {p.model:<14} {p.name:<12} {p.grade:<9} {p.price_in:g}/{p.price_out:g}")
+    return "\n".join(lines)
 
 
 def cmd_sim_serve(args: argparse.Namespace) -> int:
@@ -337,6 +260,19 @@ def cmd_sim_serve(args: argparse.Namespace) -> int:
     except KeyboardInterrupt:
         pass
     return 0
+
+
+def cmd_catalog(args: argparse.Namespace) -> int:
+    from ._openrouter import catalog_command
+
+    sys.stdout.write(catalog_command(args))
+    return 0
+
+
+def cmd_check(args: argparse.Namespace) -> int:
+    checked = until_stopped(catalog_of(args.catalog, Path()).check(grades=args.grade))
+    print(checked.table())
+    return int(checked.exit_status)
 
 
 def _runs(text: str) -> Runs:
@@ -354,6 +290,10 @@ class _Help(argparse.ArgumentDefaultsHelpFormatter):
         if action.default in (None, argparse.SUPPRESS) or "default" in (action.help or ""):
             return action.help
         return super()._get_help_string(action)
+
+
+class _RawEpilogHelp(_Help, argparse.RawDescriptionHelpFormatter):
+    """`_Help`, its description and epilog kept as written (a table of model ids)."""
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -408,19 +348,26 @@ def build_parser() -> argparse.ArgumentParser:
         "candidate is called; verdicts already in the cache are free.",
     )
     rejudge.add_argument("dir", help="the report's folder (runs.parquet, calls.parquet, meta.json, ...)")
-    rejudge.add_argument("--catalog", default="sim", help="'sim' or a catalog TOML (its ceiling judges)")
+    rejudge.add_argument(
+        "--catalog",
+        help="'sim' or a catalog TOML holding the judge (default: the catalog the report recorded)",
+    )
     rejudge.add_argument("--rubric", help="the new rubric text (default: the report's)")
     rejudge.add_argument("--rubric-file", help="read the new rubric from this file")
     rejudge.add_argument("--judge", help="entry that judges (default: the one that judged before)")
     rejudge.add_argument("--scorer", help="'job' or a scorer spec, e.g. field_equals:decision (default: keep)")
     rejudge.add_argument("--cache", help="cache folder (default: $GRADEBENCH_CACHE or .gradebench/cache)")
-    rejudge.add_argument("--out", help="where to write the new report (default: DIR, replacing the report there)")
+    rejudge.add_argument("--out", help="where to write the new report (default: a new folder DIR-rejudged beside DIR)")
+    rejudge.add_argument("--in-place", action="store_true", help="replace the report in DIR with the new one")
+    rejudge.add_argument("--max-cost", type=float, help="refuse to judge when the estimate is above this")
     rejudge.set_defaults(fn=cmd_rejudge)
 
     serve = add_parser(
         "sim-serve",
         help="serve the simulated fleet over HTTP on 127.0.0.1",
         description="Serve the simulated fleet over HTTP, for any OpenAI client (base URL http://HOST:PORT/v1).",
+        epilog=_sim_models(),
+        formatter_class=_RawEpilogHelp,
     )
     serve.add_argument("--host", default="127.0.0.1", help="address to listen on")
     serve.add_argument("--port", type=int, default=8000, help="port to listen on")
@@ -432,6 +379,14 @@ def build_parser() -> argparse.ArgumentParser:
     )
     serve.add_argument("--seed", type=int, default=0, help="seed of the fleet's randomness")
     serve.set_defaults(fn=cmd_sim_serve)
+
+    from ._check import add_check_arguments
+    from ._openrouter import add_catalog_arguments
+
+    made = add_parser("catalog", help="write a catalog TOML of OpenRouter models, priced from their model list")
+    add_catalog_arguments(made).set_defaults(fn=cmd_catalog)
+    check = add_parser("check", help="preflight a catalog: keys, endpoints, params, and the judge's verdict")
+    add_check_arguments(check).set_defaults(fn=cmd_check)
     return parser
 
 

@@ -25,7 +25,14 @@ from ._records import Run
 from ._tooldiff import compare, judge_note
 from ._verdicts import RESPONSE_FORMAT
 
-__all__ = ["CHARS_PER_TOKEN", "JUDGE_OUTPUT_TOKENS", "RunCost", "cacheable_prefix", "run_costs"]
+__all__ = [
+    "CHARS_PER_TOKEN",
+    "JUDGE_OUTPUT_TOKENS",
+    "RunCost",
+    "cacheable_prefix",
+    "judge_prompt_tokens",
+    "run_costs",
+]
 
 CHARS_PER_TOKEN = 4
 """Characters a token, for text whose tokens no provider has counted yet (English prose and JSON run near 4)."""
@@ -71,6 +78,11 @@ def _judge_chars(messages: Sequence[Mapping[str, Any]], schema: bool) -> int:
     first, with the system prompt), then the messages (a few characters of framing each)."""
     chars = sum(len(str(m.get("content") or "")) + 4 for m in messages)
     return chars + (_SCHEMA_CHARS if schema else 0)
+
+
+def judge_prompt_tokens(messages: Sequence[Mapping[str, Any]], setup: JudgeSetup) -> int:
+    """The tokens a judge request of these messages is taken to read (its JSON schema included when it is sent)."""
+    return _tokens(_judge_chars(messages, setup.entry.name not in setup.schema_rejected))
 
 
 def _shared_prefix_chars(a: Sequence[Mapping[str, Any]], b: Sequence[Mapping[str, Any]]) -> int:

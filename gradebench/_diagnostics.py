@@ -7,7 +7,7 @@ Kinds (one row each, ordered by kind then entry):
 - ``refused``: a model refused in the run, or the provider's content filter stopped an answer (the refusal is in the
   transcript the judge reads);
 - ``no_usage``: an entry's calls came back without token usage: their tokens and cost are unknown, not 0;
-- ``price_mismatch``: the provider's reported cost differs from the catalog's price table (a stale catalog price);
+- ``price_mismatch``: the provider's reported cost differs from the entry's price table (a stale price);
 - ``zero_score_nonempty``: the judge scored 0 a non-empty output (often an answer-extraction problem);
 - ``judge_error``: no valid verdict; ``judge_fallback``: verdicts read from prose (one row per entry, with the count,
   saying whether the endpoint rejected the JSON schema or ignored it);
@@ -26,6 +26,7 @@ from typing import Any
 
 import polars as pl
 
+from ._figures import money
 from ._vocab import Role
 
 __all__ = ["DIAGNOSTICS_SCHEMA", "diagnose"]
@@ -155,8 +156,9 @@ def _usage(calls: pl.DataFrame, found: list[dict[str, Any]]) -> None:
         if abs(provider - table) > PRICE_TOLERANCE * max(provider, table, 1e-12):
             off = f" ({(table / provider - 1) * 100:+.0f}%)" if provider else ""
             detail = (
-                f"the provider reported {provider:.6g} for {row['len']} calls; the catalog's prices give "
-                f"{table:.6g}{off}: is the catalog's price stale?"
+                f"the provider reported {money(provider)} for {row['len']} calls; the entry's price table (its "
+                f"catalog prices, or genai-prices' for an entry priced by its provider) gives {money(table)}{off}: is "
+                "that price stale?"
             )
             found.append({"kind": "price_mismatch", "entry": row["entry"], "run_id": None, "detail": detail})
 

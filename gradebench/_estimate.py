@@ -18,6 +18,7 @@ from ._callpath import NotCached
 from ._catalog import Entry
 from ._costs import JUDGE_OUTPUT_TOKENS, RunCost, run_costs
 from ._fanout import fan_out, lane_width
+from ._figures import money
 from ._inputs import RaceInput
 from ._judge import JudgeSetup, judge_run
 from ._meta import ReportMeta
@@ -179,8 +180,8 @@ class Estimate:
         cached = f", {self.cached_runs} of them cached" if self.cached_runs else ""
         return (
             f"estimate: {plural(self.runs, 'run')}{cached} · {plural(self.calls, 'call')} + "
-            f"{plural(self.judge_calls, 'judge call')} · {self.cost:.6f} {self.currency} (runs "
-            f"{self.candidates_cost:.6f} + judge {self.judge_cost:.6f}) · about {_duration(self.wall_s)}"
+            f"{plural(self.judge_calls, 'judge call')} · {money(self.cost)} {self.currency} (runs "
+            f"{money(self.candidates_cost)} + judge {money(self.judge_cost)}) · about {_duration(self.wall_s)}"
         )
 
     def __str__(self) -> str:
@@ -188,7 +189,8 @@ class Estimate:
         lines = [self.line(), f"{'entry':<{width}} {'runs':>5} {'cached':>6} {'calls':>6} {'cost':>12} {'judge':>12}"]
         for e in self.entries:
             lines.append(
-                f"{e.entry:<{width}} {e.runs:>5} {e.cached_runs:>6} {e.calls:>6} {e.cost:>12.6f} {e.judge_cost:>12.6f}"
+                f"{e.entry:<{width}} {e.runs:>5} {e.cached_runs:>6} {e.calls:>6} "
+                f"{money(e.cost):>12} {money(e.judge_cost):>12}"
             )
         lines.extend(f"  {note}" for note in self.notes)
         return "\n".join(lines)

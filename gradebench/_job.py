@@ -1,4 +1,5 @@
-"""The job contract: a class with ``async def run(self, input, seat)``, or a plain async function."""
+"""The job contract: a class with ``async def run(self, input, seat)``, a plain async function, or a job value (an
+object with that ``run``, e.g. a `gradebench.PromptJob`)."""
 
 from __future__ import annotations
 
@@ -27,7 +28,9 @@ class Job:
     default grade of its benchmarks), ``instructions`` (defaults to the docstring; the task
     the judge reads), ``rubric`` (what a good answer does, for the judge), ``params`` (inference parameters),
     ``fixed_params`` (parameters no call may override, e.g. a temperature a result depends on), ``max_steps``
-    (tool-loop limit), ``timeout_s`` (limit of one run), ``scorer`` (the job's own scorer in code).
+    (tool-loop limit), ``timeout_s`` (limit of one run), ``scorer`` (the job's own scorer in code). A job may also
+    define ``check_input(self, input)``: raise a `ValueError` for an input it cannot run, and `Benchmark.set_inputs`
+    refuses that input at once, naming it, before anything is sent.
     """
 
     name: ClassVar[str] = ""
@@ -47,15 +50,22 @@ class Job:
 class JobSpec:
     """What the benchmark knows of a job: how to build one per run, and its name, instructions and limits."""
 
-    def __init__(self, factory: Callable[..., Any]):
+    def __init__(self, factory: Any):
         self.factory = factory
-        """What the job was given as: a `Job` subclass, a factory or an async function."""
+        """What the job was given as: a `Job` subclass, a factory, an async function or a job value."""
         if isinstance(factory, type) and issubclass(factory, Job):
             cls: Any = factory
             self._make: Callable[[], Any] = factory
+        elif isinstance(factory, Job):
+            raise TypeError(
+                f"pass the job class {type(factory).__name__}, not an instance of it: every run gets a fresh one"
+            )
         elif inspect.iscoroutinefunction(factory):
             cls = factory
             self._make = lambda: _FunctionJob(factory)
+        elif not isinstance(factory, type) and inspect.iscoroutinefunction(getattr(factory, "run", None)):
+            cls = factory  # a job value (a PromptJob): immutable, so one value serves every run
+            self._make = lambda: factory
         elif callable(factory):
             probe = factory()  # a factory function: look at one instance for the job's attributes
             if not callable(getattr(probe, "run", None)):
@@ -63,7 +73,9 @@ class JobSpec:
             cls = probe
             self._make = factory
         else:
-            raise TypeError(f"a job must be a Job subclass, a factory or an async function, got {factory!r}")
+            raise TypeError(
+                f"a job must be a Job subclass, a factory, an async function or a PromptJob, got {factory!r}"
+            )
         self.name: str = getattr(cls, "name", "") or getattr(cls, "__name__", "") or type(cls).__name__
         doc = getattr(cls, "instructions", "") or inspect.getdoc(cls) or ""
         if doc == inspect.getdoc(Job):
@@ -87,6 +99,19 @@ class JobSpec:
     def build(self) -> Any:
         """A fresh job instance for one run."""
         return self._make()
+
+    def check_input(self, value: Any, *, input_id: str | None = None) -> None:
+        """Raise a `ValueError` naming the input (by ``input_id``) when the job's own ``check_input`` refuses it (a
+        prompt job's template reads a field the input lacks); a job without that hook takes every input."""
+        hook = getattr(self.build(), "check_input", None)
+        if not callable(hook):
+            return
+        try:
+            hook(value)
+        except Exception as exc:  # whatever the hook raised, the input is refused now, not sent
+            what = str(exc) if isinstance(exc, ValueError) else f"{type(exc).__name__}: {exc}"
+            name = "the input" if input_id is None else f"input {input_id!r}"
+            raise ValueError(f"{name} cannot run job {self.name!r}: {what}") from None
 
     async def run_once(
         self, session: Session, entry: Entry, key: RunKey, value: Any

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import inspect
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -30,7 +31,17 @@ from ._tooldiff import ToolDiff, compare, judge_note
 from ._verdicts import Quotes, ask_verdict, quoted_verdicts
 from ._vocab import SchemaUse, VerdictPath
 
-__all__ = ["JudgeSetup", "Scorer", "apply_scorer", "judge_again", "judge_messages", "judge_run", "prompt_cache_key"]
+__all__ = [
+    "JudgeSetup",
+    "Scorer",
+    "apply_scorer",
+    "judge_again",
+    "judge_messages",
+    "judge_run",
+    "prompt_cache_key",
+    "reads_input",
+    "score_reference",
+]
 
 
 # ------------------------------------------------------------------------------------------------------ judging a run
@@ -80,7 +91,9 @@ class JudgeSetup:
         )
 
 
-Scorer = Callable[[Any, Any], Any]
+Scorer = Callable[..., Any]
+"""``scorer(output, reference_output)`` or, for a gold scorer, ``scorer(output, reference_output, input=...)``: a
+score in 0..1, or None when the pair cannot be compared."""
 
 
 async def judge_run(
@@ -104,7 +117,7 @@ async def judge_run(
     verdict = await _verdict(session, run, reference, value, setup, diff)
     score, score_error = run.scorer, run.scorer_error
     if scorer is not None:
-        score, score_error = apply_scorer(scorer, run.output, reference.output)
+        score, score_error = apply_scorer(scorer, run.output, reference.output, input=value)
     return replace(run, verdict=verdict, scorer=score, scorer_error=score_error)
 
 
@@ -117,10 +130,12 @@ async def judge_again(session: Session, run: Run, reference: Run, value: Any, se
     return [v.score for v in verdicts if v.score is not None]
 
 
-def apply_scorer(scorer: Scorer, output: Any, reference: Any) -> tuple[float | None, str | None]:
-    """The scorer's score of an output against the reference's, or why it has none."""
+def apply_scorer(scorer: Scorer, output: Any, reference: Any, *, input: Any = None) -> tuple[float | None, str | None]:
+    """The scorer's score of an output against the reference's (a scorer that reads the input is given it: see
+    `reads_input`), or why it has none."""
+    call: Callable[..., Any] = scorer  # the input keyword is beyond the plain two-argument contract
     try:
-        value = scorer(output, reference)
+        value = call(output, reference, input=input) if reads_input(scorer) else call(output, reference)
     except Exception as exc:  # a scorer that raises is a row with scorer_error, not a crash
         return None, f"{type(exc).__name__}: {exc}"
     if value is None:
@@ -128,6 +143,29 @@ def apply_scorer(scorer: Scorer, output: Any, reference: Any) -> tuple[float | N
     if isinstance(value, bool) or not isinstance(value, int | float) or not 0.0 <= float(value) <= 1.0:
         return None, f"scorer returned {value!r}, not a number in 0..1 or None"
     return float(value), None
+
+
+def reads_input(scorer: Scorer) -> bool:
+    """Whether a scorer compares with the input (a gold label it carries): its own ``reads_input`` flag says so (the
+    ready scorers' is True when given ``gold=``), else a parameter named ``input`` in its signature. Such a scorer is
+    passed ``input=`` and scores the reference run too."""
+    flag = getattr(scorer, "reads_input", None)
+    if isinstance(flag, bool):
+        return flag
+    try:
+        parameter = inspect.signature(scorer).parameters.get("input")
+    except (TypeError, ValueError):  # a callable without a signature (a builtin) takes no input keyword
+        return False
+    return parameter is not None and parameter.kind in (parameter.POSITIONAL_OR_KEYWORD, parameter.KEYWORD_ONLY)
+
+
+def score_reference(run: Run, value: Any, scorer: Scorer | None) -> Run:
+    """A reference run as ``scorer`` scores it: against the gold labels of its input when the scorer reads the input
+    (its own output stands for the reference's), and no score otherwise (against itself it would always agree)."""
+    if scorer is None or not run.ok or not reads_input(scorer):
+        return replace(run, scorer=None, scorer_error=None)
+    score, error = apply_scorer(scorer, run.output, run.output, input=value)
+    return replace(run, scorer=score, scorer_error=error)
 
 
 @dataclass(frozen=True, kw_only=True)

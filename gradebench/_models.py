@@ -25,7 +25,16 @@ from ._evidence import evidence
 from ._meta import ReportMeta
 from ._vocab import Design, Role
 
-__all__ = ["MODELS_SCHEMA", "NOISE_SCHEMA", "EntrySummary", "conform", "models_frame"]
+__all__ = [
+    "MODELS_SCHEMA",
+    "NOISE_SCHEMA",
+    "EntrySummary",
+    "GoldScore",
+    "conform",
+    "gold_inputs",
+    "models_frame",
+    "reference_gold",
+]
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -61,6 +70,10 @@ class EntrySummary:
     """Mean work, 0..3, over the runs that have one (a failed run scores 0)."""
     scorer_mean: float | None
     """Mean score in code, 0..1, over the runs the scorer scored; None without a scorer."""
+    gold_mean: float | None = None
+    """Accuracy against the gold labels the inputs carry, 0..1: the mean score of a scorer that reads the input (a
+    gold scorer, which scores the reference run too) over the entry's runs, a failed run counting 0 on an input with a
+    gold label; None when the scorer compares with the reference's output (or there is none)."""
     calls_mean: float | None
     """Model calls per ok run."""
     input_tokens_mean: float | None
@@ -194,6 +207,7 @@ def models_frame(runs: pl.DataFrame, noise: pl.DataFrame, meta: ReportMeta) -> p
     then the verdicts, ratios and floors joined in by entry; see `BenchmarkReport.models`."""
     candidates = runs.filter(pl.col("role") == Role.CANDIDATE)
     reference_entry = meta.reference_entry
+    gold = gold_inputs(runs)
     rows = []
     for part in candidates.partition_by("entry", maintain_order=True) if candidates.height else []:
         first = part.row(0, named=True)
@@ -214,6 +228,7 @@ def models_frame(runs: pl.DataFrame, noise: pl.DataFrame, meta: ReportMeta) -> p
             accuracy_mean=_mean(part["accuracy"]),
             work_mean=_mean(part["work"]),
             scorer_mean=_mean(part["scorer"]),
+            gold_mean=_gold_mean(part, gold) if gold is not None else None,
             calls_mean=_mean(ok["calls"]),
             input_tokens_mean=_known_mean(ok["input_tokens"]),
             output_tokens_mean=_known_mean(ok["output_tokens"]),
@@ -229,6 +244,50 @@ def models_frame(runs: pl.DataFrame, noise: pl.DataFrame, meta: ReportMeta) -> p
         )
         rows.append(summary.to_row())
     return _with_verdicts(frame(rows, MODELS_SCHEMA), runs, noise, meta)
+
+
+@dataclass(frozen=True, kw_only=True)
+class GoldScore:
+    """The reference run's accuracy against the gold labels: was the pinned model right in the first place?"""
+
+    entry: str
+    """The reference entry."""
+    mean: float
+    """Its mean score against the gold labels, 0..1."""
+    inputs: int
+    """The inputs it was scored on (those with a gold label)."""
+
+
+def gold_inputs(runs: pl.DataFrame) -> set[str] | None:
+    """The inputs the scorer held to a gold label, or None when it compared with the reference's output. Only a
+    scorer that reads the input scores the reference run (`gradebench._judge.score_reference`): a reference row with a
+    score (or a scorer error) says the race was scored against gold labels."""
+    references = runs.filter((pl.col("role") == Role.REFERENCE) & pl.col("ok"))
+    scored = references.filter(pl.col("scorer").is_not_null() | pl.col("scorer_error").is_not_null())
+    if not scored.height:
+        return None
+    return set(references.filter(pl.col("scorer").is_not_null())["input_id"].to_list())
+
+
+def reference_gold(runs: pl.DataFrame) -> GoldScore | None:
+    """The reference run's accuracy against the gold labels (the ``scorer`` of the runs frame's reference rows), or
+    None when the race was not scored against gold labels."""
+    if not gold_inputs(runs):
+        return None
+    scores = runs.filter((pl.col("role") == Role.REFERENCE) & pl.col("scorer").is_not_null())
+    mean = _mean(scores["scorer"])
+    assert mean is not None
+    return GoldScore(entry=str(scores["entry"][0]), mean=mean, inputs=scores["input_id"].n_unique())
+
+
+def _gold_mean(part: pl.DataFrame, gold: set[str]) -> float | None:
+    """An entry's mean score against the gold labels: a failed run on an input with a gold label counts 0."""
+    values = [
+        0.0 if not ok else score
+        for ok, score, input_id in part.select("ok", "scorer", "input_id").iter_rows()
+        if (score is not None) or (not ok and input_id in gold)
+    ]
+    return sum(values) / len(values) if values else None
 
 
 def _interval(runs: pl.DataFrame, entry: str, mean: float | None) -> tuple[float | None, float | None]:

@@ -23,9 +23,10 @@ from ._catalog import Catalog, Entry
 from ._fanout import fan_out, lane_width
 from ._inputs import RaceInput
 from ._job import JobSpec
-from ._judge import JudgeSetup, Scorer
+from ._judge import JudgeSetup, Scorer, score_reference
 from ._keys import RunKey, benchmark_id
 from ._meta import ReportMeta
+from ._prompt_job import PROMPT_PREFIX, PromptJob
 from ._protocol import content_text
 from ._records import Run
 from ._session import Session
@@ -135,16 +136,19 @@ class RacePlan:
     async def reference_runs(
         self, session: Session, errors: RunErrors, *, budget: Budget | None, landed: Callable[[Run], Any]
     ) -> list[Run]:
-        """The reference run of every input, ``landed(run)`` as each lands. Under a budget the first runs alone, and
-        the rest reserve what the dearest one so far cost (no estimate exists before a reference has run); those the
-        budget does not admit are left out."""
+        """The reference run of every input, ``landed(run)`` as each lands (scored against the input's gold labels
+        when the scorer reads the input). Under a budget the first runs alone, and the rest reserve what the dearest
+        one so far cost (no estimate exists before a reference has run); those the budget does not admit are left
+        out."""
         entry = self.lineup.reference
 
         async def one(item: RaceInput) -> Run | None:
             held = budget.reservation("(reference)", 0.0) if budget is not None else 0.0
             if budget is not None and not await budget.admit(held):
                 return None
-            run = await self.one_run(session, entry, item, Role.REFERENCE, 0, errors)
+            run = score_reference(
+                await self.one_run(session, entry, item, Role.REFERENCE, 0, errors), item.value, self.scorer
+            )
             if budget is not None:
                 budget.settle("(reference)", held, run.spent_now)
             landed(run)
@@ -202,38 +206,42 @@ def reference_failed(run: Run, error: BaseException) -> BaseException:
 # ------------------------------------------------------------------------------------------------------ references
 
 
-def job_reference(factory: Callable[..., Any]) -> str | None:
-    """Where a job can be imported from again (``module:attribute``), or None (a job defined inside a function)."""
+def job_reference(factory: Any) -> str | None:
+    """Where a job can be imported from again (``module:attribute``; a prompt job records its fields, see
+    `PromptJob.reference`), or None (a job defined inside a function)."""
+    if isinstance(factory, PromptJob):
+        return factory.reference
     module, name = getattr(factory, "__module__", None), getattr(factory, "__qualname__", "")
     if not module or not name or "<" in name:
         return None
     return f"{module}:{name}"
 
 
-def resolve_job(reference: str, base: Path | None = None) -> Callable[..., Any]:
-    """The job ``module:attribute`` names (a module in ``base``, e.g. a run config's folder, is found too); one that
-    cannot be imported raises a `ValueError` saying why."""
+def resolve_job(reference: str, base: Path | None = None) -> Any:
+    """The job ``module:attribute`` names (a module in ``base``, e.g. a run config's folder, is found too), or the
+    prompt job ``prompt:{...}`` records; one that cannot be imported raises a `ValueError` saying why."""
+    if reference.startswith(PROMPT_PREFIX):
+        return PromptJob.from_reference(reference, base=base)
     return _imported(reference, "job", base)
 
 
 def _imported(reference: str, what: str, base: Path | None = None) -> Any:
-    """The object ``module:attribute`` names (``attribute`` may be dotted), importing the module from ``base`` when
-    it is a file there."""
+    """The object ``module:attribute`` names (``attribute`` may be dotted), importing it from ``base`` when
+    it is a module or package there (left on the path, for the imports a job makes while it runs)."""
     module, colon, attr = reference.partition(":")
     if not colon or not module or not attr:
         raise ValueError(f"{what} {reference!r} is not module:attribute")
-    local = base is not None and (base / f"{module.replace('.', '/')}.py").is_file()
-    if local:
-        sys.path.insert(0, str(base))
+    top = module.split(".", 1)[0]
+    if base is not None and ((base / f"{top}.py").is_file() or (base / top / "__init__.py").is_file()):
+        # kept on the path: a job that imports a module of its folder while it runs must find it then too
+        if str(base.resolve()) not in sys.path:
+            sys.path.insert(0, str(base.resolve()))
     try:
         found: Any = importlib.import_module(module)
         for part in attr.split("."):
             found = getattr(found, part)
     except (ImportError, AttributeError) as exc:
         raise ValueError(f"{what} {reference!r} cannot be imported: {exc}") from None
-    finally:
-        if local:
-            sys.path.remove(str(base))
     return found
 
 
@@ -273,7 +281,8 @@ def resolve_scorer(reference: str | None, job: JobSpec) -> Scorer | None:
 def is_scorer_spec(reference: str | None) -> bool:
     """Whether `resolve_scorer` can make a scorer from ``reference`` (a scorer given as code is recorded by name)."""
     kinds = {spec.split(":")[0].split("[")[0] for spec in scorers.SPECS}
-    return reference in (None, JOB_SCORER, NO_SCORER) or str(reference).strip().partition(":")[0] in kinds
+    kind = str(reference).strip().partition("@")[0].partition(":")[0]  # field_equals:label@gold, choice_letter@gold
+    return reference in (None, JOB_SCORER, NO_SCORER) or kind in kinds
 
 
 def load_catalog(reference: str, base: Path | None = None) -> Catalog:

@@ -17,21 +17,26 @@ from typing import Any, Protocol
 import polars as pl
 
 from ._evidence import evidence, judge_failure
+from ._figures import fit_line, money
 from ._meta import ReportMeta
-from ._models import EntrySummary
+from ._models import EntrySummary, reference_gold
 from ._records import Run
 from ._stats import INCONCLUSIVE, MIN_INPUTS
 from ._vocab import Design, Role, Stopped
 
 __all__ = [
+    "HTML_STYLE",
     "NOT_JUDGED",
     "ReportView",
     "EstimateView",
     "VerdictLine",
     "estimate",
+    "gold_line",
     "header",
     "html",
     "judge_headlines",
+    "model_cells",
+    "models_html",
     "not_judged",
     "plural",
     "recommendation",
@@ -113,6 +118,23 @@ def score_interval(row: EntrySummary) -> str:
         return NOT_JUDGED
     ci = f" [{_num(row.score_lo)}–{_num(row.score_hi)}]" if row.score_lo is not None else ""
     return f"{_num(row.score_mean)}{ci}"
+
+
+def model_cells(row: EntrySummary) -> dict[str, str]:
+    """A models row's figures as the table shows them (text or HTML), by column; ``cost/run`` without its currency."""
+    return {
+        "runs": str(row.runs),
+        "ok": _num(row.ok_rate * 100, ".0f", "%"),
+        "score [95% CI]": score_interval(row),
+        "acc": _num(row.accuracy_mean),
+        "work": _num(row.work_mean),
+        "scorer": _num(row.scorer_mean),
+        "calls": _num(row.calls_mean, ".1f"),
+        "tokens in/out": f"{_num(row.input_tokens_mean, '.0f')}/{_num(row.output_tokens_mean, '.0f')}",
+        "latency": _num(row.latency_s_mean, ".2f", "s"),
+        "wall": _num(row.wall_s_mean, ".2f", "s"),
+        "cost/run": money(row.cost_per_run),
+    }
 
 
 # ------------------------------------------------------------------------------------------------------------ lines
@@ -197,15 +219,15 @@ def totals(report: ReportView) -> str:
     cur = currencies[0] if len(currencies) == 1 else "(mixed currencies)" if currencies else ""
     judge = [c for r in report.to_runs() if r.verdict is not None and r.role != Role.REFERENCE for c in r.verdict.calls]
 
-    def money(*parts: tuple[list[float | None], str]) -> str:
+    def summed(*parts: tuple[list[float | None], str]) -> str:
         total = sum(v for values, _ in parts for v in values if v is not None)
         unknown = [plural(n, what) for values, what in parts if (n := sum(v is None for v in values))]
-        text = f"{total:.6f} {cur}".rstrip()
+        text = f"{money(total)} {cur}".rstrip()
         return f"{text} + unknown for {' and '.join(unknown)} without usage" if unknown else text
 
     runs, calls = (report.runs["cost"].to_list(), "run"), ([c.cost for c in judge], "judge call")
     spent = (report.runs["spent_now"].to_list(), "run"), ([c.spent_now for c in judge], "judge call")
-    return f"cost of the runs {money(runs)} (+ judge {money(calls)}) · spent now {money(*spent)}"
+    return f"cost of the runs {summed(runs)} (+ judge {summed(calls)}) · spent now {summed(*spent)}"
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -231,6 +253,10 @@ class VerdictLine:
             f"{'  ' + self.entry:<{width}} {self.verdict:<12} {self.delta:<24} {self.pairs:>4} paired runs  "
             f"{self.ratios}{notes}"
         )
+
+    def evidence(self) -> str:
+        """What the verdict rests on, in one run of words: ``Δ … · 20 paired runs · cost … · notes`` (the HTML's)."""
+        return " · ".join([self.delta, plural(self.pairs, "paired run"), self.ratios, *self.notes])
 
 
 def verdict_lines(report: ReportView) -> list[VerdictLine]:
@@ -302,6 +328,21 @@ def self_agreement(report: ReportView) -> str | None:
     )
 
 
+def gold_line(report: ReportView) -> str | None:
+    """How the reference run scores against the gold labels the inputs carry (the table's ``gold`` column says how
+    each entry's runs do), or None when the scorer compared with the reference's output."""
+    found = reference_gold(report.runs)
+    if found is None:
+        return None
+    line = (
+        f"the reference run on {found.entry} scores {found.mean:.2f} against the gold labels "
+        f"({plural(found.inputs, 'input')})"
+    )
+    if found.mean < 1:
+        line += ": where it is wrong, the judge held the candidates to a wrong answer"
+    return line
+
+
 def recommendation(report: ReportView) -> str | None:
     """``recommendation: …`` — the sentence to paste into a review, marked when the race was stopped early."""
     pick = report.recommend()
@@ -314,32 +355,33 @@ def recommendation(report: ReportView) -> str | None:
 # ---------------------------------------------------------------------------------------------------------- layouts
 
 
-def render(report: ReportView) -> str:
-    """The fixed-width text table logged after a race: ``*`` marks the reference entry, ``(sim)`` simulated ones."""
-    models = report.model_rows()
-    names = [("* " if r.is_reference else "  ") + r.entry + (" (sim)" if r.simulated else "") for r in models]
-    width = max([len("  entry"), *map(len, names)])
+DROPPED_FIRST = ("wall", "latency", "tokens in/out", "calls", "work", "acc", "ok", "runs", "scorer", "gold")
+"""The models table's columns a narrow terminal loses, first to last (entry, score and cost always stay)."""
+GAP = "  "
+"""Between two columns of the models table."""
+MIN_WIDTH = 60
+"""Narrower than this, the table and its sentences are not fitted at all (a width that small is a mistake)."""
+
+
+def render(report: ReportView, width: int | None = None) -> str:
+    """The fixed-width text table logged after a race: ``*`` marks the reference entry, ``(sim)`` simulated ones.
+
+    ``width`` (a terminal's columns; None: no limit) fits it: the columns of `DROPPED_FIRST` are left out, in that
+    order, until the table fits, and a line names them; the sentences below wrap between words, so no figure is split.
+    """
+    fit = width if width is not None and width >= MIN_WIDTH else None
     lines = [header(report)]
     if (marker := stopped(report)) is not None:
         lines.append(marker)
     lines += judge_headlines(report)
-    lines.append(
-        f"{'  entry':<{width}} {'runs':>5} {'ok':>5} {'score [95% CI]':>20} {'acc':>5} {'work':>5} {'scorer':>6}"
-        f" {'calls':>6} {'tokens in/out':>15} {'latency':>8} {'wall':>8} {'cost/run':>18}"
-    )
-    for name, r in zip(names, models, strict=True):
-        score = score_interval(r)
-        tokens = f"{_num(r.input_tokens_mean, '.0f')}/{_num(r.output_tokens_mean, '.0f')}"
-        cost = "unknown" if r.cost_per_run is None else f"{r.cost_per_run:.6f}"
-        lines.append(
-            f"{name:<{width}} {r.runs:>5} {_num(r.ok_rate * 100, '.0f', '%'):>5} {score:>20}"
-            f" {_num(r.accuracy_mean):>5} {_num(r.work_mean):>5} {_num(r.scorer_mean):>6}"
-            f" {_num(r.calls_mean, '.1f'):>6} {tokens:>15} {_num(r.latency_s_mean, '.2f', 's'):>8}"
-            f" {_num(r.wall_s_mean, '.2f', 's'):>8} {cost:>14} {r.currency or '':<3}"
-        )
-    if not models:
-        lines.append("  (no candidate runs)")
-    absent = [e for e in not_judged(report) if e not in {r.entry for r in models}]
+    gold = gold_line(report)  # against gold labels, the scorer's column is each entry's accuracy on them
+    table, dropped = _models_table(report, gold is not None, fit)
+    lines += table
+    if dropped:
+        lines.append(f"  ({', '.join(dropped)} left out to fit {fit} columns: report.models has every figure)")
+    if gold is not None:
+        lines.append(f"  {gold}")
+    absent = [e for e in not_judged(report) if e not in {r.entry for r in report.model_rows()}]
     if absent:
         lines.append("not judged (no run landed): " + ", ".join(absent))
     if report.meta.skipped:
@@ -348,26 +390,104 @@ def render(report: ReportView) -> str:
     verdicts = verdict_lines(report)
     if verdicts:
         lines.append(verdicts_title(report))
-        lines.extend(v.text(width) for v in verdicts)
+        names = max([len("  entry"), *(len(v.entry) + 2 for v in verdicts)])
+        lines.extend(v.text(names) for v in verdicts)
         if (agreement := self_agreement(report)) is not None:
             lines.append("  " + agreement)
     if (pick := recommendation(report)) is not None:
         lines.append(pick)
-    return "\n".join(lines)
+    if fit is None:
+        return "\n".join(lines)
+    return "\n".join(fit_line(line, fit) for line in lines)
+
+
+def _models_table(report: ReportView, gold: bool, width: int | None) -> tuple[list[str], list[str]]:
+    """The models table's lines, fitted to ``width`` by leaving out columns (`DROPPED_FIRST`), and those left out."""
+    models = report.model_rows()
+    names = [("* " if r.is_reference else "  ") + r.entry + (" (sim)" if r.simulated else "") for r in models]
+    columns: dict[str, list[str]] = {"  entry": names}
+    for r in models:
+        cells = model_cells(r)
+        if gold:  # against gold labels, the scorer's column is each entry's accuracy on them
+            cells = {("gold" if k == "scorer" else k): v for k, v in cells.items()} | {"gold": _num(r.gold_mean)}
+        cells["cost/run"] = f"{cells['cost/run']} {r.currency or ''}".rstrip()
+        for heading, cell in cells.items():
+            columns.setdefault(heading, []).append(cell)
+    if not models:
+        return [f"{'  entry'}", "  (no candidate runs)"], []
+    sizes = {h: max(len(h), *map(len, cells)) for h, cells in columns.items()}
+    dropped = []
+    empty = [h for h in DROPPED_FIRST if h in columns and all(c in ("-", "") for c in columns[h])]
+    for heading in [*empty, *(h for h in DROPPED_FIRST if h not in empty)]:
+        if width is None or sum(sizes.values()) + len(GAP) * (len(sizes) - 1) <= width:
+            break
+        if heading in sizes:
+            del sizes[heading]
+            dropped.append(heading)
+
+    def line(cells: dict[str, str]) -> str:
+        return GAP.join(f"{cells[h]:<{n}}" if h == "  entry" else f"{cells[h]:>{n}}" for h, n in sizes.items()).rstrip()
+
+    out = [line({h: h for h in sizes})]
+    out += [line({h: columns[h][i] for h in sizes}) for i in range(len(models))]
+    return out, dropped
+
+
+HTML_STYLE = (
+    "<style>.gb-report p{margin:4px 0}.gb-models{border-collapse:collapse;font-size:12px;margin:6px 0}"
+    ".gb-models th,.gb-models td{border:1px solid #ddd;padding:2px 6px;white-space:nowrap;text-align:left}"
+    ".gb-models th{background:#f4f4f4}.gb-models td.n{text-align:right;font-variant-numeric:tabular-nums}"
+    ".gb-report ul{margin:4px 0}</style>"
+)
+"""The styles of `html`: the models table's cells never wrap, so a figure is never split across lines."""
+
+
+def models_html(report: ReportView) -> str:
+    """The models table as an escaped HTML table: the text table's columns and formats, and each entry's verdict."""
+    esc = _html.escape
+    rows = report.model_rows()
+    if not rows:
+        return "<p><i>(no candidate runs)</i></p>"
+    gold = gold_line(report) is not None  # as in the text table: against gold labels, the scorer's column is gold
+    heads = ["entry", "verdict", *("gold" if gold and h == "scorer" else h for h in model_cells(rows[0]))]
+    body = []
+    for r in rows:
+        name = ("★ " if r.is_reference else "") + r.entry + (" (sim)" if r.simulated else "")
+        verdict = r.verdict or ("reference" if r.is_reference else "-")
+        cells = model_cells(r)
+        cells["cost/run"] = f"{cells['cost/run']} {r.currency or ''}".rstrip()
+        if gold:
+            cells["scorer"] = _num(r.gold_mean)
+        figures = "".join(f'<td class="n">{esc(v)}</td>' for v in cells.values())
+        body.append(f"<tr><td>{esc(name)}</td><td><b>{esc(verdict)}</b></td>{figures}</tr>")
+    head = "".join(f"<th>{esc(h)}</th>" for h in heads)
+    return f'<table class="gb-models"><thead><tr>{head}</tr></thead><tbody>{"".join(body)}</tbody></table>'
 
 
 def html(report: ReportView) -> str:
-    """The report as a notebook shows it: the header, the stop marker, the models frame, skipped entries, the cost."""
+    """The report as a notebook shows it (and the HTML report opens with): the header, the stop marker, the judge's
+    headlines, the models table (an HTML table, formatted as the text table is) and the reference's gold score, the
+    entries not judged or skipped, the cost, the verdict lines and the recommendation."""
     esc = _html.escape
-    parts = [f"<p><b>{esc(header(report))}</b></p>"]
+    parts = [HTML_STYLE, '<div class="gb-report">', f"<p><b>{esc(header(report))}</b></p>"]
     if (marker := stopped(report)) is not None:
         parts.append(f'<p style="color:#b45309"><b>{esc(marker)}</b></p>')
     parts += [f'<p style="color:#b91c1c"><b>{esc(line)}</b></p>' for line in judge_headlines(report)]
-    parts.append(report.models._repr_html_())
+    parts.append(models_html(report))
+    if (gold := gold_line(report)) is not None:
+        parts.append(f"<p>{esc(gold)}</p>")
+    if absent := not_judged(report):
+        parts.append(f"<p><b>{NOT_JUDGED}</b> (no judged run): {esc(', '.join(absent))}</p>")
     if report.meta.skipped:
         items = "".join(f"<li>{esc(str(e))}: {esc(str(w))}</li>" for e, w in report.meta.skipped.items())
         parts.append(f"<p>skipped:</p><ul>{items}</ul>")
     parts.append(f"<p>{esc(totals(report))}</p>")
+    if verdicts := verdict_lines(report):
+        items = "".join(f"<li><b>{esc(v.verdict)}</b> {esc(v.entry)}: {esc(v.evidence())}</li>" for v in verdicts)
+        agreement = self_agreement(report)
+        items += f"<li>{esc(agreement)}</li>" if agreement else ""
+        parts.append(f"<p>{esc(verdicts_title(report))}</p><ul>{items}</ul>")
     if (pick := recommendation(report)) is not None:
-        parts.append(f"<p>{esc(pick)}</p>")
+        parts.append(f"<p><b>{esc(pick)}</b></p>")
+    parts.append("</div>")
     return "\n".join(parts)

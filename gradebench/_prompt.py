@@ -87,8 +87,8 @@ def transcript_events(
             events.append({"kind": "tool_call", "name": result.get("name"), "arguments": args})
             if "error" in result:
                 events.append({"kind": "tool_error", "name": result.get("name"), "error": result["error"]})
-            else:
-                events.append({"kind": "tool_result", "name": result.get("name"), "result": result.get("result")})
+            elif "result" in result:  # absent: the job's own code never sent a result back (seat.openai)
+                events.append({"kind": "tool_result", "name": result.get("name"), "result": result["result"]})
         if call.error:
             events.append({"kind": "error", "error": call.error})
     if error is not None:

@@ -152,7 +152,7 @@ class CandidateRace:
         run = await judge_run(self.session, run, self.references[item.id], item.value, self.setup, self.plan.scorer)
         if budget is not None:
             budget.settle(entry.name, held, run.spent_now_with_verdict)
-        self._counts["judged"] += 1
+        self._counts["judged"] += run.ok  # a failed run is not sent to the judge: "judged" never counts it
         self._bar.set_postfix(self._counts, refresh=False)
         self._bar.update(1)
         self._emit(RaceEvent(kind=EventKind.JUDGED, run=run, planned=total))

@@ -9,6 +9,7 @@ from functools import partial
 
 import polars as pl
 
+from ._figures import money
 from ._stats import AS_GOOD, INCONCLUSIVE, MIN_INPUTS, _num
 from ._vocab import Stopped
 
@@ -86,7 +87,7 @@ def recommend(
     entry, best_cost, n_pairs, lower = best.row(0)
     ratio = best_cost / ref_cost if ref_cost else None
     if ratio is None:
-        cost = f"at {best_cost:.6g} {currency or ''}".rstrip() + " per run"
+        cost = f"at {money(best_cost)} {currency or ''}".rstrip() + " per run"
     else:
         cost = f"at {f'{ratio:.2f}' if round(ratio, 2) else f'{ratio:.2g}'}\u00d7 the cost"
     runs_text = f"{n_pairs} paired run{'' if n_pairs == 1 else 's'}"

@@ -66,6 +66,8 @@ class Call:
     """The catalog entry called."""
     request_packed: bytes
     """The JSON body sent (model, messages, tools, parameters), packed (see `request_json`); never headers or keys."""
+    asked_model: str | None = None
+    """The model the job's own openai code named (``seat.openai``), which the entry's model replaced; else None."""
     response_packed: bytes | None = None
     """The JSON body received (keys scrubbed), packed; None when the call failed."""
     tool_results: list[dict[str, Any]] = field(default_factory=list)
@@ -86,7 +88,11 @@ class Call:
     cost_source: CostSource | None = None
     """``provider`` (the endpoint reported the cost), ``price_table`` (computed from the catalog), or None."""
     price_table_cost: float | None = None
-    """What the catalog's prices give for the reported tokens, beside a provider's figure (a stale price shows)."""
+    """What the entry's price table (the catalog's prices, or genai-prices') gives for the reported tokens, beside a
+    provider's figure (a stale price shows)."""
+    price_source: str | None = None
+    """Where ``cost`` came from: ``provider`` (the endpoint reported it), ``catalog`` (the catalog's prices) or
+    ``genai-prices <version>`` (the database's, for an entry that names its provider); None when unknown."""
     cache_hit: bool = False
     """True when the response came from the on-disk cache."""
     generation_id: str | None = None

@@ -5,22 +5,26 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import Any
 
 from tqdm.auto import tqdm
 
 from ._cache import CallCache
+from ._callpath import NotCached
 from ._catalog import Catalog
+from ._costs import JUDGE_OUTPUT_TOKENS, judge_prompt_tokens
 from ._fanout import fan_out, lane_width
-from ._judge import JudgeSetup, Scorer, judge_again, judge_run
+from ._figures import money
+from ._judge import JudgeSetup, Scorer, judge_again, judge_messages, judge_run, score_reference
 from ._keys import short_hash
 from ._records import Run
 from ._report import BenchmarkReport
 from ._session import Session, mounted
+from ._tooldiff import compare, judge_note
 from ._vocab import Role
 
-__all__ = ["judge_noise_report", "rejudge_report"]
+__all__ = ["RejudgeEstimate", "estimate_rejudge", "judge_noise_report", "rejudge_report"]
 
 
 def _taken_up(report: BenchmarkReport) -> tuple[dict[str, Run], list[Run]]:
@@ -28,6 +32,75 @@ def _taken_up(report: BenchmarkReport) -> tuple[dict[str, Run], list[Run]]:
     made now, so none costs anything now."""
     runs = [replace(r, calls=[replace(c, cache_hit=True) for c in r.calls]) for r in report.to_runs()]
     return {r.input_id: r for r in runs if r.role is Role.REFERENCE}, [r for r in runs if r.role is Role.CANDIDATE]
+
+
+@dataclass(frozen=True, kw_only=True)
+class RejudgeEstimate:
+    """What judging a report's runs again will cost, before any judge call: the runs, how many verdicts the cache
+    already holds (free), the judge calls left to make and what they cost at most."""
+
+    runs: int
+    """Candidate runs that will be judged (a failed run is not sent to the judge)."""
+    cached: int
+    """Of those, the ones whose verdict the cache holds whole: judging them costs nothing."""
+    judge_calls: int
+    """Judge calls left to make (two a run under the label-bias check)."""
+    cost: float
+    """What those calls cost at most: every prompt paid in full (a provider's prompt cache only lowers it)."""
+    judge: str
+    """The entry that judges."""
+    currency: str
+    """Currency of ``cost``."""
+
+    def line(self) -> str:
+        """The estimate in one line, as the CLI prints it before it spends."""
+        return (
+            f"{self.runs} runs to judge with {self.judge}: {self.cached} verdicts in the cache, {self.judge_calls} "
+            f"judge calls to make, at most {money(self.cost)} {self.currency}"
+        )
+
+
+async def estimate_rejudge(
+    report: BenchmarkReport,
+    catalog: Catalog,
+    *,
+    rubric: str | None = None,
+    judge: str | None = None,
+    cache: CallCache | str | os.PathLike[str] | None = None,
+) -> RejudgeEstimate:
+    """What `rejudge_report` with these options will cost: each run's verdict looked up in the cache alone (nothing is
+    sent), the ones missing priced from their own prompts at the judge's prices."""
+    setup = JudgeSetup.from_meta(report.meta, catalog, rubric=rubric, judge=judge)
+    references, candidates = _taken_up(report)
+    judged = [r for r in candidates if r.ok]
+    inputs = report.meta.inputs
+    store = cache if isinstance(cache, CallCache) else CallCache(cache)
+    orders = (False, True) if setup.swap else (False,)
+    async with Session(catalog, store, catalog.concurrency, mounted(), cache_only=True) as session:
+
+        async def price(run: Run) -> float | None:
+            """None when the cache holds the verdict; else what asking for it costs."""
+            reference = references[run.input_id]
+            try:
+                await judge_run(session, run, reference, inputs.get(run.input_id), setup)
+                return None
+            except NotCached:
+                pass
+            facts = judge_note(compare(run.calls, run.output, reference.calls, reference.output))
+            value = inputs.get(run.input_id)
+            prompts = [judge_messages(run, reference, value, setup, facts=facts, candidate_first=o) for o in orders]
+            return sum(setup.entry.cost(judge_prompt_tokens(p, setup), JUDGE_OUTPUT_TOKENS) for p in prompts)
+
+        priced = await fan_out(judged, price, width=lane_width(catalog.concurrency))
+    due = [p for p in priced if p is not None]
+    return RejudgeEstimate(
+        runs=len(judged),
+        cached=len(judged) - len(due),
+        judge_calls=len(due) * len(orders),
+        cost=sum(due),
+        judge=setup.entry.name,
+        currency=setup.entry.currency,
+    )
 
 
 async def _judge_each(
@@ -130,6 +203,8 @@ async def rejudge_report(
     setup.entry.api_key()  # fail before any call when the judge cannot be called
     references, candidates = _taken_up(report)
     inputs = report.meta.inputs
+    if scorer is not None:  # a scorer given now scores the reference runs too, when it reads the gold labels
+        references = {k: score_reference(r, inputs.get(k), scorer) for k, r in references.items()}
 
     async def again(session: Session, run: Run) -> Run:
         return await judge_run(session, run, references[run.input_id], inputs.get(run.input_id), setup, scorer)

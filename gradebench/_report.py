@@ -186,12 +186,24 @@ class BenchmarkReport:
         """One line: what the runs cost, what the judge cost, and what was spent now (cache hits cost nothing now)."""
         return _present.totals(self)
 
-    def table(self) -> str:
-        """The text table logged after a race: one line per entry, then the verdicts and the recommendation."""
-        return _present.render(self)
+    def table(self, width: int | None = None) -> str:
+        """The text table logged after a race: one line per entry, then the verdicts and the recommendation.
+
+        ``width`` (a terminal's columns) fits it: the least needed columns are left out, named, and sentences wrap
+        between words; None: no limit."""
+        return _present.render(self, width)
 
     def _repr_html_(self) -> str:
         return _present.html(self)
+
+    def to_html(self, path: str | Path, *, lowest: int = 2) -> Path:
+        """Write the report as one self-contained HTML file that opens offline in a browser: the header, the stop
+        marker and the judge's headlines, the models table with the verdicts and the recommendation, the charts (inline
+        SVG), the diagnostics, and each entry's ``lowest`` lowest-scoring runs beside the reference run of the same
+        input with the judge's reason. Every text from a run is escaped; the file loads nothing. Returns the path."""
+        from ._html_report import write_page  # it draws the charts, which import this module
+
+        return write_page(self, path, lowest=lowest)
 
     # ---------------------------------------------------------------------------------------------------- parquet
 
@@ -218,9 +230,15 @@ class BenchmarkReport:
             )
         meta = ReportMeta.from_dict(json.loads((path / "meta.json").read_text()), source=str(path / "meta.json"))
         runs = conform(
-            _with_later_columns(pl.read_parquet(path / "runs.parquet")), RUNS_SCHEMA, str(path / "runs.parquet")
+            _with_later_columns(pl.read_parquet(path / "runs.parquet"), RUNS_ADDED_LATER),
+            RUNS_SCHEMA,
+            str(path / "runs.parquet"),
         )
-        calls = conform(pl.read_parquet(path / "calls.parquet"), CALLS_SCHEMA, str(path / "calls.parquet"))
+        calls = conform(
+            _with_later_columns(pl.read_parquet(path / "calls.parquet"), CALLS_ADDED_LATER),
+            CALLS_SCHEMA,
+            str(path / "calls.parquet"),
+        )
         noise = pl.read_parquet(path / "noise.parquet") if (path / "noise.parquet").is_file() else None
         by_run: dict[str, list[Call]] = {}
         for row in calls.iter_rows(named=True):
@@ -234,13 +252,15 @@ class BenchmarkReport:
         return cls(records, meta, noise)
 
 
-ADDED_LATER = {"wall_now_s": pl.Float64()}
+RUNS_ADDED_LATER: dict[str, pl.DataType] = {"wall_now_s": pl.Float64()}
 """Runs columns a report written by an earlier gradebench lacks: read back as unknown (null)."""
+CALLS_ADDED_LATER: dict[str, pl.DataType] = {"asked_model": pl.String(), "price_source": pl.String()}
+"""Calls columns a report written by an earlier gradebench lacks: read back as unknown (null)."""
 
 
-def _with_later_columns(runs: pl.DataFrame) -> pl.DataFrame:
-    missing = [pl.lit(None, dtype=dtype).alias(name) for name, dtype in ADDED_LATER.items() if name not in runs.columns]
-    return runs.with_columns(missing) if missing else runs
+def _with_later_columns(frame: pl.DataFrame, later: dict[str, pl.DataType]) -> pl.DataFrame:
+    missing = [pl.lit(None, dtype=dtype).alias(name) for name, dtype in later.items() if name not in frame.columns]
+    return frame.with_columns(missing) if missing else frame
 
 
 def _all_calls(run: Run) -> list[Call]:

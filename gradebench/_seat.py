@@ -4,6 +4,9 @@ A seat sends each call of a conversation down the call path its session built (`
 front of admission control in front of the transport) under a `CallKey` of its own, and keeps every call as a `Call`
 record; a `Reply` carries the calls one ``chat`` made. The job's limits (`JobLimits`) say which parameters it sends
 and how long its tool loop may run.
+
+A job written against the openai SDK uses ``seat.openai`` instead (`gradebench._seat_openai`): its requests come to
+`Seat.send`, one call each, its own code running the tool loop.
 """
 
 from __future__ import annotations
@@ -14,6 +17,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+import openai
 import pydantic
 
 from ._callpath import CallLayer, CallRequest
@@ -24,6 +28,7 @@ from ._keys import CallKey, SeatKey
 from ._protocol import content_text, reasoning_text
 from ._records import Call
 from ._redact import scrub, scrub_value
+from ._seat_openai import seat_client
 from ._tools import Tool, tool
 from ._usage import read_usage
 
@@ -80,6 +85,16 @@ class Seat:
         self._seq = 0
         self.calls: list[Call] = []
         """Every call this run made, in order."""
+        self._openai: openai.AsyncOpenAI | None = None
+        self._unanswered: dict[str, tuple[int, int]] = {}  # tool call id -> (call, tool call) awaiting its result
+
+    @property
+    def openai(self) -> openai.AsyncOpenAI:
+        """An ``openai.AsyncOpenAI`` for a job's own openai code: ``chat.completions.create(...)`` (streamed or not)
+        goes down this seat's call path, each request one recorded call (see `gradebench._seat_openai`)."""
+        if self._openai is None:
+            self._openai = seat_client(self)
+        return self._openai
 
     def __repr__(self) -> str:
         return f"Seat({self.entry.name}, role={self.key.role}, calls={len(self.calls)})"
@@ -141,6 +156,44 @@ class Seat:
             steps=self.limits.max_steps,
         )
 
+    async def send(
+        self, messages: Sequence[Mapping[str, Any]], params: Mapping[str, Any], *, asked_model: str | None = None
+    ) -> dict[str, Any]:
+        """One call as a job's own code made it: its messages and parameters (merged as `params_for` merges them), the
+        entry's model for the one it asked for. The completion comes back with every tool call given an id; the tool
+        calls are recorded on the call, and the results this conversation carries are joined to the calls that asked.
+        """
+        conversation = [dict(m) for m in messages]
+        self._join_tool_results(conversation)
+        call = await self._call(conversation, self.params_for(params), 0, asked_model=asked_model)
+        response = call.response or {}
+        requested = call.message.get("tool_calls")
+        if requested:
+            turn = _assistant_turn(call.message, call.seq)
+            response["choices"][0]["message"] = turn
+            records = []
+            for position, tc in enumerate(turn["tool_calls"]):
+                fn = tc.get("function") or {}
+                records.append({"id": tc["id"], "name": fn.get("name", ""), "arguments": _parsed(fn.get("arguments"))})
+                self._unanswered[tc["id"]] = (len(self.calls), position)
+            call = replace(call, tool_results=records)
+        self.calls.append(call)
+        return response
+
+    def _join_tool_results(self, conversation: Sequence[Mapping[str, Any]]) -> None:
+        """The results a job's code sends back, joined to the tool calls that asked for them."""
+        for message in conversation:
+            if message.get("role") != "tool":
+                continue
+            where = self._unanswered.pop(str(message.get("tool_call_id")), None)
+            if where is None:
+                continue
+            index, position = where
+            asked = self.calls[index]
+            records = [dict(r) for r in asked.tool_results]
+            records[position]["result"] = _parsed(content_text(message.get("content")))
+            self.calls[index] = replace(asked, tool_results=records)
+
     async def _run_tool(self, by_name: dict[str, Tool], tc: Mapping[str, Any]) -> dict[str, Any]:
         fn = tc.get("function") or {}
         name = fn.get("name", "")
@@ -160,7 +213,14 @@ class Seat:
             return {**record, "error": utf8_safe(scrub(f"{type(exc).__name__}: {exc}"))}
         return {**record, "result": utf8_safe(scrub_value(result))}
 
-    async def _call(self, conversation: list[dict[str, Any]], params: dict[str, Any], attempt: int) -> Call:
+    async def _call(
+        self,
+        conversation: list[dict[str, Any]],
+        params: dict[str, Any],
+        attempt: int,
+        *,
+        asked_model: str | None = None,
+    ) -> Call:
         entry = self.entry
         seq = self._seq
         self._seq += 1
@@ -177,6 +237,7 @@ class Seat:
             "role": self.key.role,
             "entry": entry.name,
             "request_packed": packed,
+            "asked_model": asked_model,
         }
         try:
             answer = await self._path(request)
@@ -212,6 +273,16 @@ def _assistant_turn(message: Mapping[str, Any], seq: int) -> dict[str, Any]:
         for i, tc in enumerate(message["tool_calls"])
     ]
     return turn
+
+
+def _parsed(text: Any) -> Any:
+    """A tool call's arguments or result as sent: an object or array written as JSON is read back, other text kept."""
+    if isinstance(text, str) and text.lstrip()[:1] in ("{", "["):
+        try:
+            return json.loads(text)
+        except json.JSONDecodeError:
+            return text
+    return text
 
 
 def _to_json(value: Any) -> str:

@@ -9,9 +9,10 @@ race, which one is the reference and which one judges.
 from __future__ import annotations
 
 import dataclasses
+import difflib
 import json
 import math
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -20,6 +21,7 @@ import pydantic
 from ._catalog import Catalog, Entry
 from ._codec import dumps
 from ._stats import DEFAULT_MARGIN
+from ._tomlfile import UNKNOWN_FIELD, problem_text
 from ._vocab import Design
 
 __all__ = ["DEFAULT_RUNS", "JOB_SCORER", "MAX_RUNS_PER_INPUT", "NO_SCORER", "Lineup", "RaceSpec", "Runs"]
@@ -50,8 +52,9 @@ class RaceSpec:
     budget, what the judge reads and how it judges, the scorer and the salt. Checked when made."""
 
     job: str | None = None
-    """The job: an example job's name (order-agent, selecting-agent) or module:attribute. Unset when it was given as
-    code that cannot be imported by name (then `gradebench.Benchmark.from_report` needs job=...)."""
+    """The job: an example job's name (order-agent, selecting-agent), module:attribute, or prompt:{...} (a job without
+    code, as its fields). Unset when it was given as code that cannot be imported by name (then
+    `gradebench.Benchmark.from_report` needs job=...)."""
     catalog: str | None = None
     """The catalog: sim for the simulated fleet, or a catalog TOML file. Unset when it was built in code (then
     `gradebench.Benchmark.from_report` needs catalog=...)."""
@@ -72,9 +75,9 @@ class RaceSpec:
     rubric: str | None = None
     """What a good answer does, beside the fixed rubric the judge reads; unset: the job's own."""
     scorer: str | None = None
-    """job (the job's own), none, or a spec: field_equals:PATH, numeric_close:PATH, set_f1:PATH, choice_letter[:PATH]
-    (see `gradebench.scorers.SPECS`); a scorer given as code is recorded by its name. Unset: the job's own, when it has
-    one."""
+    """job (the job's own), none, or a spec: field_equals:PATH, numeric_close:PATH, set_f1:PATH, choice_letter[:PATH],
+    each with @GOLD to compare with the input's gold label (see `gradebench.scorers.SPECS`); a scorer given as code is
+    recorded by its name. Unset: the job's own, when it has one."""
     judge: str | None = None
     """The entry that judges; unset: the catalog's ceiling."""
     judge_swap: bool = False
@@ -150,19 +153,24 @@ class RaceSpec:
         return json.loads(dumps(dataclasses.asdict(self)))
 
     @classmethod
-    def from_dict(cls, raw: Mapping[str, Any], *, source: str = "spec") -> RaceSpec:
+    def from_dict(cls, raw: Mapping[str, Any], *, source: str = "spec", also_known: Iterable[str] = ()) -> RaceSpec:
         """A spec from plain values (a run config, ``meta.json``); an unknown or bad field raises a `ValueError` that
-        names ``source`` and the field."""
+        names ``source`` and the field (and, for a misspelt one, the field it most likely meant among the spec's and
+        ``also_known``)."""
         try:  # strict, from JSON: a flag is no number and "yes" no flag, while an array is a tuple
             return _SPEC.validate_json(json.dumps(dict(raw), default=str))
         except pydantic.ValidationError as exc:
-            problem = exc.errors()[0]
+            problems = exc.errors()
+            unknown = ("unexpected_keyword_argument", "extra_forbidden")
+            problem = next((p for p in problems if p["type"] in unknown), problems[0])
             what = str(problem["msg"]).removeprefix("Value error, ")
-            if problem["type"] in ("unexpected_keyword_argument", "extra_forbidden"):
-                what = "unknown field"
             # a check of __post_init__ has no location; its message starts with the field's name
             where = str(problem["loc"][0]) if problem["loc"] else what.split(" ", 1)[0]
-            raise ValueError(f"{source}: field {where!r}: {what}") from None
+            if problem["type"] in unknown:
+                known = [f.name for f in dataclasses.fields(RaceSpec)] + list(also_known)
+                near = difflib.get_close_matches(where, known, n=1)
+                what = UNKNOWN_FIELD + (f" (did you mean {near[0]!r}?)" if near else "")
+            raise ValueError(f"{source}: {problem_text(where, what)}") from None
 
     @classmethod
     def describe(cls) -> dict[str, str]:

@@ -2,8 +2,9 @@
 
 Tokens are ``usage.prompt_tokens`` and ``completion_tokens``, with ``prompt_tokens_details.cached_tokens`` (part of the
 input) and ``completion_tokens_details.reasoning_tokens`` (part of the output). A cost the provider reports in USD
-(OpenRouter's ``usage.cost``, a LiteLLM proxy's `LITELLM_COST_HEADER`) is the call's cost; otherwise the catalog's
-prices give it. A number the answer does not give stays None: unknown is never 0.
+(OpenRouter's ``usage.cost``, a LiteLLM proxy's `LITELLM_COST_HEADER`) is the call's cost; otherwise the entry's price
+table gives it (the catalog's prices, or genai-prices' for an entry that names its provider), and ``price_source``
+says which. A number the answer does not give stays None: unknown is never 0.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ._catalog import Entry
+from ._prices import PROVIDER
 from ._vocab import CostSource
 
 __all__ = ["LITELLM_COST_HEADER", "Usage", "number", "read_usage"]
@@ -34,6 +36,7 @@ class Usage:
     cost: float | None
     cost_source: CostSource | None
     price_table_cost: float | None
+    price_source: str | None
     generation_id: str | None
     finish_reason: str | None
 
@@ -79,8 +82,9 @@ def read_usage(entry: Entry, body: Mapping[str, Any], header_cost: float | None)
     reported = number(usage.get("cost")) if "cost" in usage else header_cost
     cost: float | None = table
     source = CostSource.PRICE_TABLE if table is not None else None
+    priced_by = entry.price_source if table is not None else None
     if reported is not None and entry.currency.upper() == "USD":
-        cost, source = reported, CostSource.PROVIDER
+        cost, source, priced_by = reported, CostSource.PROVIDER, PROVIDER
     return Usage(
         input_tokens=tin,
         output_tokens=tout,
@@ -89,6 +93,7 @@ def read_usage(entry: Entry, body: Mapping[str, Any], header_cost: float | None)
         cost=cost,
         cost_source=source,
         price_table_cost=table,
+        price_source=priced_by,
         generation_id=body.get("id"),
         finish_reason=(body.get("choices") or [{}])[0].get("finish_reason"),
     )

@@ -1,8 +1,11 @@
-"""Scorers: compare a run's output with the reference output in code, as a number 0..1 (None: cannot be compared).
+"""Scorers: compare a run's output in code with the reference output (or a gold value the input carries), 0..1.
 
-A scorer is any callable ``(output, reference_output) -> float | None`` with a ``name`` used in reports. The ready ones
-here are pure and never raise on odd input: a reference that lacks what the scorer reads gives None (nothing to compare
-against), a candidate that lacks it gives 0.0 (the run failed to produce it).
+A scorer is any callable ``(output, reference_output) -> float | None`` (None: cannot be compared) with a ``name`` used
+in reports. One that compares with a gold label takes the input too, as a keyword ``input``: gradebench passes it to a
+scorer whose signature names ``input`` (or whose ``reads_input`` is True), and such a scorer scores the reference run
+as well: was the pinned model right in the first place? The ready ones here are pure and never raise on odd input: a
+reference (or gold value) that lacks what the scorer reads gives None, a run that lacks it 0.0. Each takes ``gold=``,
+a dotted path into the input: then it holds the output to the input's value there, not to the reference's.
 
 Multiple-choice helpers: `extract_choice` finds the answer letter in free text, `seeded_shuffle` permutes options
 reproducibly (sha256 of a key, so the same input shows the same order in every process and Python version).
@@ -43,7 +46,10 @@ DEFAULT_LETTERS = "ABCDEFGHIJ"
 
 @runtime_checkable
 class Scorer(Protocol):
-    """Compares an output with the reference output: 0..1, or None when the pair cannot be compared."""
+    """Compares an output with the reference output: 0..1, or None when the pair cannot be compared.
+
+    A scorer may also take ``input`` as a keyword (the run's input, e.g. to read a gold label); see the module's docs.
+    """
 
     @property
     def name(self) -> str:
@@ -91,10 +97,14 @@ def _decoded(value: Any) -> Any:
     return value
 
 
-def _check_path(path: Any) -> str:
+def _check_path(path: Any, what: str = "path") -> str:
     if not isinstance(path, str) or not path or any(not p for p in path.split(".")):
-        raise ValueError(f"path must be a dotted path like 'decision' or 'a.b', got {path!r}")
+        raise ValueError(f"{what} must be a dotted path like 'decision' or 'a.b', got {path!r}")
     return path
+
+
+def _gold(gold: Any) -> str | None:
+    return None if gold is None else _check_path(gold, "gold")
 
 
 def _is_number(value: Any) -> bool:
@@ -119,9 +129,41 @@ def _same(a: Any, b: Any) -> bool:
 # ---------------------------------------------------------------------------------------------------------- scorers
 
 
+def _expected(reference_output: Any, input: Any, path: str | None, gold: str | None) -> Any:
+    """What a run's value is held to: the input's value at ``gold`` (a gold label), else the reference's at ``path``."""
+    return _get(input, gold) if gold is not None else _get(reference_output, path)
+
+
+def _label(kind: str, *parts: str | None, gold: str | None) -> str:
+    """A scorer's name in reports: ``field_equals(label)``, ``field_equals(label, gold=expected)``."""
+    inner = ", ".join([p for p in parts if p] + ([f"gold={gold}"] if gold else []))
+    return f"{kind}({inner})" if inner else kind
+
+
+def _spec(kind: str, path: str | None, gold: str | None) -> str | None:
+    """``kind:path@gold`` as `from_spec` reads it; None when a path holds an ``@`` (the spec could not be read back)."""
+    if "@" in (path or "") or "@" in (gold or ""):
+        return None
+    made = f"{kind}:{path}" if path else kind
+    return f"{made}@{gold}" if gold else made
+
+
 @dataclass(frozen=True, kw_only=True)
-class FieldEquals:
-    """1.0 when the value at ``path`` equals the reference's, 0.0 when not; None when the reference lacks it."""
+class _HeldToGold:
+    """What every ready scorer shares: the gold value it may be held to instead of the reference's output."""
+
+    gold: str | None = None
+    """Dotted path into the input to the gold value the output is held to; None: the reference's output."""
+
+    @property
+    def reads_input(self) -> bool:
+        """True when it compares with a gold value of the input (then it scores the reference run too)."""
+        return self.gold is not None
+
+
+@dataclass(frozen=True, kw_only=True)
+class FieldEquals(_HeldToGold):
+    """1.0 when the value at ``path`` equals the reference's (or the gold one), 0.0 if not; None when there is none."""
 
     path: str
     """Dotted path into the output dicts, e.g. ``"decision"`` or ``"a.b"``."""
@@ -129,15 +171,15 @@ class FieldEquals:
     @property
     def name(self) -> str:
         """Label in reports."""
-        return f"field_equals({self.path})"
+        return _label("field_equals", self.path, gold=self.gold)
 
     @property
-    def spec(self) -> str:
+    def spec(self) -> str | None:
         """What `from_spec` takes to make this scorer again."""
-        return f"field_equals:{self.path}"
+        return _spec("field_equals", self.path, self.gold)
 
-    def __call__(self, output: Any, reference_output: Any) -> float | None:
-        expected = _get(reference_output, self.path)
+    def __call__(self, output: Any, reference_output: Any, *, input: Any = None) -> float | None:
+        expected = _expected(reference_output, input, self.path, self.gold)
         if expected is _MISSING:
             return None
         got = _get(output, self.path)
@@ -145,8 +187,9 @@ class FieldEquals:
 
 
 @dataclass(frozen=True, kw_only=True)
-class NumericClose:
-    """1.0 when the number at ``path`` is within tolerance of the reference's; None when the reference has no number."""
+class NumericClose(_HeldToGold):
+    """1.0 when the number at ``path`` is within tolerance of the reference's (or the gold number); None when the
+    reference (or the input) has no number."""
 
     path: str
     """Dotted path into the output dicts."""
@@ -158,15 +201,15 @@ class NumericClose:
     @property
     def name(self) -> str:
         """Label in reports."""
-        return f"numeric_close({self.path}, rel={self.rel:g}, abs={self.abs:g})"
+        return _label("numeric_close", self.path, f"rel={self.rel:g}", f"abs={self.abs:g}", gold=self.gold)
 
     @property
     def spec(self) -> str | None:
         """What `from_spec` takes to make this scorer again (None when its tolerances are not the spec's)."""
-        return f"numeric_close:{self.path}" if (self.rel, self.abs) == (0.01, 0.0) else None
+        return _spec("numeric_close", self.path, self.gold) if (self.rel, self.abs) == (0.01, 0.0) else None
 
-    def __call__(self, output: Any, reference_output: Any) -> float | None:
-        expected = _get(reference_output, self.path)
+    def __call__(self, output: Any, reference_output: Any, *, input: Any = None) -> float | None:
+        expected = _expected(reference_output, input, self.path, self.gold)
         if not _is_number(expected):
             return None
         got = _get(output, self.path)
@@ -176,8 +219,8 @@ class NumericClose:
 
 
 @dataclass(frozen=True, kw_only=True)
-class SetF1:
-    """F1 of the collections at ``path`` taken as sets (both empty: 1.0); None when the reference has no collection."""
+class SetF1(_HeldToGold):
+    """F1 of the collections at ``path`` taken as sets (both empty: 1.0); None when the one held to is no collection."""
 
     path: str
     """Dotted path into the output dicts."""
@@ -185,15 +228,15 @@ class SetF1:
     @property
     def name(self) -> str:
         """Label in reports."""
-        return f"set_f1({self.path})"
+        return _label("set_f1", self.path, gold=self.gold)
 
     @property
-    def spec(self) -> str:
+    def spec(self) -> str | None:
         """What `from_spec` takes to make this scorer again."""
-        return f"set_f1:{self.path}"
+        return _spec("set_f1", self.path, self.gold)
 
-    def __call__(self, output: Any, reference_output: Any) -> float | None:
-        expected = _as_set(_get(reference_output, self.path))
+    def __call__(self, output: Any, reference_output: Any, *, input: Any = None) -> float | None:
+        expected = _as_set(_expected(reference_output, input, self.path, self.gold))
         if expected is None:
             return None
         got = _as_set(_get(output, self.path))
@@ -226,8 +269,8 @@ def _item_key(value: Any) -> Any:
 
 
 @dataclass(frozen=True, kw_only=True)
-class ChoiceLetter:
-    """1.0 when output and reference name the same multiple-choice letter (see `extract_choice`)."""
+class ChoiceLetter(_HeldToGold):
+    """1.0 when output and reference (or the gold value) name the same multiple-choice letter (see `extract_choice`)."""
 
     letters: str = DEFAULT_LETTERS
     """The letters the choices are labelled with."""
@@ -237,17 +280,19 @@ class ChoiceLetter:
     @property
     def name(self) -> str:
         """Label in reports."""
-        return f"choice_letter({self.path})" if self.path else "choice_letter"
+        return _label("choice_letter", self.path, gold=self.gold)
 
     @property
     def spec(self) -> str | None:
         """What `from_spec` takes to make this scorer again (None for letters other than the default)."""
-        if self.letters != DEFAULT_LETTERS:
-            return None
-        return f"choice_letter:{self.path}" if self.path else "choice_letter"
+        return _spec("choice_letter", self.path, self.gold) if self.letters == DEFAULT_LETTERS else None
 
-    def __call__(self, output: Any, reference_output: Any) -> float | None:
-        expected = self._letter(reference_output)
+    def __call__(self, output: Any, reference_output: Any, *, input: Any = None) -> float | None:
+        if self.gold is not None:
+            gold = _get(input, self.gold)
+            expected = extract_choice(gold, self.letters) if isinstance(gold, str) else None
+        else:
+            expected = self._letter(reference_output)
         if expected is None:
             return None
         return 1.0 if self._letter(output) == expected else 0.0
@@ -257,27 +302,30 @@ class ChoiceLetter:
         return extract_choice(text, self.letters) if isinstance(text, str) else None
 
 
-def field_equals(path: str) -> FieldEquals:
-    """Scorer: the value at a dotted path equals the reference's (1.0) or not (0.0)."""
-    return FieldEquals(path=_check_path(path))
+def field_equals(path: str, *, gold: str | None = None) -> FieldEquals:
+    """Scorer: the value at a dotted path equals the reference's (1.0) or not (0.0); with ``gold`` (a dotted path into
+    the input), the input's value there instead."""
+    return FieldEquals(path=_check_path(path), gold=_gold(gold))
 
 
-def numeric_close(path: str, rel: float = 0.01, abs: float = 0.0) -> NumericClose:
-    """Scorer: the number at a dotted path is within ``rel``/``abs`` of the reference's."""
+def numeric_close(path: str, rel: float = 0.01, abs: float = 0.0, *, gold: str | None = None) -> NumericClose:
+    """Scorer: the number at a dotted path is within ``rel``/``abs`` of the reference's (or the input's at ``gold``)."""
     for label, tol in (("rel", rel), ("abs", abs)):
         if not _is_number(tol) or tol < 0:
             raise ValueError(f"{label} must be a finite number >= 0, got {tol!r}")
-    return NumericClose(path=_check_path(path), rel=float(rel), abs=float(abs))
+    return NumericClose(path=_check_path(path), rel=float(rel), abs=float(abs), gold=_gold(gold))
 
 
-def set_f1(path: str) -> SetF1:
-    """Scorer: F1 of the two collections at a dotted path, as sets."""
-    return SetF1(path=_check_path(path))
+def set_f1(path: str, *, gold: str | None = None) -> SetF1:
+    """Scorer: F1 of the two collections at a dotted path, as sets (the input's at ``gold`` for the reference's)."""
+    return SetF1(path=_check_path(path), gold=_gold(gold))
 
 
-def choice_letter(letters: str = DEFAULT_LETTERS, path: str | None = None) -> ChoiceLetter:
-    """Scorer: output and reference pick the same multiple-choice letter."""
-    return ChoiceLetter(letters=_check_letters(letters), path=None if path is None else _check_path(path))
+def choice_letter(letters: str = DEFAULT_LETTERS, path: str | None = None, *, gold: str | None = None) -> ChoiceLetter:
+    """Scorer: output and reference (or the input's answer at ``gold``) pick the same multiple-choice letter."""
+    return ChoiceLetter(
+        letters=_check_letters(letters), path=None if path is None else _check_path(path), gold=_gold(gold)
+    )
 
 
 SPECS: dict[str, str] = {
@@ -285,21 +333,30 @@ SPECS: dict[str, str] = {
     "numeric_close:PATH": "the number at PATH is within 1% of the reference's",
     "set_f1:PATH": "F1 of the collections at PATH, as sets",
     "choice_letter[:PATH]": "the same multiple-choice letter (in the text, or at PATH)",
+    "field_equals:PATH@GOLD": "the value at PATH equals the input's gold value at GOLD (a dotted path into the input)",
+    "numeric_close:PATH@GOLD": "the number at PATH is within 1% of the input's at GOLD",
+    "set_f1:PATH@GOLD": "F1 of the collection at PATH against the input's at GOLD",
+    "choice_letter[:PATH]@GOLD": "the letter the output names is the input's gold answer at GOLD",
 }
-"""The scorers a spec can name (the CLI, a run config and the panel all read specs), with what each scores."""
+"""The scorers a spec can name (the CLI, a run config and the panel all read specs), with what each scores. A spec
+with ``@GOLD`` compares with a gold label the input carries, and scores the reference run too."""
 
 _BY_KIND: dict[str, Any] = {"field_equals": field_equals, "numeric_close": numeric_close, "set_f1": set_f1}
 
 
 def from_spec(spec: str) -> Scorer:
     """A scorer from its spec: ``field_equals:decision``, ``numeric_close:total``, ``set_f1:items``,
-    ``choice_letter`` or ``choice_letter:answer``; a bad spec raises a `ValueError` listing the valid ones, and a
-    bad path after a known kind (``field_equals:`` with none) one saying what a path is."""
-    kind, colon, path = spec.strip().partition(":")
+    ``choice_letter`` or ``choice_letter:answer``, each with ``@GOLD`` to compare with the input's gold value at the
+    dotted path GOLD (``field_equals:label@expected_label``, ``choice_letter@answer``); a bad spec raises a
+    `ValueError` listing the valid ones, and a bad path after a known kind (``field_equals:`` with none, ``@`` with no
+    gold path) one saying what a path is."""
+    body, at, gold_path = spec.strip().partition("@")
+    gold = _check_path(gold_path, "gold") if at else None
+    kind, colon, path = body.partition(":")
     if kind in _BY_KIND and colon:
-        return _BY_KIND[kind](path)
+        return _BY_KIND[kind](path, gold=gold)
     if kind == "choice_letter":
-        return choice_letter(path=path or None)
+        return choice_letter(path=path or None, gold=gold)
     raise ValueError(f"scorer {spec!r} is not one of {', '.join(SPECS)}")
 
 

@@ -30,6 +30,7 @@ __all__ = [
     "OllamaEndpoint",
     "OpenAIEndpoint",
     "OpenRouterEndpoint",
+    "OpenRouterModels",
     "VLLMEndpoint",
     "serve",
 ]
@@ -310,6 +311,79 @@ class OpenRouterEndpoint(Endpoint):
         in the body. https://openrouter.ai/docs/api-reference/errors"""
         body = {"error": {"code": code, "message": message, "metadata": {"provider_name": provider_name}}}
         return httpx2.Response(200, json=body)
+
+
+class OpenRouterModels:
+    """OpenRouter's model list, ``GET /api/v1/models`` (no key needed), as a fleet for `start_server`: a GET whose path
+    ends in ``/models`` gets ``{"data": models}``; every other request goes to ``chat`` (a `Fleet`), or is a 404.
+    Shape: https://openrouter.ai/docs/api-reference/list-available-models (prices are strings, USD per token)."""
+
+    def __init__(self, models: list[dict[str, Any]], *, chat: Fleet | None = None, status: int = 200):
+        self.models = models
+        self.chat = chat
+        self.status = status
+        """The list's HTTP status (not 200: an OpenAI-shaped error body)."""
+        self.requests: list[httpx2.Request] = []
+        """Every model-list request received, in order."""
+
+    async def handle(self, request: httpx2.Request) -> httpx2.Response:
+        if request.method == "GET" and request.url.path.endswith("/models"):
+            self.requests.append(request)
+            if self.status != 200:
+                return OpenAIEndpoint.error(self.status, "Service temporarily unavailable", type="server_error")
+            return httpx2.Response(200, json={"data": self.models})
+        if self.chat is None:
+            return OpenAIEndpoint.error(404, f"no route {request.method} {request.url.path}", code="not_found")
+        return await self.chat.handle(request)
+
+    @staticmethod
+    def model(
+        id: str,
+        *,
+        prompt: str = "0.0000001",
+        completion: str = "0.0000003",
+        input_cache_read: str | None = None,
+        input_cache_write: str | None = None,
+        internal_reasoning: str = "0",
+        request: str = "0",
+        context_length: int | None = 131072,
+        name: str | None = None,
+    ) -> dict[str, Any]:
+        """One item of the list's ``data``, every documented field present (``input_cache_read`` and
+        ``input_cache_write`` only when given: models without prompt caching leave them out)."""
+        pricing = {
+            "prompt": prompt,
+            "completion": completion,
+            "request": request,
+            "image": "0",
+            "web_search": "0",
+            "internal_reasoning": internal_reasoning,
+        }
+        if input_cache_read is not None:
+            pricing["input_cache_read"] = input_cache_read
+        if input_cache_write is not None:
+            pricing["input_cache_write"] = input_cache_write
+        return {
+            "id": id,
+            "canonical_slug": id,
+            "hugging_face_id": "",
+            "name": name or id,
+            "created": 1745000000,
+            "description": f"{id}, as OpenRouter describes it.",
+            "context_length": context_length,
+            "architecture": {
+                "modality": "text->text",
+                "input_modalities": ["text"],
+                "output_modalities": ["text"],
+                "tokenizer": "Other",
+                "instruct_type": None,
+            },
+            "pricing": pricing,
+            "top_provider": {"context_length": context_length, "max_completion_tokens": 16384, "is_moderated": False},
+            "per_request_limits": None,
+            "supported_parameters": ["max_tokens", "temperature", "tools", "response_format"],
+            "default_parameters": {"temperature": None, "top_p": None, "frequency_penalty": None},
+        }
 
 
 # ------------------------------------------------------------------------------------------------------- DeepSeek

@@ -4,8 +4,11 @@ Every cell runs (no traceback; the panel and an offline Vega chart render), then
 change, a fresh salt (the estimate beside Run now waits for a click: the reference runs are not cached), Run and
 Stop mid-race (the stop marker shows), every tab (the Runs tab one line per run, the Models tab's ids unwrapped),
 Rejudge, Export (every file listed), Run again from the cache (the estimate then says it is all cached). No browser
-console error may appear on the way. The panel's screenshot is the README's docs/panel.png, so it cannot drift from the
-panel; out/browser/ gets the whole notebook and each tab of the stopped race.
+console error may appear on the way. The exported report.html then opens from file:// in a page of its own: the models
+table and a chart show, with no console error and no request but the file's own. out/browser/ gets the panel's
+screenshot, the whole notebook, each tab of the stopped race and the report.html; the panel's screenshot replaces the
+README's docs/panel.png only when asked (``make screenshot``, or GRADEBENCH_SCREENSHOT=1): a test run never rewrites
+a tracked file.
 
 Slow (~45 s on 2 cores) and needs Chromium at /usr/bin/chromium; skips with a hint when that is missing or will not
 start, and when GRADEBENCH_SKIP_BROWSER=1.
@@ -35,6 +38,7 @@ REPO = Path(__file__).resolve().parent.parent
 NOTEBOOK = REPO / "notebooks" / "01_race_a_grade.ipynb"
 SHOTS = REPO / "out" / "browser"
 README_SHOT = REPO / "docs" / "panel.png"
+WRITE_README_SHOT = os.environ.get("GRADEBENCH_SCREENSHOT") == "1"
 
 RUN_TIMEOUT_S = 120  # all cells, from "Run All Cells" to an idle kernel
 UI_TIMEOUT_MS = 30_000  # any single page step
@@ -45,7 +49,7 @@ ERROR_LINE = re.compile(r"^\w*(Error|Exception)\b", re.MULTILINE)  # "SyntaxErro
 CHART = "svg.marks, canvas.marks"  # what vega-embed draws, inside its .vega-embed element
 MAX_HEIGHT = 16000  # px; the tallest window the notebook screenshot may use (Chromium caps textures at 16384)
 TABS = ("Runs", "Models", "Cost vs quality", "Latency vs quality", "Transcript", "Diagnostics")
-EXPORTED = ("runs.parquet", "models.parquet", "calls.parquet", "noise.parquet", "meta.json")
+EXPORTED = ("runs.parquet", "models.parquet", "calls.parquet", "noise.parquet", "meta.json", "report.html")
 
 
 @pytest.fixture
@@ -104,6 +108,8 @@ def test_the_panel_in_jupyterlab(browser: Any, tmp_path: Path) -> None:
             click_and_wait(panel, "Rejudge", r"^rejudged \d+ runs")
             exported = click_and_wait(panel, "Export", r"^wrote ")
             assert all(name in exported for name in EXPORTED), exported
+            open_the_html_report(browser, exported)
+            timings["report.html"] = time.monotonic() - started
             panel.locator(".widget-text", has_text="cache salt").locator("input").fill("")
             click_and_wait(panel, "Run", r"^done in ")  # the notebook's race again: from the cache
             # the estimate looked again: every run is cached now but a failed one (a failure is never cached)
@@ -114,7 +120,9 @@ def test_the_panel_in_jupyterlab(browser: Any, tmp_path: Path) -> None:
             assert not console, "browser console errors:\n" + "\n".join(console)
             show_chart_tab(panel)
             frame_for_screenshots(page)
-            panel_output(page).screenshot(path=str(README_SHOT))
+            panel_output(page).screenshot(path=str(SHOTS / "panel.png"))
+            if WRITE_README_SHOT:
+                shutil.copyfile(SHOTS / "panel.png", README_SHOT)
             page.screenshot(path=str(SHOTS / "notebook.png"), full_page=True)
         except Exception as e:
             e.add_note(f"JupyterLab log (tail):\n{lab.log(4000)}\nbrowser console errors: {console}")
@@ -126,6 +134,34 @@ def test_the_panel_in_jupyterlab(browser: Any, tmp_path: Path) -> None:
             page.close()
     timings["total"] = time.monotonic() - started
     print("\nbrowser test:", {k: round(v, 1) for k, v in timings.items()})
+
+
+# ------------------------------------------------------------------------------------------------- the html report
+
+
+def open_the_html_report(browser: Any, exported: str) -> None:
+    """Open the report.html that Export wrote (the status says where) from file:// in a page of its own: the models
+    table and a chart are visible, nothing is requested but the file itself, and the console stays clean."""
+    folder = re.search(r" to (/.*)$", exported.strip())
+    assert folder, exported
+    url = (Path(folder.group(1)) / "report.html").as_uri()
+    page = browser.new_page(viewport={"width": 1280, "height": 1000})
+    requests: list[str] = []
+    console: list[str] = []
+    page.on("request", lambda r: requests.append(r.url))
+    page.on("console", lambda m: console.append(f"{m.type}: {m.text}") if m.type == "error" else None)
+    page.on("pageerror", lambda e: console.append(f"page error: {e}"))
+    try:
+        page.goto(url, wait_until="load")
+        page.locator("table.gb-models").wait_for(state="visible")
+        page.locator("figure.gb-chart svg").first.wait_for(state="visible")
+        assert page.locator("table.gb-models tbody tr").count() >= 1  # the entries judged before the Stop
+        assert "STOPPED EARLY" in page.locator("body").inner_text()  # the exported race was stopped
+        page.screenshot(path=str(SHOTS / "report-html.png"))
+    finally:
+        page.close()
+    assert requests == [url], f"report.html requested more than itself: {requests}"
+    assert not console, "report.html console errors:\n" + "\n".join(console)
 
 
 # ------------------------------------------------------------------------------------------------------ the notebook

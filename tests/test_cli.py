@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import socket
 import subprocess
 import sys
@@ -13,6 +14,7 @@ import openai
 import polars as pl
 import pytest
 
+import gradebench as gb
 from gradebench._cli import main
 
 DATA = Path(__file__).parent.parent / "gradebench" / "jobs" / "data"
@@ -38,6 +40,7 @@ def test_demo_prints_the_table_and_writes_parquet(tmp_path: Path, capsys: pytest
         "cost_quality.html",
         "latency_quality.png",
         "score_distribution.png",
+        "report.html",
     }
     assert (tmp_path / "demo" / "cost_quality.png").read_bytes().startswith(b"\x89PNG")
 
@@ -88,6 +91,55 @@ def test_run_config_then_rejudge(tmp_path: Path, capsys: pytest.CaptureFixture[s
     assert again["cached"].all() and again["spent_now"].sum() == 0
 
 
+def test_rejudge_finds_the_catalog_prints_the_estimate_and_writes_a_new_folder(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["run", str(write_config(tmp_path))]) == 0
+    before = (tmp_path / "sel" / "runs.parquet").read_bytes()
+    capsys.readouterr()
+    rubric = ["--rubric", "Cheapest option that meets every must-have."]
+    assert main(["rejudge", str(tmp_path / "sel"), *rubric]) == 0  # no --catalog: the one the report recorded
+    printed = capsys.readouterr().out
+    first = printed.splitlines()[0]
+    assert re.search(
+        r"runs to judge with sim/oracle: 0 verdicts in the cache, \d+ judge calls to make, at most 0\.\d+ USD", first
+    )
+    assert f"the new report goes to {tmp_path / 'sel-rejudged'} (a new folder)" in first
+    assert (tmp_path / "sel" / "runs.parquet").read_bytes() == before  # the report judged is left as it was
+    assert (tmp_path / "sel-rejudged" / "runs.parquet").is_file()
+    # the same rubric again: every verdict is in the cache, so the estimate says nothing is to be paid
+    assert main(["rejudge", str(tmp_path / "sel"), *rubric, "--in-place"]) == 0
+    first = capsys.readouterr().out.splitlines()[0]
+    assert (
+        "0 judge calls to make, at most 0 USD" in first
+        and f"goes to {tmp_path / 'sel'} (over the report in it)" in first
+    )
+    assert main(["rejudge", str(tmp_path / "sel"), "--rubric", "A new rubric.", "--max-cost", "0.0000001"]) == 3
+    assert "is above --max-cost" in capsys.readouterr().err
+    assert not (tmp_path / "sel-rejudged-2").exists()
+
+
+def test_rejudge_of_a_report_whose_catalog_was_built_in_code_says_which_catalog_it_needs(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from gradebench.jobs import OrderAgent, load_inputs
+
+    catalog = gb.Catalog(
+        list(gb.sim.catalog()),
+        grades=["small", "standard", "large"],
+        picks={"standard": "sim/steady"},
+        ceiling="sim/oracle",
+    )
+    bench = gb.Benchmark(OrderAgent, catalog=catalog, runs=1, candidates=["sim/swift"], progress=False)
+    bench.set_inputs(load_inputs("orders")[:1]).run_sync()
+    bench.report().to_parquet(tmp_path / "coded")
+    assert main(["rejudge", str(tmp_path / "coded")]) == 2
+    err = capsys.readouterr().err.strip()
+    assert (
+        "it was built in code" in err and "pass --catalog with a catalog that holds its judge entry 'sim/oracle'" in err
+    )
+
+
 def test_the_example_run_config_is_valid() -> None:
     from gradebench._cli import load_config, read_inputs
 
@@ -100,7 +152,7 @@ def test_the_example_run_config_is_valid() -> None:
 @pytest.mark.parametrize(
     ("fields", "expected"),
     [
-        ({"runz": 3}, "field 'runz': unknown field"),
+        ({"runz": 3}, "unknown field 'runz' (did you mean 'runs'?)"),
         ({"runs": 0}, "field 'runs'"),
         ({"job": "nope"}, "job 'nope' is neither an example job"),
         ({"inputs": "/nonexistent/in.jsonl"}, "inputs file /nonexistent/in.jsonl does not exist"),
@@ -185,7 +237,7 @@ def test_verbose_after_the_sub_command_logs_gradebenchs_calls_only(tmp_path: Pat
 def test_every_command_says_what_it_does_and_its_defaults(capsys: pytest.CaptureFixture[str]) -> None:
     for command, expected in [
         ("demo", "(default: 10)"),
-        ("rejudge", "(default: sim)"),
+        ("rejudge", "(default: the catalog the report recorded)"),
         ("sim-serve", "(default: 8000)"),
         ("run", "scorer       job (the job's own)"),
     ]:
@@ -225,3 +277,11 @@ def test_the_estimate_is_printed_before_the_race_and_max_cost_refuses(
     runs = pl.read_parquet(out / "runs.parquet")
     spent = runs["spent_now"].sum() + pl.read_parquet(out / "calls.parquet").filter(role="judge")["cost"].sum()
     assert spent <= 0.05
+
+
+def test_sim_serve_help_lists_the_model_ids_it_serves(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit):
+        main(["sim-serve", "--help"])
+    printed = capsys.readouterr().out
+    for entry in gb.sim.catalog():
+        assert re.search(rf"^  {re.escape(entry.model)} +{re.escape(entry.name)} +{entry.grade} ", printed, re.M)

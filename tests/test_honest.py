@@ -313,6 +313,30 @@ def test_the_command_line_exits_4_when_the_judge_failed_after_writing_everything
     assert "…" not in printed.out.split("Diagnostics", 1)[1]
 
 
+async def test_the_terminal_bar_never_counts_a_failed_run_as_judged(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    endpoints = {
+        "gpt-ref": OpenAIEndpoint(answers()),
+        "gpt-down": OpenAIEndpoint(lambda body, request: OpenAIEndpoint.error(500, "The server had an error.")),
+        "judge-1": JudgeEndpoint(),
+    }
+    async with serve(endpoints) as base_url:
+        cat = catalog(
+            base_url,
+            entry("openai/ref", "gpt-ref", base_url),
+            entry("acme/down", "gpt-down", base_url),
+            reference="openai/ref",
+        )
+        bench = gb.Benchmark(
+            answering(), runs=3, catalog=cat, grade="standard", cache=tmp_path / "cache", progress=True
+        )
+        await bench.set_inputs(questions(2)).set_candidates(["acme/down"]).run()
+    bar = capsys.readouterr().err.replace("\r", "\n").splitlines()
+    last = [line for line in bar if "race" in line and "failed=" in line][-1]
+    assert "landed=6" in last and "judged=0" in last and "failed=6" in last, last
+
+
 # --------------------------------------------------------------------------------- 4. an entry whose every run failed
 
 

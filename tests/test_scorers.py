@@ -302,3 +302,53 @@ def test_one_registry_of_specs() -> None:
     for bad in ("field_equals", "nope:x", ""):
         with pytest.raises(ValueError, match="is not one of field_equals:PATH"):
             scorers.from_spec(bad)
+
+
+# ------------------------------------------------------------------------------------------------------ gold labels
+
+
+def test_gold_holds_the_output_to_the_inputs_value_not_the_references() -> None:
+    s = field_equals("label", gold="expected.label")
+    assert s.reads_input and not field_equals("label").reads_input
+    assert s({"label": "bug"}, {"label": "feature"}, input={"expected": {"label": "bug"}}) == 1.0
+    assert s({"label": "bug"}, {"label": "bug"}, input={"expected": {"label": "feature"}}) == 0.0
+    assert s({}, None, input={"expected": {"label": "bug"}}) == 0.0  # the run lacks it
+    assert s({"label": "bug"}, {"label": "bug"}, input={"id": "t1"}) is None  # no gold label: not compared
+    assert s({"label": "bug"}, {"label": "bug"}) is None  # no input given
+    close = numeric_close("total", gold="truth")
+    assert close({"total": 100.5}, None, input={"truth": 100}) == 1.0
+    assert close({"total": 90}, {"total": 90}, input={"truth": 100}) == 0.0
+    assert close({"total": 1}, None, input={"truth": "x"}) is None
+    assert set_f1("tags", gold="gold_tags")({"tags": ["a", "b"]}, None, input={"gold_tags": ["a"]}) == pytest.approx(
+        2 / 3
+    )
+    letter = choice_letter(gold="answer")
+    assert letter("Answer: **B**", "C", input={"answer": "B"}) == 1.0
+    assert letter("Answer: C", "C", input={"answer": "(B)"}) == 0.0
+    assert letter("Answer: B", "B", input={"answer": 1}) is None  # a gold answer that names no letter
+    assert choice_letter(path="text", gold="answer")({"text": "B"}, None, input={"answer": "B"}) == 1.0
+
+
+def test_gold_scorers_have_names_and_specs_that_round_trip() -> None:
+    assert field_equals("label", gold="expected").name == "field_equals(label, gold=expected)"
+    assert numeric_close("x", gold="y").name == "numeric_close(x, rel=0.01, abs=0, gold=y)"
+    assert choice_letter(gold="answer").name == "choice_letter(gold=answer)"
+    for spec in (
+        "field_equals:label@expected_label",
+        "numeric_close:total@gold.total",
+        "set_f1:tags@gold_tags",
+        "choice_letter@answer",
+        "choice_letter:text@answer",
+        "field_equals:decision",
+        "choice_letter",
+    ):
+        assert scorers.from_spec(spec).spec == spec
+    assert scorers.from_spec("field_equals:label@expected") == field_equals("label", gold="expected")
+    assert numeric_close("x", rel=0.1, gold="y").spec is None  # tolerances a spec cannot say
+    assert field_equals("a@b").spec is None  # a path a spec could not read back
+    assert {"field_equals:PATH@GOLD", "choice_letter[:PATH]@GOLD"} <= set(scorers.SPECS)
+    for bad in ("field_equals:label@", "choice_letter@a..b"):
+        with pytest.raises(ValueError, match="gold must be a dotted path"):
+            scorers.from_spec(bad)
+    with pytest.raises(ValueError, match="gold must be a dotted path"):
+        field_equals("label", gold="")

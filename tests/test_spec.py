@@ -53,7 +53,7 @@ def test_defaults_are_the_specs_own() -> None:
 def test_a_spec_round_trips_through_plain_values_and_names_a_bad_field() -> None:
     spec = gb.RaceSpec(job="order-agent", grade="standard", also=["small"], runs="auto", budget=2, judge_swap=True)
     assert gb.RaceSpec.from_dict(json.loads(json.dumps(spec.to_dict()))) == spec
-    with pytest.raises(ValueError, match="run.toml: field 'runz': unknown field"):
+    with pytest.raises(ValueError, match=r"run.toml: unknown field 'runz' \(did you mean 'runs'\?\)"):
         gb.RaceSpec.from_dict({"runz": 3}, source="run.toml")
     with pytest.raises(ValueError, match="run.toml: field 'runs': runs must be"):
         gb.RaceSpec.from_dict({"runs": 0}, source="run.toml")

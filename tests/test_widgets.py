@@ -12,6 +12,7 @@ import time
 from pathlib import Path
 
 import altair as alt
+import httpx2
 import pytest
 
 import gradebench as gb
@@ -50,10 +51,13 @@ def test_default_state() -> None:
         return (await seat.chat([{"role": "user", "content": input["topic"]}])).text
 
     catalog = gb.sim.catalog(latency_scale=0)
+    assert BenchmarkPanel(catalog).job.value == OrderAgent.name  # no job given: it opens on the example job
     panel = BenchmarkPanel(catalog, jobs=[haiku])
     assert isinstance(panel, widgets.BenchmarkPanel) and panel.tabs in panel.children
-    assert list(panel.job.options) == [*EXAMPLE_JOBS, "haiku"]
-    assert panel.job.value == OrderAgent.name and panel.rubric.value == OrderAgent.rubric
+    assert list(panel.job.options) == ["haiku", *EXAMPLE_JOBS]  # yours first: it opens on it
+    assert panel.job.value == "haiku" and panel.rubric.value == ""
+    panel.job.value = OrderAgent.name
+    assert panel.rubric.value == OrderAgent.rubric
     assert panel.grade.value == OrderAgent.grade == "standard"  # the grade the job declares it needs
     assert panel.candidates.value == tuple(gb.Benchmark.candidates(catalog, "standard"))
     labels = dict((v, k) for k, v in panel.candidates.options)
@@ -252,7 +256,7 @@ async def test_export_writes_the_report_and_says_where(tmp_path: Path) -> None:
     panel.export_dir.value = str(folder)
     panel.export_button.click()
     names = sorted(p.name for p in folder.iterdir())
-    assert names == ["calls.parquet", "meta.json", "models.parquet", "noise.parquet", "runs.parquet"]
+    assert names == ["calls.parquet", "meta.json", "models.parquet", "noise.parquet", "report.html", "runs.parquet"]
     assert str(folder.resolve()) in panel.status.value
     back = gb.BenchmarkReport.read_parquet(folder)
     assert back.runs.equals(panel.report.runs)
@@ -358,7 +362,7 @@ def test_html_table_escapes_and_formats() -> None:
     import polars as pl
 
     table = widgets.html_table(pl.DataFrame({"a": ["<b>"], "n": [0.000012], "ok": [True], "x": [None]}))
-    assert "&lt;b&gt;" in table and "1.2e-05" in table and "yes" in table and "–" in table
+    assert "&lt;b&gt;" in table and "0.000012" in table and "yes" in table and "–" in table  # never 1.2e-05
     assert "no rows" in widgets.html_table(pl.DataFrame({"a": []}))
 
 
@@ -525,7 +529,7 @@ async def test_export_lists_every_file_it_wrote(tmp_path: Path) -> None:
     panel.export_dir.value = str(tmp_path / "out")
     path = panel.export()
     written = sorted(p.name for p in path.iterdir())
-    assert written == ["calls.parquet", "meta.json", "models.parquet", "noise.parquet", "runs.parquet"]
+    assert written == ["calls.parquet", "meta.json", "models.parquet", "noise.parquet", "report.html", "runs.parquet"]
     said = plain(panel.status.value)
     assert all(name in said for name in written), said
 
@@ -844,6 +848,145 @@ def test_an_entry_named_reference_keeps_its_own_progress_row() -> None:
     assert [c[:4] for c in cells] == [
         ["reference (acme/pick)", "1 / 3", "–", "0"],
         ["acme/pick", "0 / 2", "0", "0"],
-        ["reference", "1 / 2", "1", "1"],
+        ["reference", "1 / 2", "0", "1"],  # failed: never judged
     ]
     assert progress.landed() == 1 and progress.bar.value == 1 and progress.bar.max == 4
+
+
+# ------------------------------------------------------------------------------------------- the panel, your job
+
+
+async def test_the_panel_opens_on_your_job_with_your_inputs() -> None:
+    async def haiku(input: dict, seat: gb.Seat) -> str:
+        """Write a haiku about the topic."""
+        return (await seat.chat([{"role": "user", "content": input["topic"]}])).text
+
+    async def limerick(input: dict, seat: gb.Seat) -> str:
+        """Write a limerick about the topic."""
+        return (await seat.chat([{"role": "user", "content": input["topic"]}])).text
+
+    class MyOrders(OrderAgent):
+        rubric = "my own rubric"  # the same name as the example job: yours is the one offered
+
+    topics = [{"id": f"t{i}", "topic": f"topic {i}"} for i in range(3)]
+    catalog = gb.sim.catalog(latency_scale=0)
+    panel = BenchmarkPanel(catalog, jobs=[haiku, limerick, MyOrders], inputs={"haiku": topics})
+    assert panel.job.value == "haiku" and list(panel.job.options) == ["haiku", "limerick", *EXAMPLE_JOBS]
+    assert plain(panel.inputs_note.value) == "3 of 3 inputs" and panel.selected_inputs() == topics
+    assert panel.rubric.value == ""
+    panel.grade.value = "standard"
+    panel.candidates.value = ("sim/steady", "sim/swift")
+    panel.runs.value = 1
+    report = await panel.start()
+    assert report is not None and report.meta.job == "haiku"
+    assert sorted(report.runs["input_id"].unique().to_list()) == ["t0", "t1", "t2"]
+    panel.job.value = OrderAgent.name
+    assert panel.rubric.value == "my own rubric" and panel.form.factories[OrderAgent.name] is MyOrders
+
+
+async def test_while_a_new_race_runs_the_last_ones_tabs_and_estimate_say_whose_they_are(
+    quick_estimate: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    fleet = gb.sim.SimFleet(latency_scale=0.05)
+    panel = standard_panel(fleet.catalog(), runs=1, first=2)
+    first = await panel.start()
+    await estimated(panel)
+    said = plain(panel.estimate_line.value)
+    assert panel.estimator.result is not None and said.startswith("estimate: ")  # free now: the race cached it
+
+    tabs = (panel.runs_table, panel.models_table, panel.transcript, panel.diagnostics_table)
+    panel.run_button.click()  # the same settings: the estimate shown is this race's
+    assert panel.task is not None and not panel.task.done()
+    assert plain(panel.estimate_line.value) == widgets._estimator.THIS_RACE + said
+    for tab in tabs:
+        assert plain(tab.value).startswith(widgets._views.PREVIOUS), tab
+    for box in (panel.cost_chart, panel.latency_chart):
+        banner, chart = box.children
+        assert widgets._views.PREVIOUS in plain(banner.value) and isinstance(chart, alt.JupyterChart)
+    panel.transcript_run.value = panel.transcript_run.options[-1][1]  # a tab drawn again still says so
+    assert plain(panel.transcript.value).startswith(widgets._views.PREVIOUS)
+    second = await panel.start()
+    assert second is not None and second is not first and panel.report is second
+    for tab in tabs:
+        assert "PREVIOUS RACE" not in plain(tab.value), tab
+    assert all(len(box.children) == 1 for box in (panel.cost_chart, panel.latency_chart))
+
+    panel.salt.value = "fresh"  # the references are not cached: no estimate is made, so none is shown as this race's
+    await estimated(panel)
+    assert "an estimate runs 2 reference runs" in plain(panel.estimate_line.value)
+
+    class Failing(gb.Benchmark):
+        async def run(self):
+            raise RuntimeError("the endpoint went away")
+
+    monkeypatch.setattr(widgets._form, "Benchmark", Failing)
+    panel.run_button.click()
+    assert plain(panel.estimate_line.value) == widgets._estimator.WAITING
+    await finished(panel)
+    assert "the race failed: RuntimeError: the endpoint went away" in plain(panel.status.value)
+    assert panel.report is second  # nothing of the failed race to show: the last one's, marked as such
+    for tab in tabs:
+        assert plain(tab.value).startswith("PREVIOUS RACE — the race started after it failed"), tab
+
+
+async def test_a_failed_run_counts_as_failed_never_as_judged() -> None:
+    from gradebench.testing import ScriptedEndpoint, completion
+
+    def answer(body: dict, request) -> object:
+        if body["model"] == "candidate-1":  # every candidate run fails (no retries in this catalog)
+            return httpx2.Response(500, json={"error": {"message": "down"}})
+        return completion("fine")
+
+    async def echo(input: dict, seat: gb.Seat) -> str:
+        """Say something about the input."""
+        return (await seat.chat([{"role": "user", "content": input["text"]}])).text
+
+    endpoint = ScriptedEndpoint(answer)
+    inputs = [{"id": f"i{n}", "text": f"input {n}"} for n in range(3)]
+    panel = BenchmarkPanel(endpoint.catalog(), jobs=[echo], inputs={"echo": inputs})
+    panel.candidates.value = ("test/candidate",)
+    panel.runs.value = 5
+    report = await panel.start()
+    assert report is not None and not report.runs.filter(role="candidate")["ok"].any()
+    table = panel.progress_table.value
+    assert "<td>test/candidate</td><td>15 / 15</td><td class=n>0</td><td class=n>15</td>" in table  # 0 judged
+    assert panel.progress_bar.value == panel.progress_bar.max == 15 and panel.progress_bar.description == "done"
+    assert "18 runs (15 raced + 3 reference), 15 failed, 1 entry" in plain(panel.status.value)
+
+
+async def test_the_estimate_and_the_done_line_count_runs_the_same_way(quick_estimate: None) -> None:
+    panel = standard_panel(gb.sim.catalog(latency_scale=0), runs=2, first=2)
+    report = await panel.start()
+    await estimated(panel)
+    made = panel.estimator.result
+    assert made is not None and made.runs == report.runs.filter(role="candidate").height == 8
+    assert plain(panel.estimate_line.value).startswith("estimate: 8 runs")
+    assert "done in " in plain(panel.status.value)
+    assert "10 runs (8 raced + 2 reference), 0 failed, 2 entries" in plain(panel.status.value)
+
+
+async def test_a_report_in_a_notebook_is_an_html_table_with_the_text_tables_figures() -> None:
+    from IPython.core.formatters import DisplayFormatter
+
+    from gradebench import _present
+
+    panel = standard_panel(gb.sim.catalog(latency_scale=0), candidates=("sim/steady", "sim/swift", "sim/chatty"))
+    report = await panel.start()
+    shown, _ = DisplayFormatter().format(report)  # what a notebook cell whose value is the report renders
+    page = shown["text/html"]
+    assert page == report._repr_html_() and "shape: (" not in page  # not polars' repr of 48 columns
+    table = re.search(r'<table class="gb-models">.*?</table>', page, re.DOTALL)
+    assert table is not None and rows(table.group(0)) == report.models.height
+    assert ".gb-models th,.gb-models td{border:1px solid #ddd;padding:2px 6px;white-space:nowrap" in page
+    text_table = report.table()
+    for row in report.model_rows():
+        cells = _present.model_cells(row)
+        line = next(t for t in text_table.splitlines() if t[2:].startswith(f"{row.entry} ") and "paired" not in t)
+        for head, value in cells.items():
+            shown_value = f"{value} {row.currency}" if head == "cost/run" else value
+            assert f'<td class="n">{html.escape(shown_value)}</td>' in table.group(0), (head, value)
+            assert value in line, (head, value)  # the figures of the text table, formatted alike
+    said = plain(page)
+    assert _present.header(report) in said and _present.recommendation(report) in said
+    for v in _present.verdict_lines(report):
+        assert f"{v.verdict} {v.entry}: {v.evidence()}" in said

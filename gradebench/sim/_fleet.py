@@ -20,6 +20,7 @@ import os
 import time
 from collections.abc import Iterable
 from dataclasses import dataclass
+from decimal import Decimal
 from typing import Any
 
 import httpx2
@@ -230,10 +231,7 @@ class SimFleet:
         return _error(404, f"no such endpoint: {request.method} {request.url.path}", "invalid_request_error")
 
     def _models(self, path: str) -> httpx2.Response:
-        cards = [
-            {"id": p.model, "object": "model", "created": 0, "owned_by": "gradebench-sim", "name": p.name}
-            for p in self.profiles.values()
-        ]
+        cards = [_card(p) for p in self.profiles.values()]
         if "/models/" in path:
             wanted = path.split("/models/", 1)[1]
             card = next((c for c in cards if wanted in (c["id"], c["name"])), None)
@@ -339,3 +337,28 @@ class SimFleet:
     async def _sleep(self, ms: float) -> None:
         if self.latency_scale > 0 and ms > 0:
             await asyncio.sleep(ms * self.latency_scale / 1000)
+
+
+SIM_CONTEXT_LENGTH = 128_000
+"""The context window every simulated model lists."""
+
+
+def _card(profile: Profile) -> dict[str, Any]:
+    """A model as ``/models`` lists it: OpenAI's fields, and OpenRouter's ``context_length`` and ``pricing`` (USD per
+    token, as strings), so a catalog can be made from the sim's list as from OpenRouter's."""
+    pricing = {"prompt": _per_token(profile.price_in), "completion": _per_token(profile.price_out), "request": "0"}
+    if profile.price_cached_in is not None:
+        pricing["input_cache_read"] = _per_token(profile.price_cached_in)
+    return {
+        "id": profile.model,
+        "object": "model",
+        "created": 0,
+        "owned_by": "gradebench-sim",
+        "name": profile.name,
+        "context_length": SIM_CONTEXT_LENGTH,
+        "pricing": pricing,
+    }
+
+
+def _per_token(per_million: float) -> str:
+    return format(Decimal(str(per_million)) / Decimal(1_000_000), "f")

@@ -26,6 +26,8 @@ __all__ = ["ESTIMATE_AFTER_S", "Estimator"]
 ESTIMATE_AFTER_S = 0.5
 """How long the estimate waits after the last change of settings before it looks again."""
 WAITING = "the estimate waits for the race to end"
+THIS_RACE = "this race, as estimated when it started: "
+"""What the estimate beside Run says of itself while the race it estimated runs (it is that race's, not the next)."""
 
 
 class Estimator:
@@ -47,6 +49,7 @@ class Estimator:
         self.error: BaseException | None = None
         """Why the last estimate could not be made, or None."""
         self._paused = self._spending = False
+        self._said = ""  # the estimate's line as shown, once made
         self.button.on_click(lambda _: self.begin(spend=True))
         form.on_change(self.refresh)
         self.refresh()
@@ -103,9 +106,12 @@ class Estimator:
             return False
         return self.task.cancel()
 
-    def pause(self) -> None:
-        """A race (or rejudge) starts: no estimate beside it. The race runs the reference runs itself."""
-        if self.cancel():  # what it was doing is not done: say so, instead of "estimating…" all race long
+    def pause(self, *, race: bool = True) -> None:
+        """A race (or rejudge) starts: no estimate is made beside it (the race runs the reference runs itself), and
+        the line says whose estimate it shows: the race's own, made of the settings it started with, or none."""
+        if not self.cancel() and race and self.result is not None:  # made of these very settings: this race's
+            self._say(THIS_RACE + self._said, quiet=True)
+        else:  # none, or one under way: never the line of settings before these, nor "estimating…" all race long
             self._say(WAITING, quiet=True)
         self._paused = True
         self.button.disabled = True
@@ -136,7 +142,8 @@ class Estimator:
             self.button.disabled = False
             return None
         self.result = made
-        self._say(_present.estimate(made, to_verdict=bench.spec.design is Design.AUTO, budget=bench.spec.budget))
+        self._said = _present.estimate(made, to_verdict=bench.spec.design is Design.AUTO, budget=bench.spec.budget)
+        self._say(self._said)
         self.button.disabled = False
         return made
 

@@ -59,10 +59,12 @@ class Form:
         self.specs: dict[str, JobSpec] = {}
         """Job name -> what the benchmark will know of it (name, rubric, scorer)."""
         self.factories: dict[str, Callable[..., Any]] = {}
-        offered: list[Callable[..., Any]] = [*EXAMPLE_JOBS.values(), *(jobs or [])]
+        # yours first, so the panel opens on the first of them; an example job of the same name gives way to yours
+        offered: list[Callable[..., Any]] = [*(jobs or []), *EXAMPLE_JOBS.values()]
         for factory in offered:
             spec = JobSpec(factory)
-            self.specs[spec.name], self.factories[spec.name] = spec, factory
+            if spec.name not in self.specs:
+                self.specs[spec.name], self.factories[spec.name] = spec, factory
         self._given_inputs = {k: list(v) for k, v in (inputs or {}).items()}
 
         self.job = w.Dropdown(options=list(self.specs), description="job", layout=_fits(list(self.specs)))
@@ -162,7 +164,7 @@ class Form:
         """An entry as the candidates list shows it: name, grade, prices per 1M tokens and whether it is callable."""
         why = entry.callable_reason()
         mark = "★ " if self.catalog.picks.get(entry.grade) == entry.name else ""
-        price = f"{entry.price_in:g} in / {entry.price_out:g} out {entry.currency} per 1M"
+        price = entry.prices_text()
         callable_ = f"NOT CALLABLE: {why}" if why else "callable"
         return f"{mark}{entry.name} · {entry.grade} · {price}{' · sim' if entry.simulated else ''} · {callable_}"
 

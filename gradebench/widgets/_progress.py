@@ -1,4 +1,7 @@
-"""The panel's progress display: a bar of runs judged, and a row per entry of runs landed, judged and failed.
+"""The panel's progress display: a bar of runs done, and a row per entry of runs landed, judged and failed.
+
+A run lands ok or failed; an ok run is then judged. A failed run is never sent to the judge (it scores 0): it counts
+as failed, never as judged, though the race reports it "judged" too once its 0 is recorded. Done is judged + failed.
 
 Fed by the race's events (`Benchmark.subscribe`); redrawn at most every `PROGRESS_EVERY_S`, and at once when asked.
 A race to a verdict does not know how many runs an entry will get: each row counts against the most it can get
@@ -26,10 +29,11 @@ RACING = "racing"
 
 
 class Progress:
-    """The progress of one race: ``bar`` (runs judged of those planned) and ``table`` (a row per entry)."""
+    """The progress of one race: ``bar`` (runs done, judged or failed, of those planned) and ``table`` (a row per
+    entry)."""
 
     def __init__(self) -> None:
-        self.bar = w.IntProgress(value=0, min=0, max=1, description="judged", layout=w.Layout(width="50%"))
+        self.bar = w.IntProgress(value=0, min=0, max=1, description="done", layout=w.Layout(width="50%"))
         self.table = w.HTML()
         self._references = [0, 0, 0, 0]  # the reference runs: [planned, landed, judged, failed]
         self._counts: dict[str, list[int]] = {}  # candidate entry -> [most, landed, judged, failed]
@@ -74,7 +78,7 @@ class Progress:
         else:
             counts = self._counts.setdefault(event.run.entry, [0] * 4)
         if event.kind is EventKind.JUDGED:
-            counts[2] += 1
+            counts[2] += event.run.ok  # a failed run skipped the judge: it counted as failed when it landed
         else:  # a reference or a candidate run landed
             counts[1] += 1
             counts[3] += not event.run.ok
@@ -102,7 +106,7 @@ class Progress:
             done_early = self._open_ended and not is_reference and (stopped is not None or self._complete)
             planned = landed if done_early else most
             total += 0 if is_reference else planned
-            share = 100 * (landed if is_reference else done) / planned if planned else 0
+            share = 100 * (landed if is_reference else done + failed) / planned if planned else 0
             bar = (
                 f'<div style="width:120px;background:#eee"><div style="width:{share:.0f}%;height:8px;background:#4a8">'
             )
@@ -115,9 +119,9 @@ class Progress:
                 cells += td(why)
             rows.append(f"<tr>{cells}</tr>")
         self.bar.max = max(1, total)
-        judged = sum(c[2] for c in self._counts.values())  # candidate runs: the reference's are never judged
-        self.bar.value = min(judged, self.bar.max)
-        if judged and judged >= self.bar.max:
+        finished = sum(c[2] + c[3] for c in self._counts.values())  # candidate runs: the reference's are not judged
+        self.bar.value = min(finished, self.bar.max)
+        if finished and finished >= self.bar.max:
             self.bar.bar_style = "success"
         heads = ("entry", "landed", "judged", "failed", "", *(("stopped",) if show_stops else ()))
         head = "".join(f"<th>{h}</th>" for h in heads)

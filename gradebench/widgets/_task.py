@@ -18,6 +18,7 @@ import polars as pl
 
 from .. import _present
 from .._benchmark import Benchmark
+from .._html_report import REPORT_HTML
 from .._rejudge import rejudge_report
 from .._report import REPORT_FILES, BenchmarkReport
 from .._vocab import Design, Role
@@ -48,7 +49,9 @@ class Task:
         self.stop_button = w.Button(description="Stop", button_style="warning", icon="stop", disabled=True)
         self.rejudge_button = w.Button(description="Rejudge", icon="gavel", tooltip="judge again: rubric as edited")
         self.export_dir = w.Text(value="out/panel", description="folder")
-        self.export_button = w.Button(description="Export", icon="download", tooltip="write the report as parquet")
+        self.export_button = w.Button(
+            description="Export", icon="download", tooltip="write the report: parquet, meta.json and report.html"
+        )
         self.status = w.HTML("<i>ready</i>")
         self.run_button.on_click(lambda _: self.begin_race())
         self.stop_button.on_click(lambda _: self.stop())
@@ -91,7 +94,10 @@ class Task:
             )
             return self._race(bench, len(candidates), inputs)
 
-        return self._spawn("run", prepare)
+        task = self._spawn("run", prepare)
+        if task is not None:  # until this race gives a report, the tabs show the last one's: they say so
+            self.views.mark_previous()
+        return task
 
     def begin_rejudge(self) -> asyncio.Task[Any] | None:
         def prepare() -> Coroutine[Any, Any, Any]:
@@ -102,18 +108,19 @@ class Task:
         return self._spawn("rejudge", prepare)
 
     def export(self) -> Path | None:
-        """Write the report shown (`BenchmarkReport.to_parquet`) to the folder in the box; the status names every
-        file written and where."""
+        """Write the report shown to the folder in the box: `BenchmarkReport.to_parquet`'s files and the HTML report
+        (`BenchmarkReport.to_html`, ``report.html``); the status names every file written and where."""
         report = self.views.report
         if report is None:
             self.say("nothing to export yet: run the benchmark first", error=True)
             return None
         try:
             path = report.to_parquet(self.export_dir.value.strip() or "out/panel").resolve()
+            report.to_html(path / REPORT_HTML)
         except Exception as exc:
             self.fail("export failed", exc)
             return None
-        written = [name for name in REPORT_FILES if (path / name).is_file()]
+        written = [name for name in (*REPORT_FILES, REPORT_HTML) if (path / name).is_file()]
         self.say(f"wrote {', '.join(written)} to {path}")
         return path
 
@@ -144,7 +151,7 @@ class Task:
             self.say(f"cannot {what}: no running event loop (in a script, use `await panel.start()`)", error=True)
             return None
         self._busy, self._stop_requested, self.error, self._doing = True, False, None, what
-        self.estimator.pause()  # the race runs the reference runs itself; an estimate after it is free
+        self.estimator.pause(race=what == "run")  # the race runs the reference runs itself; after it, it is free
         self._set_buttons()
         self.task = loop.create_task(work)
         self.task.add_done_callback(self._task_done)
@@ -172,6 +179,8 @@ class Task:
             partial = bench.metadata.get(Benchmark.REPORT)
             if partial is not None:
                 self._show(partial)
+            else:  # nothing of this race to show: the tabs still hold the race before it
+                self.views.mark_previous("PREVIOUS RACE — the race started after it failed (see the status line)")
             reference_failed = partial is not None and not partial.runs.filter(role=Role.REFERENCE)["ok"].all()
             self.fail("the reference run failed" if reference_failed else "the race failed", exc)
             self.progress.finish(bench.stops, complete=False)
@@ -186,11 +195,8 @@ class Task:
         if report.meta.stopped:  # the budget ran out: the bar says the race did not end as planned
             self.progress.bar.bar_style = "warning"
         self._show(report)
-        failed = report.runs.filter(~pl.col("ok")).height
         self.say(
-            f"done in {time.perf_counter() - started:.1f}s: {_present.plural(report.runs.height, 'run')} "
-            f"({failed} failed), {report.models.height} entries · "
-            f"{_present.totals(report)}",
+            f"done in {time.perf_counter() - started:.1f}s: {done_runs(report)} · {_present.totals(report)}",
             stop=report,
         )
         return report
@@ -262,3 +268,15 @@ class Task:
         """Say what failed and why; ``error`` keeps it. The progress bar is left to the race it shows."""
         self.error = exc
         self.say(f"{what}: {type(exc).__name__}: {exc}", error=True)
+
+
+def done_runs(report: BenchmarkReport) -> str:
+    """The runs of a race as the done line counts them: the raced (candidate) runs, as the estimate beside Run
+    counts them, with the reference runs apart (``10 runs (8 raced + 2 reference), 1 failed, 2 entries``)."""
+    raced = report.runs.filter(pl.col("role") == Role.CANDIDATE)
+    references = report.runs.height - raced.height
+    failed = report.runs.filter(~pl.col("ok")).height
+    return (
+        f"{_present.plural(report.runs.height, 'run')} ({raced.height} raced + {references} reference), "
+        f"{failed} failed, {report.models.height} {'entry' if report.models.height == 1 else 'entries'}"
+    )

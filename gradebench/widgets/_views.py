@@ -17,7 +17,7 @@ from .. import _present
 from .._meta import ReportMeta
 from .._report import BenchmarkReport
 from .._vocab import Role
-from ._html import CSS, FLEX, esc, events_html, html_table, marker, pre, scroll, text
+from ._html import CSS, esc, html_table, marker, pre, run_pair, scroll
 
 __all__ = ["MODEL_COLUMNS", "RUN_COLUMNS", "TAB_TITLES", "Views"]
 
@@ -82,6 +82,8 @@ MODEL_COLUMNS = (
 """The columns of the Models tab."""
 TAB_TITLES = ("Runs", "Models", "Cost vs quality", "Latency vs quality", "Transcript", "Diagnostics")
 HINT = "<i>Run the benchmark to fill this tab.</i>"
+PREVIOUS = "PREVIOUS RACE — a new one is running: the tabs show the last race's report until it ends"
+"""What every tab says at its top while a new race runs (`Views.mark_previous`)."""
 
 
 class Views:
@@ -89,6 +91,8 @@ class Views:
 
     def __init__(self) -> None:
         self.report: BenchmarkReport | None = None
+        self.banner = ""
+        """What every tab says above the report (`mark_previous`); '' while the report shown is the latest."""
         self.runs_sort = w.Dropdown(options=list(RUN_COLUMNS), value="entry", description="sort by")
         self.runs_ascending = w.ToggleButton(value=True, description="ascending", icon="sort-amount-asc")
         self.runs_table, self.models_table, self.transcript, self.diagnostics_table = (w.HTML() for _ in range(4))
@@ -115,7 +119,7 @@ class Views:
 
     def clear(self, note: str) -> None:
         """Every tab says ``note`` (HTML) instead of a report."""
-        self.report = None
+        self.report, self.banner = None, ""
         for widget in (self.runs_table, self.models_table, self.transcript, self.diagnostics_table):
             widget.value = note
         self.cost_chart.children = self.latency_chart.children = (w.HTML(note),)
@@ -124,7 +128,7 @@ class Views:
 
     def show(self, report: BenchmarkReport, failed: Callable[[str, Exception], None]) -> None:
         """Fill every tab from ``report``; a tab that cannot be drawn is handed to ``failed`` (the others still are)."""
-        self.report = report
+        self.report, self.banner = report, ""
         for name, draw in (
             ("runs", self.draw_runs),
             ("models", self.draw_models),
@@ -137,6 +141,17 @@ class Views:
             except Exception as exc:  # one broken view must not hide the others
                 failed(f"could not draw {name}", exc)
 
+    def mark_previous(self, note: str = PREVIOUS) -> None:
+        """The report shown is no longer the latest (a new race runs, or the one after it failed): every tab says
+        ``note`` at its top, the charts too, until the next report is shown or the tabs are cleared."""
+        if self.report is None:
+            return
+        self.banner = note
+        for draw in (self.draw_runs, self.draw_models, self.draw_transcript, self.draw_diagnostics):
+            draw()
+        for box in (self.cost_chart, self.latency_chart):
+            box.children = (w.HTML(f"{CSS}{marker(note)}"), box.children[-1])  # [-1]: the chart drawn
+
     # ---------------------------------------------------------------------------------------------------- heads
 
     def _head(self) -> str:
@@ -146,7 +161,7 @@ class Views:
         m: ReportMeta = report.meta
         facts = f"salt {m.spec.salt!r} · scorer {m.spec.scorer or 'none'}"
         judge = "".join(f'<p class="gb-bad"><b>{esc(line)}</b></p>' for line in _present.judge_headlines(report))
-        head = f"{CSS}<p><b>{esc(_present.header(report))}</b> · {esc(facts)}</p>"
+        head = f"{CSS}{marker(self.banner)}<p><b>{esc(_present.header(report))}</b> · {esc(facts)}</p>"
         return f"{head}{marker(_present.stopped(report))}{judge}"
 
     def _not_judged(self) -> str:
@@ -202,8 +217,7 @@ class Views:
         items = []
         for v in lines:
             badge = f'<b style="color:{VERDICT_COLOURS.get(v.verdict, "#999")}">■ {esc(v.verdict)}</b>'
-            evidence = " · ".join([v.delta, _present.plural(v.pairs, "paired run"), v.ratios, *v.notes])
-            items.append(f"<li>{badge} {esc(v.entry)}: {esc(evidence)}</li>")
+            items.append(f"<li>{badge} {esc(v.entry)}: {esc(v.evidence())}</li>")
         agreement = _present.self_agreement(report)
         agrees = f"<li>{esc(agreement)}</li>" if agreement else ""
         title = f"<h4>verdict against the reference</h4><p>{esc(_present.verdicts_title(report))}</p>"
@@ -246,34 +260,7 @@ class Views:
         if run_id is None:
             self.transcript.value = self._head() + "<i>no candidate run to show</i>"
             return
-        row = report.runs.filter(run_id=run_id).row(0, named=True)
-        refs = report.runs.filter(role=Role.REFERENCE, input_id=row["input_id"])
-
-        def side(r: dict[str, Any] | None, title: str) -> str:
-            if r is None:
-                return f"{FLEX}<h4>{title}</h4><i>missing</i></div>"
-            events = report.transcript(r["run_id"])
-            facts = (
-                f"{r['entry']} ({r['model']}) · input {r['input_id']} · repeat {r['repeat']} · "
-                f"{'ok' if r['ok'] else 'FAILED'} · {_present.plural(r['calls'], 'call')} · "
-                f"{_present.plural(r['tool_calls'], 'tool call')} · {text(r['latency_s'])}s · "
-                f"cost {text(r['cost'])} {r['currency']}"
-            )
-            return f"{FLEX}<h4>{title}</h4><p>{esc(facts)}</p>{events_html(events)}</div>"
-
-        t = {k: esc(text(row[k])) for k in ("score", "accuracy", "work", "judge_entry", "judge_path", "scorer")}
-        if row["ok"]:
-            verdict = (
-                f"<p><b>verdict</b>: score {t['score']}/10 (accuracy {t['accuracy']}/7, work {t['work']}/3) · "
-                f"judge {t['judge_entry']} via {t['judge_path']} · scorer {t['scorer']}</p>"
-            )
-        else:
-            verdict = f"<p><b>failed</b>: not judged; a failed run scores {t['score']}/10 in every figure</p>"
-        verdict += pre(row["reason"] or "")
-        for key in ("judge_error", "scorer_error"):
-            verdict += f'<p class="gb-bad">{key}: {esc(row[key])}</p>' if row[key] else ""
-        sides = side(row, Role.CANDIDATE) + side(refs.row(0, named=True) if refs.height else None, Role.REFERENCE)
-        self.transcript.value = f"{self._head()}{verdict}<div style='display:flex;gap:16px'>{sides}</div>"
+        self.transcript.value = self._head() + run_pair(report, run_id)
 
     # ---------------------------------------------------------------------------------------------- diagnostics
 
