@@ -451,6 +451,8 @@ def catalog_command(args: argparse.Namespace) -> str:
             raise ConfigError(f"--pick {ref}: grade {grade!r} has a pick already ({pick[grade]})", field="pick")
         pick[grade] = ref
     for grade, ids in grades.items():  # said before anything is fetched: a usage error costs no request
+        if grade not in pick and len(ids) == 1:  # a grade of one model: that model is its pick
+            pick[grade] = ids[0]
         if grade not in pick:
             raise ConfigError(f"grade {grade!r} has no pick: add --pick MODEL (one of {ids})", field="pick")
     catalog, models = from_openrouter(

@@ -235,11 +235,14 @@ def test_the_command_refuses_a_grade_without_a_pick_before_asking(
 ) -> None:
     listing = OpenRouterModels(LISTED)
     with served_in_a_thread(listing) as server:
-        status = main(["catalog", "openrouter", "qwen/qwen3-32b", "--grade", "large=openai/gpt-5", "--pick",
-                       "qwen/qwen3-32b", "--base-url", api_base(server)])  # fmt: skip
+        # the large grade has two models, so it needs a pick (a grade of one model picks it)
+        status = main(["catalog", "openrouter", "qwen/qwen3-32b", "--grade", "large=openai/gpt-5,openrouter/auto",
+                       "--pick", "qwen/qwen3-32b", "--base-url", api_base(server)])  # fmt: skip
     err = capsys.readouterr().err
     assert status == 2
-    assert err.strip() == "gradebench: error: grade 'large' has no pick: add --pick MODEL (one of ['openai/gpt-5'])"
+    assert err.strip() == (
+        "gradebench: error: grade 'large' has no pick: add --pick MODEL (one of ['openai/gpt-5', 'openrouter/auto'])"
+    )
     assert listing.requests == []  # a usage error costs no request
 
 
