@@ -114,21 +114,32 @@ def _unsettled(models: pl.DataFrame, reference_entry: str, ref_cost: float | Non
     cheaper = pl.col("cost_per_run").is_null() | (pl.col("cost_per_run") < ref_cost) if ref_cost else pl.lit(True)
     answered = pl.col("ok_rate") > 0 if "ok_rate" in models.columns else pl.lit(True)
     held = pl.col("verdict_held").fill_null(False) if "verdict_held" in models.columns else pl.lit(False)
-    open_ = models.filter(
-        (pl.col("verdict") == INCONCLUSIVE) & (pl.col("entry") != reference_entry) & cheaper & answered & ~held
-    )
+    inconclusive = (pl.col("verdict") == INCONCLUSIVE) & (pl.col("entry") != reference_entry)
+    open_ = models.filter(inconclusive & cheaper & answered)
     if not open_.height:
         return None
-    names = open_["entry"].to_list()
-    few = open_.filter(pl.col("n_inputs").fill_null(0) < MIN_INPUTS)
-    if few.height:
-        have = max(int(n) for n in few["n_inputs"].fill_null(0).to_list())
-        need = f"a verdict needs at least {MIN_INPUTS} inputs, it has {have}"
-    elif more := [int(n) for n in open_["more_runs"].drop_nulls().to_list()]:
-        need = f"about {min(more)} more paired runs would likely settle the nearest"
-    else:
-        need = "they sit on the margin: only very many more runs would settle them"
-    return f"{', '.join(names)} {'is' if len(names) == 1 else 'are'} inconclusive; {need}"
+    # A held verdict is open whatever more runs show (e.g. the judge gave every run one score): say why, never
+    # leave it out, or "no cheaper entry is as good" would read as a finding.
+    held_open = open_.filter(held)
+    waiting = open_.filter(~held)
+    parts = []
+    if waiting.height:
+        names = waiting["entry"].to_list()
+        few = waiting.filter(pl.col("n_inputs").fill_null(0) < MIN_INPUTS)
+        if few.height:
+            have = max(int(n) for n in few["n_inputs"].fill_null(0).to_list())
+            need = f"a verdict needs at least {MIN_INPUTS} inputs, it has {have}"
+        elif more := [int(n) for n in waiting["more_runs"].drop_nulls().to_list()]:
+            need = f"about {min(more)} more paired runs would likely settle the nearest"
+        else:
+            need = "they sit on the margin: only very many more runs would settle them"
+        parts.append(f"{', '.join(names)} {'is' if len(names) == 1 else 'are'} inconclusive; {need}")
+    if held_open.height:
+        names = held_open["entry"].to_list()
+        reason = (held_open["verdict_reason"][0] or "") if "verdict_reason" in held_open.columns else ""
+        because = f": {reason.split(': ')[0]}" if reason else ""
+        parts.append(f"more runs would not settle {', '.join(names)}{because}")
+    return "; ".join(parts)
 
 
 CUT_SHORT = (Stopped.CANCELLED.value, Stopped.BUDGET.value)

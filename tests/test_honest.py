@@ -557,7 +557,10 @@ async def test_a_judge_that_gives_every_run_one_score_settles_nothing(tmp_path: 
     cut = model_row(report, "acme/cut")["verdict_reason"]
     assert "truncated on 16 of 16 runs: its answers were cut off (raise max_tokens)" in cut
     pick = report.recommend()
-    assert pick is not None and "acme/cut" not in pick.sentence and pick.entry != "acme/cut"
+    assert pick is not None and pick.entry == "openai/ref"
+    # no verdict settled: the sentence is a lack of evidence, and says more runs would not settle them
+    assert pick.sentence.startswith("not settled yet: ")
+    assert "more runs would not settle acme/cut, openai/mini: the judge gave every run the same score" in pick.sentence
 
 
 async def test_an_entry_cut_off_on_most_runs_is_never_as_good_even_when_the_judge_discriminates(
@@ -611,7 +614,8 @@ async def test_a_race_to_a_verdict_settles_nothing_on_a_judge_that_gives_one_sco
     assert "the judge gave every run the same score" in cut["verdict_reason"]
     assert "truncated on" in cut["verdict_reason"]
     pick = report.recommend()
-    assert pick is not None and pick.entry == "openai/ref" and "acme/cut" not in pick.sentence
+    assert pick is not None and pick.entry == "openai/ref" and pick.sentence.startswith("not settled yet: ")
+    assert "more runs would not settle acme/cut: the judge gave every run the same score" in pick.sentence
 
 
 def test_the_verdict_race_does_not_settle_on_one_score_for_every_run() -> None:
