@@ -30,6 +30,7 @@ from ._session import Session
 from ._tooldiff import ToolDiff, compare, judge_note
 from ._verdicts import Quotes, ask_verdict, quoted_verdicts
 from ._vocab import SchemaUse, VerdictPath
+from .scorers import gold_path, without_gold
 
 __all__ = [
     "JudgeSetup",
@@ -69,14 +70,24 @@ class JudgeSetup:
     """Judge each run in both presentation orders (the label-bias check)."""
     reasoning: bool = False
     """Show the judge the models' reasoning where providers returned it (off: it grades what the job did)."""
+    gold: str | None = None
+    """The dotted path of the input's gold label (a gold scorer's): withheld from the judge, which scores against
+    the reference as it would without labels, so the gold score stays a measure of its own."""
     schema_rejected: set[str] = field(default_factory=set)
     """Judge entries that answered ``response_format`` with a 400 in this race: asked in prose from then on."""
 
     @classmethod
     def from_meta(
-        cls, meta: ReportMeta, catalog: Catalog, *, rubric: str | None = None, judge: str | None = None
+        cls,
+        meta: ReportMeta,
+        catalog: Catalog,
+        *,
+        rubric: str | None = None,
+        judge: str | None = None,
+        scorer: Scorer | None = None,
     ) -> JudgeSetup:
-        """The judge of a report (``rubric`` and ``judge``, an entry name, replace the report's own)."""
+        """The judge of a report (``rubric`` and ``judge``, an entry name, replace the report's own; ``scorer``, the
+        report's recorded one, whose gold label is withheld from the judge)."""
         entry = catalog[judge or meta.judge_entry or catalog.ceiling_name]
         return cls(
             entry=entry,
@@ -88,6 +99,7 @@ class JudgeSetup:
             model_names=tuple(n for e in catalog.entries for n in (e.name, e.model)),
             swap=meta.spec.judge_swap,
             reasoning=meta.spec.judge_reasoning,
+            gold=gold_path(meta.spec.scorer or "") if scorer is None else gold_path(scorer),
         )
 
 
@@ -268,7 +280,7 @@ def judge_messages(
         )
     return JudgePrompt(
         instructions=setup.instructions,
-        input=value,
+        input=without_gold(value, setup.gold),
         rubric=setup.rubric,
         reference=reference_events,
         candidate=events,

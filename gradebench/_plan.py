@@ -109,7 +109,7 @@ class RacePlan:
 
     def judge_setup(self) -> JudgeSetup:
         """What every verdict of the race shares."""
-        return JudgeSetup.from_meta(self.meta(), self.catalog)
+        return JudgeSetup.from_meta(self.meta(), self.catalog, scorer=self.scorer)
 
     def fixed_plan(self, repeats: int) -> list[tuple[Entry, RaceInput, int]]:
         """Every candidate run of ``repeats`` runs per input and entry, in race order: input by input, every entry on

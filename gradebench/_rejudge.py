@@ -199,7 +199,7 @@ async def rejudge_report(
 
     A ``scorer`` given now scores again; otherwise the scores stand (they do not depend on the judge).
     """
-    setup = JudgeSetup.from_meta(report.meta, catalog, rubric=rubric, judge=judge)
+    setup = JudgeSetup.from_meta(report.meta, catalog, rubric=rubric, judge=judge, scorer=scorer)
     setup.entry.api_key()  # fail before any call when the judge cannot be called
     references, candidates = _taken_up(report)
     inputs = report.meta.inputs

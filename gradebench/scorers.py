@@ -18,7 +18,7 @@ import json
 import math
 import re
 import unicodedata
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Generic, Protocol, TypeVar, runtime_checkable
 
@@ -124,6 +124,30 @@ def _same(a: Any, b: Any) -> bool:
         return bool(a == b)
     except Exception:  # e.g. an array whose truth value is ambiguous: not equal, as far as a score goes
         return False
+
+
+def gold_path(scorer: Any) -> str | None:
+    """The dotted path of the gold label a scorer (or a scorer spec such as ``field_equals:label@expected_label``)
+    holds outputs to; None when it compares with the reference's output or does not say. A scorer of your own says
+    so with a ``gold`` attribute."""
+    if isinstance(scorer, str):
+        body, at, path = scorer.partition("@")
+        return path if at and body.partition(":")[0] in (*_BY_KIND, "choice_letter") else None
+    found = getattr(scorer, "gold", None)
+    return found if isinstance(found, str) and found else None
+
+
+def without_gold(value: Any, path: str | None) -> Any:
+    """``value`` with the gold label at the dotted ``path`` taken out (a copy; the value itself is left as it is):
+    what the judge is shown of an input, so it scores against the reference as it would without labels."""
+    if path is None or not isinstance(value, Mapping):
+        return value
+    head, _, rest = path.partition(".")
+    if head not in value:
+        return value
+    if not rest:
+        return {k: v for k, v in value.items() if k != head}
+    return {**value, head: without_gold(value[head], rest)}
 
 
 # ---------------------------------------------------------------------------------------------------------- scorers

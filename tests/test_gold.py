@@ -191,3 +191,31 @@ async def test_a_choice_letter_is_held_to_the_gold_answer(tmp_path: Path) -> Non
 def test_gold_specs_are_scorer_specs() -> None:
     for spec in (SPEC, "numeric_close:total@gold.total", "set_f1:tags@gold_tags", "choice_letter@answer"):
         assert is_scorer_spec(spec) and gb.scorers.from_spec(spec).spec == spec
+
+
+async def test_the_judge_is_never_shown_the_gold_label(tmp_path: Path) -> None:
+    """The judge scores against the reference as it would without labels: a gold label in its prompt would let it
+    score against the label instead, and the gold score would no longer be a measure of its own."""
+    async with serve(fleet()) as base_url:
+        cat = loopback(base_url)
+        bench = bench_of(TRIAGE, cat, tmp_path, candidates=CANDIDATES, inputs=TICKETS, spec=gb.RaceSpec(scorer=SPEC))
+        await bench.run()
+        report = bench.report()
+        judged = report.runs.filter(pl.col("score").is_not_null())["run_id"].to_list()
+        prompts = [m["content"] for run_id in judged for prompt in report.judge_prompts(run_id) for m in prompt]
+        assert prompts and not [p for p in prompts if "expected_label" in p]
+        assert all("Ticket " in p for p in prompts[1::2])  # the rest of the input is shown as before
+        # a rejudge read back from parquet withholds it too (from the recorded spec): every verdict is the cache's
+        report.to_parquet(tmp_path / "saved")
+        back = gb.BenchmarkReport.read_parquet(tmp_path / "saved")
+        again = await gb.rejudge_report(back, cat, cache=tmp_path / "cache", progress=False)
+        assert again.calls.filter(role="judge")["cache_hit"].all()
+
+    # without a gold scorer the input is shown whole, as it always was
+    assert gb.scorers.without_gold({"text": "a", "gold": {"label": "b", "why": "c"}}, "gold.label") == {
+        "text": "a",
+        "gold": {"why": "c"},
+    }
+    assert gb.scorers.gold_path("field_equals:label@expected_label") == "expected_label"
+    assert gb.scorers.gold_path("field_equals:label") is None
+    assert gb.scorers.gold_path(gb.scorers.choice_letter(gold="answer")) == "answer"
