@@ -171,7 +171,8 @@ class CatalogCheck:
         verdict = f"{len(self.rows) - failed} of {len(self.rows)} entries pass" + (
             f", {failed} need{'s' * (failed == 1)} attention" if failed else ""
         )
-        intro = f"check of {self.source} · {len(self.rows)} entries · judge {self.ceiling}"
+        entries = f"{len(self.rows)} {'entry' if len(self.rows) == 1 else 'entries'}"
+        intro = f"check of {self.source} · {entries} · judge {self.ceiling}"
         return "\n".join(
             [intro, *lines, f"cost of the check {self.cost_text()} · {verdict} · {self.wall_s:.1f} s (no cache)"]
         )

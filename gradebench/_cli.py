@@ -252,13 +252,18 @@ def _sim_models() -> str:
 
 def cmd_sim_serve(args: argparse.Namespace) -> int:
     from . import jobs  # noqa: F401  (the example jobs register the policies the fleet answers them with)
-    from .sim import serve
+    from .sim import SimServer, serve
 
-    print(f"gradebench simulated fleet on http://{args.host}:{args.port}/v1 (Ctrl-C stops)", flush=True)
+    def ready(server: SimServer) -> None:
+        print(f"gradebench simulated fleet on {server.base_url} (Ctrl-C stops)", flush=True)
+
     try:
-        asyncio.run(serve(args.host, args.port, latency_scale=args.latency_scale, seed=args.seed))
+        asyncio.run(serve(args.host, args.port, latency_scale=args.latency_scale, seed=args.seed, ready=ready))
     except KeyboardInterrupt:
         pass
+    except OSError as exc:  # the address is in use, or not this machine's
+        print(f"gradebench: error: cannot serve on {args.host}:{args.port}: {exc.strerror or exc}", file=sys.stderr)
+        return 2
     return 0
 
 

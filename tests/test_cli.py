@@ -189,7 +189,7 @@ def test_sim_serve_answers_a_plain_openai_client() -> None:
     port = free_port()
     env = {**os.environ, "GRADEBENCH_SIM_LATENCY_SCALE": "0"}
     proc = subprocess.Popen(
-        [sys.executable, "-m", "gradebench._cli", "sim-serve", "--port", str(port)],
+        [sys.executable, "-m", "gradebench", "sim-serve", "--port", str(port)],
         env=env,
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
@@ -211,7 +211,20 @@ def test_sim_serve_answers_a_plain_openai_client() -> None:
         assert reply.choices[0].message.content and reply.usage.total_tokens > 0
     finally:
         proc.terminate()
-        proc.wait(timeout=10)
+        out, _ = proc.communicate(timeout=10)
+    # said once the port is bound, with the URL it serves
+    assert out.splitlines()[0] == f"gradebench simulated fleet on http://127.0.0.1:{port}/v1 (Ctrl-C stops)"
+
+
+def test_sim_serve_on_a_port_in_use_is_one_line_and_status_2(capsys: pytest.CaptureFixture[str]) -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        assert main(["sim-serve", "--port", str(port)]) == 2
+    out, err = capsys.readouterr()
+    assert out == "" and "Traceback" not in err
+    assert err.startswith(f"gradebench: error: cannot serve on 127.0.0.1:{port}: ") and "in use" in err
 
 
 def test_verbose_after_the_sub_command_logs_gradebenchs_calls_only(tmp_path: Path) -> None:

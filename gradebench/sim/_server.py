@@ -9,7 +9,9 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+from collections.abc import Callable
 from http import HTTPStatus
+from typing import Any
 
 import httpx2
 
@@ -39,6 +41,7 @@ class SimServer:
         self.port: int = server.sockets[0].getsockname()[1]
         """The port listened on (the one picked when 0 was asked for)."""
         self._writers: set[asyncio.StreamWriter] = set()
+        self._tasks: set[asyncio.Task[Any]] = set()
 
     @property
     def base_url(self) -> str:
@@ -55,6 +58,11 @@ class SimServer:
         self._server.close()
         for writer in list(self._writers):
             writer.close()
+        # a connection still answering would log its cancellation after the loop ends: let each one finish first
+        tasks = [t for t in self._tasks if t is not asyncio.current_task()]
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
         with contextlib.suppress(Exception):
             await self._server.wait_closed()
 
@@ -66,6 +74,9 @@ class SimServer:
 
     async def _connection(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         self._writers.add(writer)
+        task = asyncio.current_task()
+        if task is not None:
+            self._tasks.add(task)
         try:
             while await self._one(reader, writer):
                 pass
@@ -73,6 +84,8 @@ class SimServer:
             pass
         finally:
             self._writers.discard(writer)
+            if task is not None:
+                self._tasks.discard(task)
             writer.close()
             with contextlib.suppress(Exception):
                 await writer.wait_closed()
@@ -182,9 +195,13 @@ async def serve(
     latency_scale: float | None = None,
     seed: int = 0,
     fleet: SimFleet | None = None,
+    ready: Callable[[SimServer], None] | None = None,
 ) -> None:
-    """Serve the simulated fleet over HTTP until cancelled (what ``gradebench sim-serve`` runs)."""
+    """Serve the simulated fleet over HTTP until cancelled (what ``gradebench sim-serve`` runs); ``ready`` is called
+    once the port is bound (an address in use raises ``OSError`` before it)."""
     sim = await start_server(host, port, latency_scale=latency_scale, seed=seed, fleet=fleet)
+    if ready is not None:
+        ready(sim)
     log.info("gradebench sim serving %d models at %s", len(sim.fleet.profiles), sim.base_url)
     try:
         await sim.serve_forever()

@@ -1,0 +1,5 @@
+"""``python -m gradebench``: the command line, for where the ``gradebench`` script is not on the PATH."""
+
+from ._cli import main
+
+raise SystemExit(main())
