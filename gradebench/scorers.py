@@ -34,9 +34,11 @@ __all__ = [
     "extract_choice",
     "field_equals",
     "from_spec",
+    "gold_path",
     "numeric_close",
     "seeded_shuffle",
     "set_f1",
+    "without_gold",
 ]
 
 T = TypeVar("T")
