@@ -7,8 +7,6 @@ races, the run keys, one run of the job, the reference runs and what the judge s
 
 from __future__ import annotations
 
-import importlib
-import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -21,6 +19,7 @@ from ._budget import Budget, one_currency
 from ._cache import CallCache
 from ._catalog import Catalog, Entry
 from ._fanout import fan_out, lane_width
+from ._importing import imported
 from ._inputs import RaceInput
 from ._job import JobSpec
 from ._judge import JudgeSetup, Scorer, score_reference
@@ -222,27 +221,7 @@ def resolve_job(reference: str, base: Path | None = None) -> Any:
     prompt job ``prompt:{...}`` records; one that cannot be imported raises a `ValueError` saying why."""
     if reference.startswith(PROMPT_PREFIX):
         return PromptJob.from_reference(reference, base=base)
-    return _imported(reference, "job", base)
-
-
-def _imported(reference: str, what: str, base: Path | None = None) -> Any:
-    """The object ``module:attribute`` names (``attribute`` may be dotted), importing it from ``base`` when
-    it is a module or package there (left on the path, for the imports a job makes while it runs)."""
-    module, colon, attr = reference.partition(":")
-    if not colon or not module or not attr:
-        raise ValueError(f"{what} {reference!r} is not module:attribute")
-    top = module.split(".", 1)[0]
-    if base is not None and ((base / f"{top}.py").is_file() or (base / top / "__init__.py").is_file()):
-        # kept on the path: a job that imports a module of its folder while it runs must find it then too
-        if str(base.resolve()) not in sys.path:
-            sys.path.insert(0, str(base.resolve()))
-    try:
-        found: Any = importlib.import_module(module)
-        for part in attr.split("."):
-            found = getattr(found, part)
-    except (ImportError, AttributeError) as exc:
-        raise ValueError(f"{what} {reference!r} cannot be imported: {exc}") from None
-    return found
+    return imported(reference, "job", base)
 
 
 def scorer_reference(scorer: Scorer | None, job: JobSpec) -> str:
@@ -290,7 +269,7 @@ def load_catalog(reference: str, base: Path | None = None) -> Catalog:
     simulated fleet's is ``gradebench.sim:catalog``)."""
     path = Path(reference) if base is None else base / reference
     if ":" in reference and not path.is_file():
-        made = _imported(reference, "catalog", base)()
+        made = imported(reference, "catalog", base)()
         if not isinstance(made, Catalog):
             raise ValueError(f"catalog {reference!r} made {type(made).__name__}, not a Catalog")
         return made

@@ -19,6 +19,7 @@ from typing import Any, Literal
 
 import pydantic
 
+from ._importing import imported
 from ._seat import Reply, Seat
 from ._tools import Tool, tool
 
@@ -337,10 +338,9 @@ def _tool_reference(made: Tool) -> str | None:
 
 
 def _imported_tool(reference: str, base: Path | None) -> Tool:
-    from ._plan import _imported  # the plan imports this module: looked up when a job is rebuilt, not before
 
     try:
-        found = _imported(reference, "tool", base)
+        found = imported(reference, "tool", base)
     except ValueError as exc:
         raise _FieldError("tools", str(exc)) from None
     return _tool(found)

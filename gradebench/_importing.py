@@ -1,0 +1,30 @@
+"""Finding what a ``module:attribute`` reference names: a job, a scorer, a catalog factory or a tool of a spec."""
+
+from __future__ import annotations
+
+import importlib
+import sys
+from pathlib import Path
+from typing import Any
+
+__all__ = ["imported"]
+
+
+def imported(reference: str, what: str, base: Path | None = None) -> Any:
+    """The object ``module:attribute`` names (``attribute`` may be dotted), importing it from ``base`` when
+    it is a module or package there (left on the path, for the imports a job makes while it runs)."""
+    module, colon, attr = reference.partition(":")
+    if not colon or not module or not attr:
+        raise ValueError(f"{what} {reference!r} is not module:attribute")
+    top = module.split(".", 1)[0]
+    if base is not None and ((base / f"{top}.py").is_file() or (base / top / "__init__.py").is_file()):
+        # kept on the path: a job that imports a module of its folder while it runs must find it then too
+        if str(base.resolve()) not in sys.path:
+            sys.path.insert(0, str(base.resolve()))
+    try:
+        found: Any = importlib.import_module(module)
+        for part in attr.split("."):
+            found = getattr(found, part)
+    except (ImportError, AttributeError) as exc:
+        raise ValueError(f"{what} {reference!r} cannot be imported: {exc}") from None
+    return found
