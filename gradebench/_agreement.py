@@ -106,7 +106,7 @@ class JudgePair:
             who = f"{self.second} scores {abs(d):.2f} {'higher' if d > 0 else 'lower'} [{_signed(lo)}, {_signed(hi)}]"
         else:
             span = f" [{_signed(lo)}, {_signed(hi)}]" if lo is not None and hi is not None else ""
-            who = f"no steady difference ({self.second} − {self.first} {_signed(d)}{span})"
+            who = f"no systematic difference ({self.second} − {self.first} {_signed(d)}{span})"
         tail = "" if self.kappa >= FAIRLY else ": read the runs they disagree on before trusting a verdict"
         return f"{head}; {who} on {self.runs} runs both judged{tail}"
 
