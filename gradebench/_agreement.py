@@ -33,7 +33,7 @@ from ._stats import BOOTSTRAP
 __all__ = ["JudgeAgreement", "JudgePair", "judge_agreement", "judges_lines", "judges_text", "kappa"]
 
 WELL = 0.8
-"""κ from which two judges are said to agree well (0.6 to it: fairly; below 0.6: poorly)."""
+"""κ from which two judges are said to agree well (from 0.6: at least fairly; below 0.6: poorly)."""
 FAIRLY = 0.6
 LEVEL = BOOTSTRAP.level
 """The intervals' confidence level: the report's (95%)."""
@@ -92,14 +92,13 @@ class JudgePair:
         return self.by_entry[entry] - rest
 
     def sentence(self) -> str:
-        """``sim/oracle and sim/sage agree well: weighted κ 0.86 [0.78–0.91]; sim/sage scores 0.42 higher
-        [0.20–0.66] on 80 runs both judged``."""
+        """``sim/oracle and sim/sage agree well: weighted κ 0.86 [0.78–0.91]; sim/sage scores 0.42 higher [+0.20,
+        +0.66] on 80 runs both judged``. How well they agree is said of the whole interval (`agreement_word`)."""
         if self.kappa is None:
             how = "cannot be compared (they gave every run one score)" if self.runs else "scored no run in common"
             return f"{self.first} and {self.second} {how}"
-        word = "agree well" if self.kappa >= WELL else "agree fairly" if self.kappa >= FAIRLY else "agree poorly"
         interval = f" [{_n(self.kappa_lo)}–{_n(self.kappa_hi)}]" if self.kappa_lo is not None else ""
-        head = f"{self.first} and {self.second} {word}: weighted κ {self.kappa:.2f}{interval}"
+        head = f"{self.first} and {self.second} {self.agreement_word()}: weighted κ {_n(self.kappa)}{interval}"
         d, lo, hi = self.mean_diff, self.diff_lo, self.diff_hi
         assert d is not None
         if lo is not None and hi is not None and (lo > 0 or hi < 0):
@@ -107,8 +106,24 @@ class JudgePair:
         else:
             span = f" [{_signed(lo)}, {_signed(hi)}]" if lo is not None and hi is not None else ""
             who = f"no systematic difference ({self.second} − {self.first} {_signed(d)}{span})"
-        tail = "" if self.kappa >= FAIRLY else ": read the runs they disagree on before trusting a verdict"
+        poor = self.kappa_hi is not None and self.kappa_hi < FAIRLY
+        tail = ": read the runs they disagree on before trusting a verdict" if poor else ""
         return f"{head}; {who} on {self.runs} runs both judged{tail}"
+
+    def agreement_word(self) -> str:
+        """How well the two agree, said only as far as the interval of κ carries it: ``agree well`` (its lower end at
+        least 0.8), ``agree at least fairly`` (0.6), ``agree poorly`` (its upper end below 0.6), else that the runs are
+        too few to say (and so too when there is no interval: fewer than `MIN_INPUTS` inputs)."""
+        lo, hi = self.kappa_lo, self.kappa_hi
+        if lo is None or hi is None:
+            return "cannot be said to agree or not: too few inputs"
+        if lo >= WELL:
+            return "agree well"
+        if lo >= FAIRLY:
+            return "agree at least fairly"
+        if hi < FAIRLY:
+            return "agree poorly"
+        return "cannot be said to agree or not: too few runs"
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -266,7 +281,7 @@ def judges_lines(report: _Judged) -> list[str]:
 
 
 def _n(value: float | None) -> str:
-    return "-" if value is None else f"{value:.2f}"
+    return "-" if value is None else f"{value:.2f}".replace("-", "−")
 
 
 def _signed(value: float | None) -> str:

@@ -228,8 +228,8 @@ def totals(report: ReportView) -> str:
         text = f"{money(total)} {cur}".rstrip()
         return f"{text} + unknown for {' and '.join(unknown)} without usage" if unknown else text
 
-    runs, calls = (report.runs["cost"].to_list(), "run"), ([c.cost for c in judge], "judge call")
-    spent = (report.runs["spent_now"].to_list(), "run"), ([c.spent_now for c in judge], "judge call")
+    runs, calls = (report.runs["cost"].to_list(), "run"), ([c.cost for c in judge if c.answered], "judge call")
+    spent = (report.runs["spent_now"].to_list(), "run"), ([c.spent_now for c in judge if c.answered], "judge call")
     return f"cost of the runs {summed(runs)} (+ judge {summed(calls)}) · spent now {summed(*spent)}"
 
 

@@ -19,7 +19,7 @@ import polars as pl
 import pytest
 
 import gradebench as gb
-from gradebench._agreement import judge_agreement, kappa
+from gradebench._agreement import JudgePair, judge_agreement, kappa
 from gradebench._diagnostics import judge_family
 from gradebench._meta import ReportMeta
 from gradebench._openrouter import build_catalog, catalog_toml
@@ -403,6 +403,7 @@ async def test_a_run_only_part_of_the_panel_judged_is_unjudged_and_said_to_be(tm
     assert report.judge_agreement().pairs[0].runs == whole.height  # type: ignore[union-attr]
     kinds = report.diagnostics()["kind"].to_list()
     assert kinds.count("judge_error") == half.height
+    assert "without usage" not in table  # a judge call that failed cost nothing: it is no cost unknown
 
 
 # --------------------------------------------------------------------------------------- one judge, as before
@@ -531,9 +532,26 @@ def test_the_agreement_intervals_cover_the_truth_by_simulation(inputs: int) -> N
     assert rates["kappa"] >= 0.92 and rates["diff"] >= 0.93, rates
 
 
+def test_how_well_judges_agree_is_said_only_as_far_as_the_interval_carries_it() -> None:
+    def pair(lo: float, hi: float) -> JudgePair:
+        return JudgePair(
+            first="a", second="b", runs=40, kappa=(lo + hi) / 2, kappa_lo=lo, kappa_hi=hi, **dict.fromkeys(DIFF, 0.0)
+        )
+
+    assert pair(0.82, 0.95).agreement_word() == "agree well"
+    assert pair(0.65, 0.95).agreement_word() == "agree at least fairly"
+    assert pair(0.2, 0.55).agreement_word() == "agree poorly"
+    assert "read the runs they disagree on" in pair(0.2, 0.55).sentence()
+    assert pair(0.3, 0.9).agreement_word() == "cannot be said to agree or not: too few runs"
+
+
+DIFF = ("mean_diff", "diff_lo", "diff_hi")
+
+
 def test_no_interval_over_too_few_inputs() -> None:
     found = judge_agreement(_panel_frame(np.random.default_rng(3), inputs=4, runs=3, shift=0.0, noise=0.5), ["a", "b"])
     assert found is not None
     pair = found.pairs[0]
     assert pair.kappa is not None and pair.kappa_lo is None and pair.diff_lo is None
-    assert "weighted κ" in pair.sentence() and "[" not in pair.sentence().split("κ")[1].split(";")[0]
+    assert "cannot be said to agree or not: too few inputs: weighted κ" in pair.sentence()
+    assert "[" not in pair.sentence().split("κ")[1].split(";")[0]
