@@ -1,12 +1,14 @@
 """gradebench: which models can do this job as well as the one we pinned, and at what cost and speed?"""
 
 from . import scorers
+from ._agreement import JudgeAgreement, JudgePair
 from ._benchmark import Benchmark
 from ._cache import CallCache
 from ._catalog import Catalog, Entry, Grade
 from ._check import CatalogCheck, EntryCheck
 from ._errors import CacheError, CallError, CatalogError, ConfigError, GradebenchError, ToolLoopError
 from ._estimate import EntryEstimate, Estimate
+from ._family import family_of
 from ._job import Job
 from ._meta import ReportMeta
 from ._prompt_job import PromptJob
@@ -53,6 +55,8 @@ __all__ = [
     "Grade",
     "GradebenchError",
     "Job",
+    "JudgeAgreement",
+    "JudgePair",
     "PromptJob",
     "RaceEvent",
     "RaceSpec",
@@ -69,6 +73,7 @@ __all__ = [
     "Verdict",
     "VerdictPath",
     "__version__",
+    "family_of",
     "judge_noise_report",
     "rejudge_report",
     "scorers",

@@ -63,6 +63,7 @@ class Benchmark:
         budget: float | None = None,
         max_runs: int | None = None,
         judge: str | None = None,
+        judges: Iterable[str] | None = None,
         salt: str | None = None,
         concurrency: int | None = None,
         spec: RaceSpec | None = None,
@@ -71,12 +72,16 @@ class Benchmark:
     ):
         """``grade`` defaults to the job's declared grade, ``candidates`` to every callable entry of the grade; ``also``
         names other grades (e.g. ``["small"]``) whose entries race too, against the same reference. ``runs="auto"``
-        races to a verdict, with at most ``max_runs`` runs an entry; ``budget`` caps what the race may spend now."""
+        races to a verdict, with at most ``max_runs`` runs an entry; ``budget`` caps what the race may spend now.
+        ``judges`` (entry names) is a panel: every run is judged by each, the score is their mean (see `RaceSpec`)."""
         given: dict[str, Any] = dict(runs=runs, grade=grade, margin=margin, budget=budget, max_runs=max_runs)
         given.update(judge=judge, salt=salt, concurrency=concurrency, also=also)
         if candidates is not None:
             given["candidates"] = [e.name for e in catalog.resolve(candidates)]
-        spec = (spec or RaceSpec()).replace(**{k: v for k, v in given.items() if v is not None})
+        changes = {k: v for k, v in given.items() if v is not None}
+        if judges is not None:  # a panel given replaces a spec's one judge (both given: the spec refuses)
+            changes.update(judges=_panel(judges), judge=judge)
+        spec = (spec or RaceSpec()).replace(**changes)
         self.job, self.catalog, self.progress = JobSpec(factory), catalog, progress
         self.cache = cache if isinstance(cache, CallCache) else CallCache(cache)
         self.metadata: dict[str, Any] = {}
@@ -138,8 +143,13 @@ class Benchmark:
 
     @property
     def judge_entry(self) -> Entry:
-        """The entry that judges."""
+        """The entry that judges (a panel's first judge; `judges` has them all)."""
         return self.lineup.judge
+
+    @property
+    def judges(self) -> list[Entry]:
+        """Every entry that judges: the panel, or the one judge."""
+        return list(self.lineup.judges)
 
     @property
     def inputs(self) -> dict[str, Any]:
@@ -222,7 +232,12 @@ class Benchmark:
         return self
 
     def set_spec(self, **changes: Any) -> Benchmark:
-        """Change fields of the race spec (e.g. ``salt="fresh"``, ``margin=1.5``; see `RaceSpec`), checked again."""
+        """Change fields of the race spec (e.g. ``salt="fresh"``, ``margin=1.5``; see `RaceSpec`), checked again.
+        ``judges`` given alone replaces the one ``judge``, and ``judge`` alone a panel."""
+        if ("judge" in changes) != ("judges" in changes):
+            changes.setdefault("judges" if "judge" in changes else "judge", None)
+        if changes.get("judges") is not None:
+            changes["judges"] = _panel(changes["judges"])
         scorer = resolve_scorer(changes["scorer"], self.job) if "scorer" in changes else self.scorer
         self.lineup = self._adopt(self.spec.replace(**changes), scorer)
         return self
@@ -316,16 +331,23 @@ class Benchmark:
             raise RuntimeError("no report yet: await bench.run() first")
         return self._report
 
-    async def rejudge(self, rubric: str | None = None, judge: str | None = None) -> BenchmarkReport:
-        """Judge the cached runs again, with another rubric or judge; no candidate is called again."""
-        report = await rejudge_report(self.report(), self.catalog, rubric=rubric, judge=judge, **self._judging())
+    async def rejudge(
+        self, rubric: str | None = None, judge: str | None = None, judges: Sequence[str] | None = None
+    ) -> BenchmarkReport:
+        """Judge the cached runs again, with another rubric, judge or panel of ``judges`` (default: the report's own
+        judges); no candidate is called again."""
+        report = await rejudge_report(
+            self.report(), self.catalog, rubric=rubric, judge=judge, judges=judges, **self._judging()
+        )
         if rubric is not None:
             self.set_spec(rubric=rubric)
         return self._show(report, "rejudged")
 
-    def rejudge_sync(self, rubric: str | None = None, judge: str | None = None) -> BenchmarkReport:
+    def rejudge_sync(
+        self, rubric: str | None = None, judge: str | None = None, judges: Sequence[str] | None = None
+    ) -> BenchmarkReport:
         """`rejudge` for plain scripts and notebook cells."""
-        return run_sync(lambda: self.rejudge(rubric=rubric, judge=judge))
+        return run_sync(lambda: self.rejudge(rubric=rubric, judge=judge, judges=judges))
 
     async def judge_noise(self, k: int = 5, sample: int | Sequence[str] | None = None) -> BenchmarkReport:
         """The judge-noise floor: judge cached runs ``k`` more times with distinct salts (no candidate runs again).
@@ -343,3 +365,10 @@ class Benchmark:
         """What judging stored runs again takes from this benchmark."""
         concurrency = self.spec.concurrency or self.catalog.concurrency
         return dict(cache=self.cache, scorer=self.scorer, concurrency=concurrency, progress=self.progress)
+
+
+def _panel(judges: Iterable[str]) -> tuple[str, ...]:
+    """Judges given as a list of names (a bare string is one name misread as many: refused)."""
+    if isinstance(judges, str):
+        raise ValueError(f"judges must be a list of entry names, got {judges!r}")
+    return tuple(judges)

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 import pydantic
 
 from ._errors import CatalogError
+from ._family import family_of, normal_family
 from ._prices import CATALOG, DATABASE, PriceLookupError, check_known, database_cost
 from ._redact import remember
 from ._tomlfile import first_problem, problem_text, read_toml
@@ -83,6 +84,14 @@ class Entry:
     guess it says it makes)."""
     simulated: bool = False
     """True for the built-in simulated fleet: labelled as such in rows and charts."""
+    family: str | None = None
+    """Who made the model (``openai``, ``anthropic``, ``meta``, ...): a judge of a candidate's family may favour it
+    (the ``judge_family`` diagnostic). Unset: told from the model id, else from a ``provider`` that makes models (see
+    `gradebench._family.family_of`); None when neither tells. Kept in lower case."""
+
+    def __post_init__(self) -> None:
+        told = family_of(self.model, self.provider) if self.family is None else normal_family(self.family)
+        object.__setattr__(self, "family", told or None)
 
     def callable_reason(self) -> str | None:
         """Why this entry cannot be called now, or None when it can."""
@@ -178,6 +187,7 @@ class _EntryFile(pydantic.BaseModel):
     rate_limit_wait_s: float = pydantic.Field(default=300.0, ge=0)
     timeout_s: float = pydantic.Field(default=120.0, gt=0)
     latency_s: float | None = pydantic.Field(default=None, ge=0, allow_inf_nan=False)
+    family: str | None = pydantic.Field(default=None, min_length=1, pattern=r"\S")
 
 
 class _CatalogFile(pydantic.BaseModel):

@@ -15,7 +15,7 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from ._catalog import Entry
@@ -114,8 +114,10 @@ def run_costs(
     The first verdict of an input pays its whole prompt (``(entry, input_id)``); the ones after it (``("",
     input_id)``, every order of the label-bias check included) are served from the judge provider's cache the prefix
     they share with an earlier verdict of the input (`cacheable_prefix`), worth something only where the judge entry
-    prices cached input.
+    prices cached input. A panel's verdicts are every judge's: their calls, tokens and costs summed.
     """
+    if setup.panel:
+        return _summed([run_costs(references, values, entries, setup.alone(judge)) for judge in setup.panel])
     judge = setup.entry
     schema = judge.name not in setup.schema_rejected
     orders = (False, True) if setup.swap else (False,)
@@ -157,6 +159,22 @@ def run_costs(
             judge_output_tokens=len(orders) * JUDGE_OUTPUT_TOKENS,
             judge_cost=sum(judge.cost(p, JUDGE_OUTPUT_TOKENS, c) for p, c in zip(prompt, cached, strict=True)),
             latency_s=0.0,
+        )
+    return out
+
+
+def _summed(per_judge: Sequence[Mapping[tuple[str, str], RunCost]]) -> dict[tuple[str, str], RunCost]:
+    """Each run's cost with every judge's verdict: the run itself once, the judges' calls, tokens and costs added."""
+    out = {}
+    for key, one in per_judge[0].items():
+        judged = [costs[key] for costs in per_judge]
+        out[key] = replace(
+            one,
+            judge_calls=sum(c.judge_calls for c in judged),
+            judge_input_tokens=sum(c.judge_input_tokens for c in judged),
+            judge_cached_tokens=sum(c.judge_cached_tokens for c in judged),
+            judge_output_tokens=sum(c.judge_output_tokens for c in judged),
+            judge_cost=sum(c.judge_cost for c in judged),
         )
     return out
 

@@ -13,6 +13,10 @@ Kinds (one row each, ordered by kind then entry):
   saying whether the endpoint rejected the JSON schema or ignored it);
 - ``verdict_inconsistent``: accuracy above 4 for a run that skipped or miscalled a tool the reference called;
 - ``reference_disputed``: on one input, most candidate runs disagree with the reference: check the reference run;
+- ``judge_family``: a judge shares its family with a candidate or the reference, or judges its own entry's runs:
+  judges favour their own family's answers (Panickssery et al. 2024), so that entry's scores may be inflated; with a
+  panel, how much more that judge gives the entry than a judge of another family does. An entry or judge whose family
+  is unknown is never flagged (nothing is said that is not known);
 - ``identical_outputs``: an entry whose repeats never differ on any input (fine for a deterministic job; collapsed
   salting when ``shared_generation`` fires too); ``shared_generation``: two runs were served one generation (the same
   response id and the same content: some servers reuse one id for different answers, which is not a shared one).
@@ -26,10 +30,12 @@ from typing import Any
 
 import polars as pl
 
+from ._agreement import JudgeAgreement
 from ._figures import money
+from ._meta import ReportMeta
 from ._vocab import Role
 
-__all__ = ["DIAGNOSTICS_SCHEMA", "diagnose"]
+__all__ = ["DIAGNOSTICS_SCHEMA", "JUDGE_FAMILY", "diagnose", "judge_family"]
 
 DIAGNOSTICS_SCHEMA: dict[str, pl.DataType] = {
     "kind": pl.String(),
@@ -55,9 +61,14 @@ def _is_empty_output(text: str | None) -> bool:
     return value is None or value in ("", [], {}) or (isinstance(value, str) and not value.strip())
 
 
-def diagnose(runs: pl.DataFrame, calls: pl.DataFrame) -> pl.DataFrame:
-    """The diagnostics of a report's ``runs`` and ``calls`` frames."""
+def diagnose(
+    runs: pl.DataFrame, calls: pl.DataFrame, *, meta: ReportMeta | None = None, agreement: JudgeAgreement | None = None
+) -> pl.DataFrame:
+    """The diagnostics of a report's ``runs`` and ``calls`` frames (and, with its ``meta``, the judges' families;
+    with a panel's ``agreement``, what the other judges give the entries flagged)."""
     found: list[dict[str, Any]] = []
+    if meta is not None:
+        found += judge_family(meta, agreement)
 
     def flag(kind: str, row: Mapping[str, Any], detail: str, run_id: str | None = None) -> None:
         found.append({"kind": kind, "entry": row["entry"], "run_id": run_id or row.get("run_id"), "detail": detail})
@@ -186,3 +197,69 @@ def _shared(runs: pl.DataFrame, calls: pl.DataFrame, found: list[dict[str, Any]]
     for row in shared.filter(pl.col("run_id").list.len() > 1).iter_rows(named=True):
         detail = f"input {row['input_id']}: runs {', '.join(row['run_id'])} share generation {row['generation_id']}"
         found.append({"kind": "shared_generation", "entry": row["entry"], "run_id": None, "detail": detail})
+
+
+JUDGE_FAMILY = "judges favour their own family's answers (Panickssery et al. 2024)"
+"""Why a judge of an entry's family is flagged."""
+
+
+def judge_family(meta: ReportMeta, agreement: JudgeAgreement | None = None) -> list[dict[str, Any]]:
+    """A ``judge_family`` row for each judge and entry raced (the reference's included) of one family, and for a judge
+    whose own entry is raced; with a panel, what each other judge of another family gives that entry beside."""
+    families, found = meta.families, []
+    reference = meta.reference_entry
+    entries = list(dict.fromkeys([*([reference] if reference else []), *meta.candidates]))
+    for judge in meta.judges:
+        family = families.get(judge)
+        for entry in entries:
+            if entry == judge:
+                why = f"the judge {judge} judges its own entry's runs: a model favours its own answers"
+            elif family and families.get(entry) == family:
+                why = f"the judge {judge} is of family {family}, as {entry} is: {JUDGE_FAMILY}"
+            else:
+                continue
+            if entry == reference:
+                why += f"; {entry} is the reference: its own runs may score high, and answers like it be favoured"
+            else:
+                why += f", so {entry}'s scores may be inflated"
+            why += _measured(judge, entry, families, meta.judges, agreement)
+            found.append({"kind": "judge_family", "entry": entry, "run_id": None, "detail": why})
+    by_family: dict[str, list[str]] = {}
+    for judge in meta.judges:
+        if families.get(judge):
+            by_family.setdefault(families[judge], []).append(judge)
+    for family, judges in by_family.items():
+        if len(judges) > 1:
+            detail = (
+                f"the judges {' and '.join(judges)} are all of family {family}: a panel of one family shares its "
+                "bias, so their agreement says little of it; a judge of another family would measure it"
+            )
+            found.append({"kind": "judge_family", "entry": "(judges)", "run_id": None, "detail": detail})
+    return found
+
+
+def _measured(
+    judge: str, entry: str, families: Mapping[str, str], judges: list[str], agreement: JudgeAgreement | None
+) -> str:
+    """What the panel's judges of other families (or of none known) give the flagged entry beside that judge, or how
+    to find out."""
+    own = families.get(judge)
+    others = [j for j in judges if j not in (judge, entry) and (families.get(j) is None or families.get(j) != own)]
+    if not others:
+        return " (judge it with a second judge of another family too, judges=[...], to measure it)"
+    said = []
+    for pair in agreement.pairs if agreement is not None else ():
+        other = pair.second if pair.first == judge else pair.first if pair.second == judge else None
+        apart = [e for e in pair.by_entry if not own or families.get(e) != own]  # entries the judge has no stake in
+        beyond = pair.difference_of(entry, apart) if other in others else None
+        if other is None or beyond is None:
+            continue
+        more = beyond if pair.second == judge else -beyond  # the flagged judge's score minus the other's
+        said.append(
+            f"{judge} scores {entry}'s runs {_points(more)}, against {other}, than it scores other families' runs"
+        )
+    return ("; measured: " + "; ".join(said)) if said else ""
+
+
+def _points(value: float) -> str:
+    return f"{abs(value):.2f} {'higher' if value >= 0 else 'lower'}"

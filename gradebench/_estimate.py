@@ -22,6 +22,7 @@ from ._figures import money
 from ._inputs import RaceInput
 from ._judge import JudgeSetup, judge_run
 from ._meta import ReportMeta
+from ._panel import panel_label
 from ._plan import RacePlan, RunErrors, reference_failed
 from ._present import plural
 from ._records import Run
@@ -133,7 +134,7 @@ class Estimate:
     currency: str
     """Currency of every cost."""
     judge_entry: str
-    """The entry that judges."""
+    """The entry that judges (a panel's: ``a + b``)."""
     wall_s: float
     """Wall time of the race (the references aside), at the global and per-entry limits."""
     notes: tuple[str, ...] = field(default_factory=tuple)
@@ -287,13 +288,15 @@ def estimate(
             )
         )
     judge_limit = min(setup.entry.max_concurrency or concurrency, concurrency)
+    judges = panel_label(e.name for e in setup.judges)
     wall = max(slowest, (busy + judging) / concurrency, judging / judge_limit)
     notes = (
         "candidate runs are taken to make the reference's calls with its tokens; verdicts read a prompt as long as "
         f"the reference's and answer {JUDGE_OUTPUT_TOKENS} tokens",
         clock.note([entries[name] for name in by_entry]),
+        *([f"every run is judged by each of {len(setup.panel)} judges: {judges}"] if setup.panel else []),
     )
-    return Estimate(entries=tuple(made), currency=currency, judge_entry=setup.entry.name, wall_s=wall, notes=notes)
+    return Estimate(entries=tuple(made), currency=currency, judge_entry=judges, wall_s=wall, notes=notes)
 
 
 @dataclass(frozen=True)

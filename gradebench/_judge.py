@@ -15,13 +15,14 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import inspect
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
 from ._catalog import Catalog, Entry
 from ._keys import JudgeKey
 from ._meta import ReportMeta
+from ._panel import each_judge
 from ._prompt import JudgePrompt, identifying_names, transcript_events, transcript_labels
 from ._protocol import transcripts
 from ._records import Run, Verdict
@@ -75,6 +76,18 @@ class JudgeSetup:
     the reference as it would without labels, so the gold score stays a measure of its own."""
     schema_rejected: set[str] = field(default_factory=set)
     """Judge entries that answered ``response_format`` with a 400 in this race: asked in prose from then on."""
+    panel: tuple[Entry, ...] = ()
+    """A panel of judges (``entry`` first): every run is judged by each (see `gradebench._panel`); empty: ``entry``
+    alone."""
+
+    @property
+    def judges(self) -> tuple[Entry, ...]:
+        """Every entry that judges: the panel, or ``entry`` alone."""
+        return self.panel or (self.entry,)
+
+    def alone(self, judge: Entry) -> JudgeSetup:
+        """This setup with ``judge`` judging by itself (one judge of a panel; the schema refusals stay shared)."""
+        return replace(self, entry=judge, panel=())
 
     @classmethod
     def from_meta(
@@ -84,13 +97,16 @@ class JudgeSetup:
         *,
         rubric: str | None = None,
         judge: str | None = None,
+        judges: tuple[str, ...] | None = None,
         scorer: Scorer | None = None,
     ) -> JudgeSetup:
-        """The judge of a report (``rubric`` and ``judge``, an entry name, replace the report's own; ``scorer``, the
-        report's recorded one, whose gold label is withheld from the judge)."""
-        entry = catalog[judge or meta.judge_entry or catalog.ceiling_name]
+        """The judge (or panel) of a report: ``judges`` (entry names) or ``judge`` replace the report's own, and
+        ``rubric`` its rubric; ``scorer``, the report's recorded one, whose gold label is withheld from the judge."""
+        names = judges or ((judge,) if judge else None) or tuple(meta.judges) or (catalog.ceiling_name,)
+        panel = tuple(catalog[name] for name in names)
         return cls(
-            entry=entry,
+            entry=panel[0],
+            panel=panel if len(panel) > 1 else (),
             params=dict(catalog.judge_params),
             rubric=meta.spec.rubric or "" if rubric is None else rubric,
             instructions=meta.instructions,
@@ -126,7 +142,7 @@ async def judge_run(
     )
     if not run.ok:
         return replace(run, verdict=None)
-    verdict = await _verdict(session, run, reference, value, setup, diff)
+    verdict = await each_judge(setup, lambda one: _verdict(session, run, reference, value, one, diff))
     score, score_error = run.scorer, run.scorer_error
     if scorer is not None:
         score, score_error = apply_scorer(scorer, run.output, reference.output, input=value)
@@ -134,11 +150,14 @@ async def judge_run(
 
 
 async def judge_again(session: Session, run: Run, reference: Run, value: Any, setup: JudgeSetup, k: int) -> list[float]:
-    """The scores of ``k`` more judgements of one run, each with a salt of its own (the judge-noise replicas)."""
+    """The scores of ``k`` more judgements of one run, each with a salt of its own (the judge-noise replicas; each
+    a panel's mean, for a panel)."""
     diff = compare(run.calls, run.output, reference.calls, reference.output)
-    verdicts = await asyncio.gather(
-        *(_verdict(session, run, reference, value, setup, diff, sample=i) for i in range(1, k + 1))
-    )
+
+    def replica(sample: int) -> Awaitable[Verdict]:
+        return each_judge(setup, lambda one: _verdict(session, run, reference, value, one, diff, sample=sample))
+
+    verdicts = await asyncio.gather(*(replica(i) for i in range(1, k + 1)))
     return [v.score for v in verdicts if v.score is not None]
 
 

@@ -53,6 +53,16 @@ class ReportMeta:
     """A race to a verdict: its units (input id, repeat) in draw order, the order its verdicts read them in."""
     judge_noise_k: int | None = None
     """Extra judgements per run behind ``report.noise`` (None before `judge_noise`)."""
+    families: dict[str, str] = field(default_factory=dict)
+    """The family of each entry of the race whose family is known (the judges, the reference and the candidates):
+    what the ``judge_family`` diagnostic reads."""
+
+    @property
+    def judges(self) -> list[str]:
+        """Every entry that judged: the spec's panel, or the one judge (empty when not known)."""
+        if self.spec.judges:
+            return list(self.spec.judges)
+        return [self.judge_entry] if self.judge_entry else []
 
     @property
     def max_runs(self) -> int:

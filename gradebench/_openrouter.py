@@ -364,8 +364,8 @@ def from_openrouter(
 
 def catalog_toml(catalog: Catalog, models: Mapping[str, OpenRouterModel] | None = None, *, note: str = "") -> str:
     """The catalog as a TOML file `Catalog.load` reads back to the same entries: the fields an OpenRouter catalog
-    sets (name, model, grade, base_url, api_key_env, prices, currency), with what the list said of each model that
-    no field holds (``models``) as a comment above it, and ``note`` as the file's opening comment."""
+    sets (name, model, grade, base_url, api_key_env, prices, currency, family), with what the list said of each model
+    that no field holds (``models``) as a comment above it, and ``note`` as the file's opening comment."""
     lines = [f"# {line}".rstrip() for line in note.splitlines()]
     lines.append(f"grades = [{', '.join(_string(g) for g in catalog.grades)}]    # weakest to strongest")
     lines.append(f"ceiling = {_string(catalog.ceiling_name)}    # the entry that judges")
@@ -391,6 +391,8 @@ def catalog_toml(catalog: Catalog, models: Mapping[str, OpenRouterModel] | None 
         if entry.price_cached_in is not None:
             lines.append(f"price_cached_in = {_number(entry.price_cached_in)}    # per 1M input tokens read from cache")
         lines.append(f"currency = {_string(entry.currency)}")
+        if entry.family:  # told from the model id (the vendor of vendor/model): who made it, for judge_family
+            lines.append(f"family = {_string(entry.family)}")
     return "\n".join(lines) + "\n"
 
 

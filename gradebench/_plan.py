@@ -7,7 +7,7 @@ races, the run keys, one run of the job, the reference runs and what the judge s
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -36,6 +36,7 @@ from ._vocab import Role
 __all__ = [
     "RacePlan",
     "RunErrors",
+    "families",
     "for_job",
     "is_scorer_spec",
     "job_reference",
@@ -97,14 +98,15 @@ class RacePlan:
         if not self.inputs:
             raise ValueError("no input: call set_input(...) or set_inputs([...]) first")
         self.lineup.reference.api_key()
-        self.lineup.judge.api_key()
+        for judge in self.lineup.judges:
+            judge.api_key()
         if self.spec.budget is not None:
             self.currency()
         return self
 
     def currency(self) -> str:
         """The one currency of every entry the race spends on (`one_currency`)."""
-        return one_currency([self.lineup.reference, self.lineup.judge, *self.lineup.candidates])
+        return one_currency([self.lineup.reference, *self.lineup.judges, *self.lineup.candidates])
 
     def judge_setup(self) -> JudgeSetup:
         """What every verdict of the race shares."""
@@ -172,7 +174,13 @@ class RacePlan:
             skipped=dict(self.lineup.skipped),
             inputs={x.id: x.value for x in self.inputs},
             gradebench_version=__version__,
+            families=families(self.lineup.judges, [self.lineup.reference, *self.lineup.candidates]),
         )
+
+
+def families(*groups: Iterable[Entry]) -> dict[str, str]:
+    """The family of each entry of ``groups`` whose family is known, by name (a report's ``meta.families``)."""
+    return {e.name: e.family for group in groups for e in group if e.family}
 
 
 def for_job(spec: RaceSpec, job: JobSpec, catalog: Catalog, scorer: Scorer | None) -> RaceSpec:

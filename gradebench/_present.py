@@ -16,6 +16,7 @@ from typing import Any, Protocol
 
 import polars as pl
 
+from ._agreement import JudgeAgreement, judges_lines, judges_text
 from ._evidence import evidence, judge_failure
 from ._figures import fit_line, money
 from ._meta import ReportMeta
@@ -72,6 +73,8 @@ class ReportView(Protocol):
     def recommend(self) -> Any: ...
 
     def to_runs(self) -> list[Run]: ...
+
+    def judge_agreement(self) -> JudgeAgreement | None: ...
 
 
 class EstimateView(Protocol):
@@ -151,7 +154,7 @@ def header(report: ReportView) -> str:
         shape = f"{plural(inputs, 'input')} · raced to a verdict (at most {m.max_runs} runs an entry)"
     return (
         f"{m.job or '?'} · grade {m.spec.grade or '?'} · reference {m.reference_entry or '-'}"
-        f" · judge {m.judge_entry or '-'} · {shape}"
+        f" · {judges_text(m.judges)} · {shape}"
     )
 
 
@@ -225,8 +228,8 @@ def totals(report: ReportView) -> str:
         text = f"{money(total)} {cur}".rstrip()
         return f"{text} + unknown for {' and '.join(unknown)} without usage" if unknown else text
 
-    runs, calls = (report.runs["cost"].to_list(), "run"), ([c.cost for c in judge], "judge call")
-    spent = (report.runs["spent_now"].to_list(), "run"), ([c.spent_now for c in judge], "judge call")
+    runs, calls = (report.runs["cost"].to_list(), "run"), ([c.cost for c in judge if c.answered], "judge call")
+    spent = (report.runs["spent_now"].to_list(), "run"), ([c.spent_now for c in judge if c.answered], "judge call")
     return f"cost of the runs {summed(runs)} (+ judge {summed(calls)}) · spent now {summed(*spent)}"
 
 
@@ -262,7 +265,7 @@ class VerdictLine:
 def verdict_lines(report: ReportView) -> list[VerdictLine]:
     """Each tested entry's verdict line, in the models frame's order."""
     margin, auto, found = report.meta.spec.margin, report.meta.spec.design is Design.AUTO, evidence(report.runs)
-    lines = []
+    lines, panel = [], report.judge_agreement()
     for r in report.model_rows():
         if r.verdict is None:  # untested (the reference entry itself): no verdict line
             continue
@@ -280,6 +283,7 @@ def verdict_lines(report: ReportView) -> list[VerdictLine]:
             notes.append(f"order gap {r.swap_gap_mean:.2f}")
         if r.floor_std is not None:
             notes.append(f"judge noise ±{r.floor_std:.2f}")
+        notes += [panel.notes()[r.entry]] if panel is not None and r.entry in panel.notes() else []
         cost = "unknown" if r.cost_per_run is None else times(r.cost_ratio)
         lines.append(
             VerdictLine(
@@ -394,6 +398,7 @@ def render(report: ReportView, width: int | None = None) -> str:
         lines.extend(v.text(names) for v in verdicts)
         if (agreement := self_agreement(report)) is not None:
             lines.append("  " + agreement)
+    lines += judges_lines(report)
     if (pick := recommendation(report)) is not None:
         lines.append(pick)
     if fit is None:
@@ -487,6 +492,7 @@ def html(report: ReportView) -> str:
         agreement = self_agreement(report)
         items += f"<li>{esc(agreement)}</li>" if agreement else ""
         parts.append(f"<p>{esc(verdicts_title(report))}</p><ul>{items}</ul>")
+    parts += [f"<p>{esc(line)}</p>" for line in judges_lines(report)]
     if (pick := recommendation(report)) is not None:
         parts.append(f"<p><b>{esc(pick)}</b></p>")
     parts.append("</div>")

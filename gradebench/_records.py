@@ -214,6 +214,9 @@ class Verdict:
     """The judge's model calls."""
     swap_gap: float | None = None
     """Under the label-bias check: how far the scores of the two presentation orders differ (None otherwise)."""
+    panel: tuple[Verdict, ...] = ()
+    """A panel's verdict: each judge's own (their calls are this verdict's); empty for one judge's (see
+    `gradebench._panel`)."""
 
     def __post_init__(self) -> None:
         _as_member(self, "path", VerdictPath)

@@ -18,6 +18,9 @@ from ._fanout import fan_out, lane_width
 from ._figures import money
 from ._judge import JudgeSetup, Scorer, judge_again, judge_messages, judge_run, score_reference
 from ._keys import short_hash
+from ._meta import ReportMeta
+from ._panel import panel_label
+from ._plan import families
 from ._records import Run
 from ._report import BenchmarkReport
 from ._session import Session, mounted
@@ -44,11 +47,11 @@ class RejudgeEstimate:
     cached: int
     """Of those, the ones whose verdict the cache holds whole: judging them costs nothing."""
     judge_calls: int
-    """Judge calls left to make (two a run under the label-bias check)."""
+    """Judge calls left to make (two a run under the label-bias check; each judge's, for a panel)."""
     cost: float
     """What those calls cost at most: every prompt paid in full (a provider's prompt cache only lowers it)."""
     judge: str
-    """The entry that judges."""
+    """The entry that judges (a panel's: ``a + b``)."""
     currency: str
     """Currency of ``cost``."""
 
@@ -66,11 +69,12 @@ async def estimate_rejudge(
     *,
     rubric: str | None = None,
     judge: str | None = None,
+    judges: Sequence[str] | None = None,
     cache: CallCache | str | os.PathLike[str] | None = None,
 ) -> RejudgeEstimate:
     """What `rejudge_report` with these options will cost: each run's verdict looked up in the cache alone (nothing is
     sent), the ones missing priced from their own prompts at the judge's prices."""
-    setup = JudgeSetup.from_meta(report.meta, catalog, rubric=rubric, judge=judge)
+    setup = JudgeSetup.from_meta(report.meta, catalog, rubric=rubric, judge=judge, judges=_names(judges))
     references, candidates = _taken_up(report)
     judged = [r for r in candidates if r.ok]
     inputs = report.meta.inputs
@@ -89,16 +93,20 @@ async def estimate_rejudge(
             facts = judge_note(compare(run.calls, run.output, reference.calls, reference.output))
             value = inputs.get(run.input_id)
             prompts = [judge_messages(run, reference, value, setup, facts=facts, candidate_first=o) for o in orders]
-            return sum(setup.entry.cost(judge_prompt_tokens(p, setup), JUDGE_OUTPUT_TOKENS) for p in prompts)
+            return sum(
+                one.cost(judge_prompt_tokens(p, setup.alone(one)), JUDGE_OUTPUT_TOKENS)
+                for one in setup.judges
+                for p in prompts
+            )
 
         priced = await fan_out(judged, price, width=lane_width(catalog.concurrency))
     due = [p for p in priced if p is not None]
     return RejudgeEstimate(
         runs=len(judged),
         cached=len(judged) - len(due),
-        judge_calls=len(due) * len(orders),
+        judge_calls=len(due) * len(orders) * len(setup.judges),
         cost=sum(due),
-        judge=setup.entry.name,
+        judge=panel_label(e.name for e in setup.judges),
         currency=setup.entry.currency,
     )
 
@@ -144,7 +152,8 @@ async def judge_noise_report(
     if not isinstance(k, int) or k < 1:
         raise ValueError(f"k must be an integer >= 1, got {k!r}")
     setup = JudgeSetup.from_meta(report.meta, catalog)
-    setup.entry.api_key()  # fail before any call when the judge cannot be called
+    for one in setup.judges:
+        one.api_key()  # fail before any call when a judge cannot be called
     references, candidates = _taken_up(report)
     judged = [r for r in candidates if r.verdict is not None and r.verdict.score is not None]
     if isinstance(sample, int):
@@ -190,6 +199,7 @@ async def rejudge_report(
     *,
     rubric: str | None = None,
     judge: str | None = None,
+    judges: Sequence[str] | None = None,
     cache: CallCache | str | os.PathLike[str] | None = None,
     scorer: Scorer | None = None,
     concurrency: int | None = None,
@@ -197,10 +207,15 @@ async def rejudge_report(
 ) -> BenchmarkReport:
     """Judge the runs of a report again (e.g. one from `BenchmarkReport.read_parquet`); only the judge is called.
 
-    A ``scorer`` given now scores again; otherwise the scores stand (they do not depend on the judge).
+    The report's judges judge again (its panel, when it had one), unless ``judge`` (one entry) or ``judges`` (a
+    panel) replace them. A ``scorer`` given now scores again; otherwise the scores stand (they do not depend on the
+    judge).
     """
-    setup = JudgeSetup.from_meta(report.meta, catalog, rubric=rubric, judge=judge, scorer=scorer)
-    setup.entry.api_key()  # fail before any call when the judge cannot be called
+    setup = JudgeSetup.from_meta(
+        report.meta, catalog, rubric=rubric, judge=judge, judges=_names(judges), scorer=scorer
+    )
+    for one in setup.judges:
+        one.api_key()  # fail before any call when a judge cannot be called
     references, candidates = _taken_up(report)
     inputs = report.meta.inputs
     if scorer is not None:  # a scorer given now scores the reference runs too, when it reads the gold labels
@@ -218,7 +233,29 @@ async def rejudge_report(
         progress=progress,
         desc="rejudge",
     )
-    meta = report.meta.with_spec(rubric=setup.rubric, judge=judge or report.meta.spec.judge).replace(
-        judge_entry=setup.entry.name, judge_params=dict(setup.params)
+    return BenchmarkReport([*references.values(), *rejudged], _rejudged_meta(report, setup, judge, judges))
+
+
+def _names(judges: Sequence[str] | None) -> tuple[str, ...] | None:
+    if judges is None:
+        return None
+    if isinstance(judges, str) or not judges:
+        raise ValueError(f"judges must be a list of entry names, got {judges!r}")
+    return tuple(judges)
+
+
+def _rejudged_meta(
+    report: BenchmarkReport, setup: JudgeSetup, judge: str | None, judges: Sequence[str] | None
+) -> ReportMeta:
+    """A rejudged report's meta: its rubric and judges as judged now (the spec's too, so a rerun judges alike), and
+    the judges' families beside the entries'."""
+    spec = report.meta.spec
+    if judges is not None or judge is not None:  # one judge given replaces a panel, and a panel one judge
+        spec = spec.replace(judge=None, judges=None).replace(judges=_names(judges) or (judge,))
+    spec = spec.replace(rubric=setup.rubric)
+    return report.meta.replace(
+        spec=spec,
+        judge_entry=setup.entry.name,
+        judge_params=dict(setup.params),
+        families={**report.meta.families, **families(setup.judges)},
     )
-    return BenchmarkReport([*references.values(), *rejudged], meta)

@@ -18,10 +18,12 @@ import numpy as np
 import polars as pl
 
 from . import _present
+from ._agreement import JudgeAgreement, judge_agreement
 from ._codec import frame
 from ._diagnostics import diagnose
 from ._meta import ReportMeta
 from ._models import NOISE_SCHEMA, EntrySummary, conform, models_frame
+from ._panel import VERDICTS_FILE, VERDICTS_SCHEMA, verdicts_frame, with_panels
 from ._prompt import transcript_events
 from ._recommend import Recommendation, recommend
 from ._records import CALLS_SCHEMA, RUNS_SCHEMA, Call, Run
@@ -31,9 +33,9 @@ __all__ = ["REPORT_FILES", "BenchmarkReport"]
 
 log = logging.getLogger("gradebench")
 
-REPORT_FILES = ("runs.parquet", "models.parquet", "calls.parquet", "noise.parquet", "meta.json")
-"""What `BenchmarkReport.to_parquet` writes."""
-_FILES = tuple(name for name in REPORT_FILES if name != "noise.parquet")  # what read_parquet needs (older: no noise)
+REPORT_FILES = ("runs.parquet", "models.parquet", "calls.parquet", "noise.parquet", VERDICTS_FILE, "meta.json")
+"""What `BenchmarkReport.to_parquet` writes (``verdicts.parquet`` for a panel of judges only)."""
+_FILES = tuple(name for name in REPORT_FILES if name not in ("noise.parquet", VERDICTS_FILE))  # what read_parquet needs
 
 
 class BenchmarkReport:
@@ -61,6 +63,8 @@ class BenchmarkReport:
         self._calls: pl.DataFrame | None = None
         self._models: pl.DataFrame | None = None
         self._model_rows: list[EntrySummary] | None = None
+        self._verdicts: pl.DataFrame | None = None
+        self._agreement: tuple[JudgeAgreement | None] | None = None
 
     def __repr__(self) -> str:
         return (
@@ -98,6 +102,21 @@ class BenchmarkReport:
         if self._models is None:
             self._models = models_frame(self.runs, self.noise, self.meta)
         return self._models
+
+    @property
+    def verdicts(self) -> pl.DataFrame:
+        """A panel of judges' verdicts: one row per candidate run and judge (columns of `VERDICTS_SCHEMA`); empty for
+        a one-judge race, whose one verdict is each run's own row. A run's ``score`` in ``runs`` is its judges' mean."""
+        if self._verdicts is None:
+            self._verdicts = verdicts_frame(self._records)
+        return self._verdicts
+
+    def judge_agreement(self) -> JudgeAgreement | None:
+        """How far a panel's judges agree (weighted κ and the mean difference, per pair and entry; see
+        `gradebench._agreement`); None for a one-judge race."""
+        if self._agreement is None:
+            self._agreement = (judge_agreement(self.verdicts, self.meta.judges),)
+        return self._agreement[0]
 
     def model_rows(self) -> list[EntrySummary]:
         """The rows of ``models`` as `EntrySummary` records, in its order: the same figures, read by attribute."""
@@ -172,7 +191,7 @@ class BenchmarkReport:
 
     def diagnostics(self) -> pl.DataFrame:
         """Rows worth a look (kind, entry, run_id, detail), ordered by kind then entry."""
-        return diagnose(self.runs, self.calls)
+        return diagnose(self.runs, self.calls, meta=self.meta, agreement=self.judge_agreement())
 
     def _run(self, run_id: str, *, missing_ok: bool = False) -> Any:
         found = next((r for r in self._records if r.run_id == run_id), None)
@@ -208,13 +227,18 @@ class BenchmarkReport:
     # ---------------------------------------------------------------------------------------------------- parquet
 
     def to_parquet(self, directory: str | Path) -> Path:
-        """Write runs, models, calls and noise (.parquet) and meta.json into ``directory`` (created if needed)."""
+        """Write runs, models, calls and noise (.parquet), a panel's verdicts (``verdicts.parquet``) and meta.json
+        into ``directory`` (created if needed)."""
         path = Path(directory)
         path.mkdir(parents=True, exist_ok=True)
         self.runs.write_parquet(path / "runs.parquet")
         self.models.write_parquet(path / "models.parquet")
         self.calls.write_parquet(path / "calls.parquet")
         self.noise.write_parquet(path / "noise.parquet")
+        if self.verdicts.height:
+            self.verdicts.write_parquet(path / VERDICTS_FILE)
+        else:  # a panel report written here before must not lend its judges' verdicts to this one
+            (path / VERDICTS_FILE).unlink(missing_ok=True)
         (path / "meta.json").write_text(json.dumps(self.meta.to_dict(), indent=2, ensure_ascii=False) + "\n")
         log.info("report written to %s (%d runs, %d calls)", path, self.runs.height, self.calls.height)
         return path
@@ -249,6 +273,9 @@ class BenchmarkReport:
             made = [c for c in own if c.role != Role.JUDGE]
             judged = [c for c in own if c.role == Role.JUDGE] if row["role"] != Role.REFERENCE else []
             records.append(Run.from_row(row, made, judged, meta.judge_params))
+        if (path / VERDICTS_FILE).is_file():
+            panel = conform(pl.read_parquet(path / VERDICTS_FILE), VERDICTS_SCHEMA, str(path / VERDICTS_FILE))
+            records = with_panels(records, panel, meta.judge_params, source=str(path / VERDICTS_FILE))
         return cls(records, meta, noise)
 
 

@@ -80,6 +80,9 @@ class RaceSpec:
     recorded by its name. Unset: the job's own, when it has one."""
     judge: str | None = None
     """The entry that judges; unset: the catalog's ceiling."""
+    judges: tuple[str, ...] | None = None
+    """A panel of judges (entry names, best of other families): every run is judged by each, its score is their mean,
+    and their agreement is reported. Unset: judge alone. One name is the same as judge."""
     judge_swap: bool = False
     """The label-bias check: judge every run in both presentation orders."""
     judge_reasoning: bool = False
@@ -109,9 +112,32 @@ class RaceSpec:
             object.__setattr__(self, name, tuple(value))  # a list given is kept as a tuple: the spec is a value
         if self.candidates is not None and not self.candidates:
             raise ValueError("candidates must not be empty")
+        self._check_judges()
         object.__setattr__(self, "margin", float(self.margin))
         if self.budget is not None:
             object.__setattr__(self, "budget", float(self.budget))
+
+    def _check_judges(self) -> None:
+        """``judges`` as a tuple of distinct names, at least one; one name is ``judge`` (so a one-judge spec is the
+        spec it always was), and a panel with ``judge`` beside it is refused (which of them would judge?)."""
+        if self.judges is None:
+            return
+        if isinstance(self.judges, str) or not all(isinstance(v, str) and v for v in self.judges):
+            raise ValueError(f"judges must be a list of entry names, got {self.judges!r}")
+        judges = tuple(self.judges)
+        if not judges:
+            raise ValueError("judges must name at least one entry")
+        twice = sorted({j for j in judges if judges.count(j) > 1})
+        if twice:
+            raise ValueError(f"judges names {twice[0]!r} twice: its second verdict would be its first, from the cache")
+        if self.judge is not None and judges != (self.judge,):
+            raise ValueError(f"judges {list(judges)} and judge {self.judge!r}: give one of them (judges alone)")
+        if len(judges) == 1:
+            object.__setattr__(self, "judge", judges[0])
+            judges_or_none: tuple[str, ...] | None = None
+        else:
+            judges_or_none = judges
+        object.__setattr__(self, "judges", judges_or_none)
 
     @property
     def design(self) -> Design:
@@ -141,9 +167,12 @@ class RaceSpec:
             asked = [e for g in grades for e in catalog.of_grade(g)]
         else:
             asked = catalog.resolve(self.candidates)
+        judges = tuple(catalog[name] for name in self.judges) if self.judges else ()
+        _distinct_judges(judges)
         return Lineup(
             reference=catalog.pick(self.grade),
-            judge=catalog[self.judge] if self.judge else catalog.ceiling(),
+            judge=judges[0] if judges else catalog[self.judge] if self.judge else catalog.ceiling(),
+            judges=judges,
             candidates=tuple(e for e in asked if e.callable_reason() is None),
             skipped={e.name: why for e in asked if (why := e.callable_reason()) is not None},
         )
@@ -185,11 +214,31 @@ class Lineup:
     reference: Entry
     """The grade's pick: the reference run's entry."""
     judge: Entry
-    """The entry that judges."""
+    """The entry that judges (a panel's first judge)."""
     candidates: tuple[Entry, ...]
     """The entries that race (callable ones only), in catalog order or the order asked."""
     skipped: dict[str, str] = field(default_factory=dict)
     """Entries asked for that cannot be called now, with why."""
+    judges: tuple[Entry, ...] = ()
+    """Every entry that judges: the panel, or ``judge`` alone (filled in when not given)."""
+
+    def __post_init__(self) -> None:
+        if not self.judges:
+            object.__setattr__(self, "judges", (self.judge,))
+
+
+def _distinct_judges(judges: tuple[Entry, ...]) -> None:
+    """Refuse two judges that are one model on one endpoint: their verdicts would be one cached answer (a cache key
+    holds the entry's identity, not its name), and their agreement a perfect one that means nothing."""
+    seen: dict[str, str] = {}
+    for judge in judges:
+        who = json.dumps(judge.identity(), sort_keys=True)
+        if who in seen:
+            raise ValueError(
+                f"judges {seen[who]!r} and {judge.name!r} are one model on one endpoint: their verdicts would be one "
+                "cached answer; a panel needs judges that differ"
+            )
+        seen[who] = judge.name
 
 
 RaceSpec.__pydantic_config__ = pydantic.ConfigDict(extra="forbid", strict=True, use_attribute_docstrings=True)  # type: ignore[attr-defined]

@@ -23,6 +23,7 @@ from ._perturb import (
     perturb_answer,
     resolve,
     rng_for,
+    sign,
     stable_hex,
 )
 from ._policy import Policy
@@ -55,7 +56,11 @@ def compose_answer(
 
     if sim_judge.is_judge_request(last_user):
         verdict = sim_judge.judge(
-            last_user, rng_for(*key, "judge"), noise=profile.judge_noise, position_bias=profile.position_bias
+            last_user,
+            rng_for(*key, "judge"),
+            noise=profile.judge_noise,
+            position_bias=profile.position_bias,
+            favours=(profile.signature, profile.self_preference) if profile.signature else None,
         )
         schema_ok = fmt is not None and fmt.get("type") == "json_schema" and not profile.ignores_schema
         return _content(sim_judge.render(verdict, as_json=schema_ok)), "stop"
@@ -137,6 +142,8 @@ def _final(
         prompt = "\n".join(content_text(m.get("content")) for m in messages if m.get("role") in ("system", "user"))
         text = perturb_answer(text, rng_for(*key, "wrong"), schema if isinstance(schema, dict) else None, prompt)
     text = adjust_verbosity(text, profile.verbosity, rng_for(*key, "verbosity"))
+    if profile.signature:
+        text = sign(text, profile.signature)
     return _content(_shape(profile, text, fmt, rng_for(*key, "shape")))
 
 

@@ -166,6 +166,7 @@ class SimFleet:
                 prompt_cache_key=True,  # the sim caches per prompt_cache_key, as OpenAI routes by it
                 latency_s=(p.latency_ms + p.ms_per_token * TYPICAL_TOKENS * p.verbosity) / 1000 * scale,
                 simulated=True,
+                family=p.family,
             )
             for p in self.profiles.values()
         ]

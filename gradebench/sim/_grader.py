@@ -219,11 +219,20 @@ def _join(items: list[str]) -> str:
     return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
 
 
-def judge(prompt: str, rng: random.Random, *, noise: float = 0.0, position_bias: float = 0.0) -> SimVerdict:
+def judge(
+    prompt: str,
+    rng: random.Random,
+    *,
+    noise: float = 0.0,
+    position_bias: float = 0.0,
+    favours: tuple[str, int] | None = None,
+) -> SimVerdict:
     """Grade the candidate against the reference.
 
     With probability ``noise`` accuracy moves by one point; with probability ``position_bias`` a candidate shown first
-    gains a point (the order effect the label-bias check measures).
+    gains a point (the order effect the label-bias check measures). ``favours`` (a house style's signature, points):
+    a candidate whose transcript carries the signature gains those points, as a judge favours its own family's
+    answers (it recognises them by their style: nothing in the prompt names the model).
     """
     sections = transcripts(prompt)
     by_role = dict(sections)
@@ -236,6 +245,8 @@ def judge(prompt: str, rng: random.Random, *, noise: float = 0.0, position_bias:
             accuracy += rng.choice([-1, 1])
         if position_bias > 0 and sections and sections[0][0] == Role.CANDIDATE and rng.random() < position_bias:
             accuracy += 1
+        if favours is not None and favours[0] in (by_role.get(Role.CANDIDATE) or ""):
+            accuracy += favours[1]
         accuracy = max(0, min(7, accuracy))
         if accuracy != verdict.accuracy:
             verdict = SimVerdict(accuracy=accuracy, work=verdict.work, reason=verdict.reason)

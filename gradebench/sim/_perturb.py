@@ -29,6 +29,7 @@ __all__ = [
     "prompt_letters",
     "resolve",
     "rng_for",
+    "sign",
     "stable_hex",
 ]
 
@@ -294,6 +295,22 @@ def adjust_verbosity(content: str, factor: float, rng: random.Random) -> str:
         return v
 
     return json.dumps(walk(value), ensure_ascii=False)
+
+
+def sign(content: str, signature: str) -> str:
+    """An answer in a family's house style: ``signature`` closes its first explanation-like field (a JSON answer) or
+    the text (a plain answer). A JSON answer with no such field is left as it is: the answer itself is never changed.
+    """
+    try:
+        value = json.loads(content)
+    except json.JSONDecodeError:
+        return f"{content.rstrip()} {signature}" if content.strip() else content
+    if not isinstance(value, dict):
+        return content
+    key = next((k for k in value if k in EXPLANATION_KEYS and isinstance(value[k], str)), None)
+    if key is None:
+        return content
+    return json.dumps({**value, key: f"{value[key].rstrip()} {signature}".lstrip()}, ensure_ascii=False)
 
 
 def _from_schema(schema: dict[str, Any], summary: str, depth: int = 0) -> Any:

@@ -22,6 +22,13 @@ sim/sage    large     2.50 / 0.25 / 10.0   2500±700 +25  0.97  0.01  0.01  0.01
 sim/prose   large     1.00 / 0.10 / 4.00   1200±300 +12  0.93  0.03  0.04  0.01  1.8   answers json_schema in prose
 ==========  ========  ===================  ============  ====  ====  ====  ====  ====  =================================
 
+Families (the catalog's ``family``: who made the model, so a judge of a candidate's family can be flagged): ``atlas``
+makes sim/oracle and sim/prose; ``borealis`` sim/sage, sim/steady, sim/swift and sim/mini; ``cirrus`` sim/squint,
+sim/chatty, sim/flaky, sim/pico and sim/nano. So the ceiling judges no entry of its family on the standard and small
+grades, while sim/sage as a second judge shares a family with the standard grade's reference (sim/steady) and with
+sim/swift. A profile may also write in a house style (``signature``: a sentence its explanations end with) and, as a
+judge, favour answers written in it (``self_preference``): the built-in fleet does neither, a test's fleet may.
+
 Verbosity scales explanation-like fields (``reason``, ``explanation``, ``rationale``, ``notes``) and plain text: 1 keeps
 the ideal answer, below 1 cuts it (less shown work), above 1 pads it (more output tokens, more latency, more cost).
 Catalog ``rpm`` of ``sim/mini`` (120) equals its server limit, but the client's bucket allows a burst of 6 where the
@@ -99,6 +106,13 @@ class Profile:
     turns) or ``"openrouter"`` (``reasoning`` and ``reasoning_details``, required back unchanged); None: no thinking."""
     quirks: str = ""
     """One line for tables and docs."""
+    family: str | None = None
+    """Who made the model (the catalog entry's ``family``); None: unknown."""
+    signature: str | None = None
+    """A sentence the model's explanations end with: its family's house style (None: none)."""
+    self_preference: int = 0
+    """Points of accuracy the sim judge on this model adds (up to 7) to a candidate whose transcript carries this
+    profile's ``signature``: a judge that favours its own family's answers, as real ones do."""
 
     def __post_init__(self) -> None:
         if self.reasoning is not None and self.reasoning not in REASONING_FLAVOURS:
@@ -109,6 +123,7 @@ PROFILES: tuple[Profile, ...] = (
     # small: one far cheaper than the pick but poor, one cheap but reading carelessly.
     Profile(
         name="sim/pico",
+        family="cirrus",
         model="sim-pico-1",
         grade="small",
         price_in=0.02,
@@ -128,6 +143,7 @@ PROFILES: tuple[Profile, ...] = (
     ),
     Profile(
         name="sim/mini",
+        family="borealis",
         model="sim-mini-1",
         grade="small",
         price_in=0.08,
@@ -150,6 +166,7 @@ PROFILES: tuple[Profile, ...] = (
     ),
     Profile(
         name="sim/nano",
+        family="cirrus",
         model="sim-nano-1",
         grade="small",
         price_in=0.04,
@@ -171,6 +188,7 @@ PROFILES: tuple[Profile, ...] = (
     # talker that is no better, and a cheap one that fails at the HTTP level.
     Profile(
         name="sim/steady",
+        family="borealis",
         model="sim-steady-1",
         grade="standard",
         price_in=0.40,
@@ -189,6 +207,7 @@ PROFILES: tuple[Profile, ...] = (
     ),
     Profile(
         name="sim/swift",
+        family="borealis",
         model="sim-swift-1",
         grade="standard",
         price_in=0.10,
@@ -208,6 +227,7 @@ PROFILES: tuple[Profile, ...] = (
     ),
     Profile(
         name="sim/squint",
+        family="cirrus",
         model="sim-squint-1",
         grade="standard",
         price_in=0.25,
@@ -226,6 +246,7 @@ PROFILES: tuple[Profile, ...] = (
     ),
     Profile(
         name="sim/chatty",
+        family="cirrus",
         model="sim-chatty-1",
         grade="standard",
         price_in=1.20,
@@ -245,6 +266,7 @@ PROFILES: tuple[Profile, ...] = (
     ),
     Profile(
         name="sim/flaky",
+        family="cirrus",
         model="sim-flaky-1",
         grade="standard",
         price_in=0.20,
@@ -265,6 +287,7 @@ PROFILES: tuple[Profile, ...] = (
     # large: the ceiling (judge), the pick, and one that ignores response schemas.
     Profile(
         name="sim/oracle",
+        family="atlas",
         model="sim-oracle-1",
         grade="large",
         price_in=5.00,
@@ -284,6 +307,7 @@ PROFILES: tuple[Profile, ...] = (
     ),
     Profile(
         name="sim/sage",
+        family="borealis",
         model="sim-sage-1",
         grade="large",
         price_in=2.50,
@@ -304,6 +328,7 @@ PROFILES: tuple[Profile, ...] = (
     ),
     Profile(
         name="sim/prose",
+        family="atlas",
         model="sim-prose-1",
         grade="large",
         price_in=1.00,

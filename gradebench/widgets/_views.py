@@ -14,6 +14,7 @@ import ipywidgets as w
 import polars as pl
 
 from .. import _present
+from .._agreement import judges_lines
 from .._meta import ReportMeta
 from .._report import BenchmarkReport
 from .._vocab import Role
@@ -220,6 +221,7 @@ class Views:
             items.append(f"<li>{badge} {esc(v.entry)}: {esc(v.evidence())}</li>")
         agreement = _present.self_agreement(report)
         agrees = f"<li>{esc(agreement)}</li>" if agreement else ""
+        agrees += "".join(f"<li>{esc(line)}</li>" for line in judges_lines(report))  # a panel's judges
         title = f"<h4>verdict against the reference</h4><p>{esc(_present.verdicts_title(report))}</p>"
         return f"{title}<ul>{''.join(items)}{agrees}</ul>{recommendation}"
 
