@@ -18,6 +18,7 @@ from ._fanout import fan_out, lane_width
 from ._figures import money
 from ._judge import JudgeSetup, Scorer, judge_again, judge_messages, judge_run, score_reference
 from ._keys import short_hash
+from ._meta import entry_terms
 from ._records import Run
 from ._report import BenchmarkReport
 from ._session import Session, mounted
@@ -219,6 +220,8 @@ async def rejudge_report(
         desc="rejudge",
     )
     meta = report.meta.with_spec(rubric=setup.rubric, judge=judge or report.meta.spec.judge).replace(
-        judge_entry=setup.entry.name, judge_params=dict(setup.params)
+        judge_entry=setup.entry.name,
+        judge_params=dict(setup.params),
+        entries={**report.meta.entries, setup.entry.name: entry_terms(setup.entry)},  # the judge as it is now
     )
     return BenchmarkReport([*references.values(), *rejudged], meta)
