@@ -5,6 +5,7 @@ from ._benchmark import Benchmark
 from ._cache import CallCache
 from ._catalog import Catalog, Entry, Grade
 from ._check import CatalogCheck, EntryCheck
+from ._compare import Comparison, compare
 from ._errors import CacheError, CallError, CatalogError, ConfigError, GradebenchError, ToolLoopError
 from ._estimate import EntryEstimate, Estimate
 from ._job import Job
@@ -42,6 +43,7 @@ __all__ = [
     "Catalog",
     "CatalogCheck",
     "CatalogError",
+    "Comparison",
     "ConfigError",
     "CostSource",
     "Design",
@@ -69,6 +71,7 @@ __all__ = [
     "Verdict",
     "VerdictPath",
     "__version__",
+    "compare",
     "judge_noise_report",
     "rejudge_report",
     "scorers",
