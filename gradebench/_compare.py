@@ -141,23 +141,7 @@ def compare(
         rows[e] if e in rows else alone(e, ONLY_BEFORE if e in entries_b else ONLY_AFTER, b, a)
         for e in dict.fromkeys([*entries_b, *entries_a])
     ]
-    when_b, when_a = made_when(b), made_when(a)
-    if when_b is not None and when_a is not None and when_a < when_b:
-        found.append(
-            Difference(
-                kind="order",
-                weight=NOTE,
-                entry=None,
-                before=when_b,
-                after=when_a,
-                sentence=f"the after race's answers ({when_a} UTC) are older than the before race's ({when_b} UTC): "
-                "a change reads backwards in time",
-            )
-        )
-    if when_b is not None and when_a is not None and when_b[:10] == when_a[:10]:
-        labels = (f"on {when_b} UTC", f"on {when_a} UTC")  # the same day: the hour tells them apart
-    else:
-        labels = (f"on {when_b[:10]}" if when_b else "before", f"on {when_a[:10]}" if when_a else "after")
+    labels, order = _when(b, a)
     judge = "same judge" if pairing.judged_alike else "the judging changed"
     if pairing.all_same and not pairing.judged_alike:
         judge = "the same runs judged again"
@@ -167,9 +151,33 @@ def compare(
         after=labels[1],
         level=level,
         rows=[dataclasses.replace(r, sentence=text.entry_sentence(r, labels[0], judge)) for r in made],
-        found=sorted(found, key=lambda d: {WARN: 0, NOTE: 1}.get(d.weight, 2)),
+        found=sorted([*found, *order], key=lambda d: {WARN: 0, NOTE: 1}.get(d.weight, 2)),
         shape=(_shape(b), _shape(a)),
     )
+
+
+def _when(before: BenchmarkReport, after: BenchmarkReport) -> tuple[tuple[str, str], list[Difference]]:
+    """How the sentences name each race (``on 2026-11-01``; on one day, with the time), and a note when the after
+    race's answers are the older ones."""
+    made_b, made_a = made_when(before), made_when(after)
+    if made_b is None or made_a is None:
+        return (f"on {made_b:%Y-%m-%d}" if made_b else "before", f"on {made_a:%Y-%m-%d}" if made_a else "after"), []
+    order = []
+    if made_a < made_b:
+        said = f"the after race's answers ({made_a:%Y-%m-%d %H:%M} UTC) are older than the before race's "
+        order.append(
+            Difference(
+                kind="order",
+                weight=NOTE,
+                entry=None,
+                before=made_b.isoformat(),
+                after=made_a.isoformat(),
+                sentence=f"{said}({made_b:%Y-%m-%d %H:%M} UTC): were they given the other way round?",
+            )
+        )
+    if made_b.date() == made_a.date():  # the same day: the time tells them apart
+        return (f"on {made_b:%Y-%m-%d %H:%M} UTC", f"on {made_a:%Y-%m-%d %H:%M} UTC"), order
+    return (f"on {made_b:%Y-%m-%d}", f"on {made_a:%Y-%m-%d}"), order
 
 
 def read_side(side: BenchmarkReport | str | os.PathLike[str], which: str) -> BenchmarkReport:
@@ -212,12 +220,12 @@ def _shape(report: BenchmarkReport) -> str:
     return f"{len(report.meta.inputs)} inputs × {runs}, salt {spec.salt!r}"
 
 
-def made_when(report: BenchmarkReport) -> str | None:
-    """When the race's answers were made (``2026-11-01 14:05``, UTC): the median ``created`` time the endpoint stamped
-    on its candidates' responses (a cached answer keeps its own); None when no response carries one."""
+def made_when(report: BenchmarkReport) -> datetime | None:
+    """When the race's answers were made (UTC): the median ``created`` time the endpoint stamped on its candidates'
+    responses (a cached answer keeps its own); None when no response carries one."""
     calls = report.calls.filter((pl.col("role") == Role.CANDIDATE) & pl.col("response").is_not_null())
     stamps = calls["response"].str.json_path_match("$.created").cast(pl.Float64, strict=False).drop_nulls()
     if not stamps.len():
         return None
     median = stamps.median()
-    return datetime.fromtimestamp(float(median), UTC).strftime("%Y-%m-%d %H:%M")  # type: ignore[arg-type]
+    return datetime.fromtimestamp(float(median), UTC)  # type: ignore[arg-type]

@@ -34,7 +34,7 @@ __all__ = [
 ]
 
 MIN_INPUTS = 12
-"""Fewest inputs a ``changed`` rests on. On a simulation of unchanged models (five entries, fresh salts, 1,500
+"""Fewest inputs a ``changed`` rests on. On a simulation of unchanged models (five entries, fresh salts, 600 to 1,500
 comparisons each), a false ``changed`` on some entry came up in 10–11% of comparisons on 8 inputs, 8% on 10–12,
 6% on 16 and 4.5% on 26 (target 5%): a bootstrap over fewer inputs is too sure of its tails."""
 

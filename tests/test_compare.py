@@ -451,3 +451,12 @@ def test_an_entry_the_judge_never_scored_after_has_nothing_to_compare(races: dic
     chatty = row(gb.compare(races["before"], _report(races["after"], runs)), "sim/chatty")
     assert chatty.status == "not judged" and chatty.change is None
     assert chatty.sentence == f"sim/chatty: nothing to compare: the judge scored none of its {INPUTS * RUNS} runs after"
+
+
+def test_reports_given_the_other_way_round_are_noted(races: dict) -> None:
+    comparison = gb.compare(races["after"], races["before"])
+    said = comparison.differences.filter(kind="order")["sentence"].item()
+    assert said.startswith("the after race's answers (") and said.endswith("were they given the other way round?")
+    assert gb.compare(races["before"], races["after"]).differences.filter(kind="order").height == 0
+    squint = row(comparison, "sim/squint")
+    assert squint.status == "changed" and squint.change > 0  # read backwards, the drift is a gain
