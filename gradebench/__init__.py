@@ -6,6 +6,7 @@ from ._benchmark import Benchmark
 from ._cache import CallCache
 from ._catalog import Catalog, Entry, Grade
 from ._check import CatalogCheck, EntryCheck
+from ._compare import Comparison, compare
 from ._errors import CacheError, CallError, CatalogError, ConfigError, GradebenchError, ToolLoopError
 from ._estimate import EntryEstimate, Estimate
 from ._family import family_of
@@ -44,6 +45,7 @@ __all__ = [
     "Catalog",
     "CatalogCheck",
     "CatalogError",
+    "Comparison",
     "ConfigError",
     "CostSource",
     "Design",
@@ -73,6 +75,7 @@ __all__ = [
     "Verdict",
     "VerdictPath",
     "__version__",
+    "compare",
     "family_of",
     "judge_noise_report",
     "rejudge_report",

@@ -1,4 +1,4 @@
-"""The gradebench command: demo, run CONFIG, rejudge DIR, sim-serve."""
+"""The gradebench command: demo, run CONFIG, rejudge DIR, compare DIR_A DIR_B, sim-serve."""
 
 from __future__ import annotations
 
@@ -216,6 +216,19 @@ def cmd_rejudge(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_compare(args: argparse.Namespace) -> int:
+    from ._compare import compare
+
+    comparison = compare(args.before, args.after, level=args.level, seed=args.seed)
+    width = terminal_width()
+    print(comparison.table())
+    print()
+    for sentence in comparison.sentences():
+        line = f"- {sentence}"
+        print(line if width is None else fit_line(line, width))
+    return 0
+
+
 def _rejudge_catalog(given: str | None, report: BenchmarkReport, directory: Path) -> Catalog:
     """The catalog ``--catalog`` names, else the one the report recorded; neither: an error that says which it needs."""
     if given is not None:
@@ -366,6 +379,20 @@ def build_parser() -> argparse.ArgumentParser:
     rejudge.add_argument("--in-place", action="store_true", help="replace the report in DIR with the new one")
     rejudge.add_argument("--max-cost", type=float, help="refuse to judge when the estimate is above this")
     rejudge.set_defaults(fn=cmd_rejudge)
+
+    compared = add_parser(
+        "compare",
+        help="compare two exported reports of one job: what changed between the races",
+        description="Pair two reports of one job (folders written by to_parquet, gradebench run or demo) by input "
+        "and entry, and print each entry's change in score (a paired interval), failures, cost and latency, with "
+        "everything else that differs between the races (judge, rubric, inputs, catalog, cache). Race again with a "
+        "new salt to measure drift: a rerun with the same salt is served from the cache.",
+    )
+    compared.add_argument("before", help="the earlier report's folder")
+    compared.add_argument("after", help="the later report's folder")
+    compared.add_argument("--level", type=float, default=0.95, help="confidence that holds over all the entries")
+    compared.add_argument("--seed", type=int, default=0, help="seed of the bootstrap")
+    compared.set_defaults(fn=cmd_compare)
 
     serve = add_parser(
         "sim-serve",

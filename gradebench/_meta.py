@@ -10,11 +10,12 @@ from typing import Any
 
 import pydantic
 
+from ._catalog import Entry
 from ._codec import dumps
 from ._spec import DEFAULT_RUNS, RaceSpec
 from ._vocab import Design, Stopped
 
-__all__ = ["ReportMeta"]
+__all__ = ["ReportMeta", "entry_terms"]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -53,6 +54,9 @@ class ReportMeta:
     """A race to a verdict: its units (input id, repeat) in draw order, the order its verdicts read them in."""
     judge_noise_k: int | None = None
     """Extra judgements per run behind ``report.noise`` (None before `judge_noise`)."""
+    entries: dict[str, dict[str, Any]] = field(default_factory=dict)
+    """The catalog's terms of every entry that ran or judged, as they were (`entry_terms`): what `gradebench.compare`
+    holds two races to (empty in a report written before they were kept)."""
     families: dict[str, str] = field(default_factory=dict)
     """The family of each entry of the race whose family is known (the judges, the reference and the candidates):
     what the ``judge_family`` diagnostic reads."""
@@ -93,6 +97,24 @@ class ReportMeta:
             problem = exc.errors()[0]
             where = ".".join(str(x) for x in problem["loc"]) or "meta"
             raise ValueError(f"{source}: field {where!r}: {problem['msg']}") from None
+
+
+def entry_terms(entry: Entry) -> dict[str, Any]:
+    """What the catalog said of an entry that shapes its answers and their cost: the model and endpoint, the routing
+    pin, the default params (and those renamed or dropped), the prices and where they come from."""
+    return {
+        "model": entry.model,
+        "base_url": entry.base_url.rstrip("/"),
+        "routing": dict(entry.routing),
+        "params": dict(entry.params),
+        "rename_params": dict(entry.rename_params),
+        "drop_params": list(entry.drop_params),
+        "price_in": entry.price_in,
+        "price_out": entry.price_out,
+        "price_cached_in": entry.price_cached_in,
+        "currency": entry.currency,
+        "price_source": entry.price_source,
+    }
 
 
 _SPEC_FIELDS = {f.name for f in dataclasses.fields(RaceSpec)}

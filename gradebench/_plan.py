@@ -24,7 +24,7 @@ from ._inputs import RaceInput
 from ._job import JobSpec
 from ._judge import JudgeSetup, Scorer, score_reference
 from ._keys import RunKey, benchmark_id
-from ._meta import ReportMeta
+from ._meta import ReportMeta, entry_terms
 from ._prompt_job import PROMPT_PREFIX, PromptJob
 from ._protocol import content_text
 from ._records import Run
@@ -175,6 +175,9 @@ class RacePlan:
             inputs={x.id: x.value for x in self.inputs},
             gradebench_version=__version__,
             families=families(self.lineup.judges, [self.lineup.reference, *self.lineup.candidates]),
+            entries={
+                e.name: entry_terms(e) for e in (self.lineup.reference, *self.lineup.candidates, *self.lineup.judges)
+            },
         )
 
 

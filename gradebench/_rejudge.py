@@ -18,7 +18,7 @@ from ._fanout import fan_out, lane_width
 from ._figures import money
 from ._judge import JudgeSetup, Scorer, judge_again, judge_messages, judge_run, score_reference
 from ._keys import short_hash
-from ._meta import ReportMeta
+from ._meta import ReportMeta, entry_terms
 from ._panel import panel_label
 from ._plan import families
 from ._records import Run
@@ -258,4 +258,5 @@ def _rejudged_meta(
         judge_entry=setup.entry.name,
         judge_params=dict(setup.params),
         families={**report.meta.families, **families(setup.judges)},
+        entries={**report.meta.entries, **{j.name: entry_terms(j) for j in setup.judges}},  # the judges as they are now
     )

@@ -5,8 +5,8 @@ that release on the path: ``PYTHONPATH=<old tree> python tests/one_judge_digest.
 the same. Only the public API of that release is used here, so the file runs on both. What varies from one run to
 the next whatever the code (latencies and wall times as measured, the ``created`` stamp of a response, the version) is
 set aside; everything else — the estimate, the table, the notebook HTML, every row of runs, models, calls and
-diagnostics, and the meta — is hashed. The meta is hashed without the two fields panels of judges added to it
-(``families`` and the spec's ``judges``), which `tests/test_judges.py` checks on their own.
+diagnostics, and the meta — is hashed. The meta is hashed without the fields added to it since (``families`` and the spec's ``judges``
+for panels of judges, ``entries`` for `gb.compare`), which their own tests check.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from typing import Any
 import gradebench as gb
 from gradebench.jobs import OrderAgent, SelectingAgent, load_inputs
 
-ADDED_META = ("families",)
+ADDED_META = ("families", "entries")  # entries: the catalog terms gb.compare reads
 """Meta fields added by panels of judges (set aside here, checked apart)."""
 ADDED_SPEC = ("judges",)
 """Race-spec fields added by panels of judges."""

@@ -11,6 +11,7 @@ See ``gradebench.sim._profiles`` for the table of entries and their quirks.
 from __future__ import annotations
 
 from .._catalog import Catalog
+from ._drift import Drift
 from ._fleet import DEFAULT_BASE_URL, LATENCY_ENV, SimFleet, SimRequest
 from ._policy import IdealMessage, Policy, ToolRequest, policies, register_policy
 from ._profiles import PROFILES, Profile
@@ -35,11 +36,21 @@ __all__ = [
 ]
 
 
-def catalog(*, latency_scale: float | None = None, seed: int = 0, base_url: str | None = None) -> Catalog:
+def catalog(
+    *, latency_scale: float | None = None, seed: int = 0, base_url: str | None = None, drift: Drift | None = None
+) -> Catalog:
     """The simulated fleet as a catalog, served in-process (or by the ``gradebench sim-serve`` at ``base_url``).
 
     ``latency_scale`` multiplies every simulated latency and speeds the server-side rate limit up in proportion
     (0: no sleeps and no rate limiting, for tests); None reads ``GRADEBENCH_SIM_LATENCY_SCALE`` (default 1).
     ``SimFleet(latency_scale=..., seed=...).catalog()`` is the same with the fleet kept (its ``requests``).
+    ``drift`` serves changed versions of entries behind the same catalog, as a provider that swaps a model does
+    (``{"sim/squint": "sim/swift"}``, or behaviour fields: ``{"sim/squint": {"skip_rate": 0.3}}``; see
+    `SimFleet.set_drift`); it applies to the in-process fleet this call mounts, so ``base_url`` and ``drift`` do
+    not go together (give a drifted `SimFleet` to ``start_server`` instead).
     """
-    return SimFleet(latency_scale=latency_scale, seed=seed).catalog(base_url=base_url)
+    if drift and base_url is not None:
+        raise ValueError(
+            "drift applies to the in-process fleet: with base_url, start the server with a drifted SimFleet"
+        )
+    return SimFleet(latency_scale=latency_scale, seed=seed, drift=drift).catalog(base_url=base_url)

@@ -30,6 +30,8 @@ from .._protocol import ATTEMPT_HEADER, RUN_HEADER, SAMPLE_HEADER, SEQ_HEADER
 from .._session import mount
 from . import _reasoning as reasoning
 from ._answer import compose_answer, truncate
+from ._drift import BEHAVIOUR_FIELDS as _BEHAVIOUR
+from ._drift import Drift, drifted
 from ._perturb import canonical, rng_for, stable_hex
 from ._policy import Policy
 from ._profiles import CEILING, GRADES, PICKS, PROFILES, Profile
@@ -104,9 +106,11 @@ class SimFleet:
         profiles: Iterable[Profile] | None = None,
         policies: Iterable[Policy] | None = None,
         record: bool = True,
+        drift: Drift | None = None,
     ):
         """``latency_scale`` None reads ``GRADEBENCH_SIM_LATENCY_SCALE`` (default 1); ``policies`` None: the ones
-        registered with `register_policy` (the example jobs register theirs when imported), looked up per request."""
+        registered with `register_policy` (the example jobs register theirs when imported), looked up per request;
+        ``drift``: entries that now answer as another profile does, behind the same name (see `set_drift`)."""
         if latency_scale is None:
             latency_scale = float(os.environ.get(LATENCY_ENV, "1"))
         if latency_scale < 0:
@@ -118,10 +122,28 @@ class SimFleet:
         """Whether `requests` keeps every request answered (off for long benchmarks: it grows with them)."""
         self.profiles: dict[str, Profile] = {p.model: p for p in (profiles if profiles is not None else PROFILES)}
         self._by_name = {p.name: p for p in self.profiles.values()}
+        self._drifted: dict[str, Profile] = {}
+        self.set_drift(drift)
         self._slots: list[SimRequest | None] = []
         self._buckets: dict[str, _Bucket] = {}
         self.prompt_cache = PromptCache(clock=self.clock)
         """The prompt prefixes each model has seen (``prompt_cache.clear()`` for a cold cache)."""
+
+    def set_drift(self, drift: Drift | None) -> None:
+        """From now on, answer each entry named in ``drift`` (by entry name or model id) as the profile it maps to
+        (a name, a model id or a `Profile`), or with the behaviour fields a mapping gives (e.g. ``{"skip_rate": 0.3}``),
+        behind the same name, model id, prices and catalog: a provider changing its model (see
+        ``gradebench.sim._drift``). None or ``{}``: every entry answers as its own profile again."""
+        self._drifted = drifted(self.profiles, drift)
+
+    @property
+    def drift(self) -> dict[str, str]:
+        """The drifted entries: entry name -> the profile (or, for changed fields only, the entry) they answer as."""
+        return {self.profiles[m].name: self._like(p) for m, p in self._drifted.items()}
+
+    def _like(self, served: Profile) -> str:
+        same = [p.name for p in self.profiles.values() if all(getattr(p, f) == getattr(served, f) for f in _BEHAVIOUR)]
+        return same[0] if same else f"{served.name} (changed)"
 
     def clock(self) -> float:
         """Simulated seconds: real time divided by the latency scale; frozen (always 0) at scale 0."""
@@ -252,6 +274,7 @@ class SimFleet:
         profile = self.profile(model) if isinstance(model, str) else None
         if profile is None:
             return _error(404, f"The model `{model}` does not exist", "invalid_request_error", code="model_not_found")
+        profile = self._drifted.get(profile.model, profile)  # a drifted entry: another behaviour, the same name
         if body.get("stream"):
             return _error(400, "streaming not supported by the sim", "invalid_request_error", code="unsupported")
         messages = body.get("messages")
