@@ -8,6 +8,7 @@ from ._check import CatalogCheck, EntryCheck
 from ._errors import CacheError, CallError, CatalogError, ConfigError, GradebenchError, ToolLoopError
 from ._estimate import EntryEstimate, Estimate
 from ._job import Job
+from ._labels import HumanLabels
 from ._meta import ReportMeta
 from ._prompt_job import PromptJob
 from ._race import RaceEvent
@@ -18,7 +19,7 @@ from ._seat import Reply, Seat
 from ._spec import RaceSpec
 from ._tools import Tool, tool
 from ._version import __version__
-from ._vocab import CostSource, Design, EventKind, Role, SchemaUse, Stopped, VerdictPath
+from ._vocab import CostSource, Design, EventKind, Role, SchemaUse, Stopped, VerdictBasis, VerdictPath
 from .scorers import Scorer
 
 
@@ -52,6 +53,7 @@ __all__ = [
     "EventKind",
     "Grade",
     "GradebenchError",
+    "HumanLabels",
     "Job",
     "PromptJob",
     "RaceEvent",
@@ -67,6 +69,7 @@ __all__ = [
     "Tool",
     "ToolLoopError",
     "Verdict",
+    "VerdictBasis",
     "VerdictPath",
     "__version__",
     "judge_noise_report",
