@@ -80,11 +80,12 @@ AGREEMENT_SCHEMA: dict[str, pl.DataType] = {
     "judge_mean_diff": _F,
     "judge_lower": _F,
     "correction": _S,
+    "settle": _S,
 }
 """``report.agreement``: one row per candidate entry (the models frame's order), then `ALL_ENTRIES`: the labels used
 and left out, κ, ρ and bias with their intervals, the word and the sentence; for a tested entry, its judge-only
-verdict (what the judge alone says) and ``correction``, whether its verdict is label-corrected and on how many labels
-(or why not)."""
+verdict (what the judge alone says), ``correction``, whether its verdict is label-corrected and on how many labels
+(or why not), and ``settle``, what would likely settle a label-corrected verdict left inconclusive."""
 
 
 def _rounded(scores: np.ndarray) -> np.ndarray:

@@ -53,6 +53,8 @@ class Correction:
     """For an inconclusive verdict: about how many more labels on each side would likely settle it."""
     reason: str
     """One sentence: the verdict's, or why there is no corrected verdict."""
+    settle: str | None = None
+    """For an inconclusive verdict: what would likely settle it, in words."""
 
 
 def _allowed_inputs(runs: pl.DataFrame, entry: str, reference: str, complete: int | None) -> set[str] | None:
@@ -139,8 +141,8 @@ def correct(
     on = f"label-corrected on {labels[0]} + {labels[1]} labels"
     line, bounds = _num(-margin), f"[{_num(lower, 2)}, {_num(upper, 2)}]"
     if len(inputs) < MIN_INPUTS:
-        reason = f"{on}: bounds {bounds}, but on {len(inputs)} inputs only: a verdict needs at least {MIN_INPUTS}"
-        return make(verdict=INCONCLUSIVE, reason=reason)
+        settle = f"a verdict needs {MIN_INPUTS} inputs: {MIN_INPUTS - len(inputs)} more"
+        return make(verdict=INCONCLUSIVE, reason=f"{on}: bounds {bounds}, but {settle}", settle=settle)
     if lower > -margin:
         return make(verdict=AS_GOOD, reason=f"{on}: lower bound {_num(lower, 2)} > {line}: within the margin")
     if upper < -margin:
@@ -148,13 +150,12 @@ def correct(
         return make(verdict=WORSE, reason=reason)
     more = more_labels(found, margin)
     if more is None:
-        reason = f"{on}: bounds {bounds} straddle {line}: even labelling every run would likely not settle it"
+        settle = "even labelling every run would likely not settle it: more runs would"
     else:
-        reason = (
-            f"{on}: bounds {bounds} straddle {line}: about {sum(more)} more labels ({more[0]} on {entry}, "
-            f"{more[1]} on {reference}) would likely settle it"
-        )
-    return make(verdict=INCONCLUSIVE, more_labels=more, reason=reason)
+        settle = f"~{sum(more)} more labels ({more[0]} on {entry}, {more[1]} on {reference}) would likely settle it"
+    return make(
+        verdict=INCONCLUSIVE, more_labels=more, reason=f"{on}: bounds {bounds} straddle {line}: {settle}", settle=settle
+    )
 
 
 def with_labels(
@@ -198,7 +199,7 @@ def with_labels(
             }
             correction = f"{VerdictBasis.LABEL_CORRECTED} on {fix.labels[0]} + {fix.labels[1]} labels"
         agree = next(r for r in rows if r["entry"] == row["entry"])
-        agree.update(judge_only, correction=correction)
+        agree.update(judge_only, correction=correction, settle=fix.settle if row["verdict"] == INCONCLUSIVE else None)
         if fix.verdict is not None and agree["distrust"]:
             agree["sentence"] = f"{agree['sentence']} (the label-corrected verdict allows for it)"
         updated.append(row)

@@ -14,7 +14,6 @@ import polars as pl
 
 from ._agreement import ALL_ENTRIES, _span
 from ._models import EntrySummary
-from ._stats import INCONCLUSIVE, MIN_INPUTS
 from ._vocab import VerdictBasis
 
 __all__ = ["AGREEMENT_TITLE", "agreement_html", "agreement_lines", "label_notes"]
@@ -75,14 +74,7 @@ def label_notes(agreement: pl.DataFrame, row: EntrySummary) -> list[str]:
     own = found.row(0, named=True)
     if row.verdict_basis != VerdictBasis.LABEL_CORRECTED:
         return [f"judge-only ({own['correction']})"]
-    notes = []
-    if row.verdict == INCONCLUSIVE and not row.verdict_held:
-        if (row.n_inputs or 0) < MIN_INPUTS:
-            notes.append(f"a verdict needs {MIN_INPUTS} inputs: {MIN_INPUTS - (row.n_inputs or 0)} more")
-        elif row.more_labels:
-            notes.append(f"~{row.more_labels} more labels would likely settle it")
-        else:
-            notes.append("even labelling every run would likely not settle it: more runs would")
+    notes = [own["settle"]] if own["settle"] and not row.verdict_held else []
     judge = own["judge_verdict"] or "no verdict"
     if own["judge_mean_diff"] is not None:
         judge += f", Δ {own['judge_mean_diff']:+.2f}".replace("-", "\u2212")

@@ -225,4 +225,5 @@ def test_an_inconclusive_corrected_verdict_says_how_many_more_labels() -> None:
     meta = ReportMeta(reference_entry="acme/ref", spec=RaceSpec(margin=1.0, runs=RUNS))
     fix = correct(runs, scores, "acme/cand", meta)
     assert fix.verdict == INCONCLUSIVE and fix.more_labels is not None
-    assert f"about {sum(fix.more_labels)} more labels ({fix.more_labels[0]} on acme/cand" in fix.reason
+    said = f"~{sum(fix.more_labels)} more labels ({fix.more_labels[0]} on acme/cand, {fix.more_labels[1]} on acme/ref)"
+    assert fix.settle == f"{said} would likely settle it" and fix.reason.endswith(fix.settle)
