@@ -12,8 +12,9 @@ all of them):
 - **bias**: the mean of judge − human, in points of 10; ``relative_bias`` is an entry's bias less the reference
   entry's — what moves its verdict (a judge that over-scores both alike leaves the difference alone).
 
-Intervals are 95% percentile bootstraps of the labelled runs (`BOOTSTRAP_RESAMPLES` resamples, seed `SEED`; for
-``relative_bias`` both groups are resampled, independently). The sentence's words follow Landis & Koch's bands for
+Intervals are 95% percentile bootstraps of the labelled runs (`BOOTSTRAP_RESAMPLES` resamples; the k-th entry's
+seeded with `SEED` + k, the whole with `SEED`, so ``relative_bias`` pairs an entry's resamples with the reference
+entry's, independent of them). The sentence's words follow Landis & Koch's bands for
 κ (1977): above 0.80 "very well" (their "almost perfect"), above 0.60 "well" ("substantial"), above 0.40
 "moderately", above 0.20 "fairly", from 0 "slightly", below 0 "no better than chance". Below `MIN_AGREEMENT` labels
 it says "too few labels to say". A bias is said when its interval leaves out 0 and it is at least `BIAS_SAID`
@@ -103,7 +104,8 @@ def weighted_kappa(judge: np.ndarray, human: np.ndarray) -> np.ndarray:
     weights = ((grid[:, None] - grid[None, :]) / 10.0) ** 2
     chance = (weights * expected).sum(axis=(1, 2))
     seen = (weights * observed).sum(axis=(1, 2))
-    return np.where(chance > 0, 1.0 - seen / np.where(chance > 0, chance, 1.0), np.nan)
+    kappa = np.where(chance > 0, 1.0 - seen / np.where(chance > 0, chance, 1.0), np.nan)
+    return np.round(kappa, 12)  # no −0.00 from rounding error where κ is 0
 
 
 def _ranks(x: np.ndarray) -> np.ndarray:
@@ -142,15 +144,25 @@ class Agreement:
     """One group's agreement figures (its row of `AGREEMENT_SCHEMA`, without the words)."""
 
     labels: int
+    """Labelled runs the figures rest on."""
     kappa: float | None = None
+    """Quadratic-weighted κ; None when undefined (no variation) or without labels."""
     kappa_lo: float | None = None
+    """Lower end of κ's 95% interval (None when most resamples leave κ undefined)."""
     kappa_hi: float | None = None
+    """Upper end of κ's 95% interval."""
     spearman: float | None = None
+    """Spearman's ρ; None when either side is constant."""
     spearman_lo: float | None = None
+    """Lower end of ρ's 95% interval."""
     spearman_hi: float | None = None
+    """Upper end of ρ's 95% interval."""
     bias: float | None = None
+    """Mean judge − human, in points of 10."""
     bias_lo: float | None = None
+    """Lower end of the bias's 95% interval."""
     bias_hi: float | None = None
+    """Upper end of the bias's 95% interval."""
     boot_bias: np.ndarray | None = None
     """The bias of each bootstrap resample (for the relative bias)."""
 
@@ -264,7 +276,11 @@ def agreement_rows(
     ``entries``, then `ALL_ENTRIES`; ``distrust`` (not a column) says the sentence warns off the judge-only verdict."""
     pairs, left_out = _pairs(runs, scores)
     groups = {e: pairs.filter(pl.col("entry") == e) for e in entries}
-    found = {e: agreement(g["judge"].to_numpy(), g["human"].to_numpy()) for e, g in groups.items()}
+    # each group its own seed, so two groups' resamples are independent (the relative bias pairs them)
+    found = {
+        e: agreement(g["judge"].to_numpy(), g["human"].to_numpy(), seed=SEED + k)
+        for k, (e, g) in enumerate(groups.items())
+    }
     ref = found.get(reference)
     rows: list[dict[str, object]] = []
     for entry in entries:
@@ -273,7 +289,7 @@ def agreement_rows(
         comparable = ref is not None and entry != reference and min(own.labels, ref.labels) >= MIN_AGREEMENT
         if comparable and own.boot_bias is not None and ref is not None and ref.boot_bias is not None:
             assert own.bias is not None and ref.bias is not None
-            boot = own.boot_bias - np.random.default_rng(SEED + 1).permutation(ref.boot_bias)
+            boot = own.boot_bias - ref.boot_bias
             lo, hi = np.quantile(boot, [0.025, 0.975])
             relative = (own.bias - ref.bias, float(lo), float(hi))
         sentence, distrust = _sentence(entry, own, relative, reference if entry != reference else None, margin)

@@ -41,12 +41,19 @@ class Correction:
     """One entry's label-corrected verdict, or why there is none (``verdict`` None)."""
 
     entry: str
+    """The entry tested against the reference entry."""
     verdict: str | None = None
+    """``as good``, ``worse`` or ``inconclusive`` on the person's scale; None: no corrected verdict."""
     mean_diff: float | None = None
+    """θ̂, the label-corrected mean difference."""
     lower: float | None = None
+    """Its one-sided 95% lower bound."""
     upper: float | None = None
+    """Its one-sided 95% upper bound."""
     n_inputs: int | None = None
+    """Paired inputs."""
     n_pairs: int | None = None
+    """The candidate's runs on them."""
     labels: tuple[int, int] = (0, 0)
     """Labelled runs used: the candidate's and the reference entry's."""
     more_labels: tuple[int, int] | None = None

@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import hashlib
 import math
+import numbers
 import os
 import tempfile
 from collections.abc import Iterable, Mapping
@@ -159,10 +160,19 @@ def _as_frame(rows: list[dict[str, Any]]) -> pl.DataFrame:
     """Rows as a frame; ``score`` as text when any is pass/fail (a mapping may mix numbers and pass/fail)."""
     columns: dict[str, list[Any]] = {k: [r.get(k) for r in rows] for k in dict.fromkeys(k for r in rows for k in r)}
     if "score" in columns:
-        columns["score"] = [str(v) if isinstance(v, bool | str) else v for v in columns["score"]]
+        columns["score"] = [_plain(v) for v in columns["score"]]
         if any(isinstance(v, str) for v in columns["score"]):
             columns["score"] = [None if v is None else str(v) for v in columns["score"]]
     return pl.DataFrame(columns)
+
+
+def _plain(value: Any) -> float | str | None:
+    """A label's score as a frame can hold it: a number as a float, anything else as its text (checked later)."""
+    if value is None:
+        return None
+    if isinstance(value, numbers.Real) and not isinstance(value, bool):
+        return float(value)
+    return str(value)
 
 
 def _few(ids: list[str], shown: int = 5) -> str:
@@ -205,7 +215,7 @@ def _score(value: Any) -> tuple[float | None, bool | None]:
             value = float(word)
         except ValueError:
             return None, None
-    if isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value):
+    if isinstance(value, numbers.Real) and not isinstance(value, bool) and math.isfinite(value):
         return float(value), None
     return None, None
 

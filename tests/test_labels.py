@@ -44,6 +44,7 @@ def test_labels_from_a_frame_a_mapping_and_pass_fail() -> None:
     assert passed.scores == {"a": gb._labels.PASS_SCORE, "b": gb._labels.FAIL_SCORE}
     spreadsheet = gb.HumanLabels(pl.DataFrame({"run_id": ["a", "b"], "score": ["7", " pass "]}))
     assert spreadsheet.scores == {"a": 7.0, "b": 10.0}
+    assert gb.HumanLabels.from_scores({"a": np.int64(3), "b": np.float64(4.5)}).scores == {"a": 3.0, "b": 4.5}
     assert len(gb.HumanLabels()) == 0 and gb.HumanLabels().frame.schema == LABELS_SCHEMA
 
 
@@ -220,18 +221,25 @@ def test_the_words_follow_landis_and_koch(kappa: float, word: str) -> None:
 # ------------------------------------------------------------------------------------------------------ a report
 
 
-def labelled_report(n_inputs: int = 12, *, judge_plus: float = 0.0, labels: int = 12) -> BenchmarkReport:
-    """sim/steady (the reference entry) and acme/fast, 3 runs an input; the person gives every run the judge's
-    score, less ``judge_plus`` on acme/fast's (a judge that over-scores it)."""
+def labelled_report(
+    n_inputs: int = 12, *, judge_plus: float = 0.0, labels: int = 12, fast_low: int = 4, **meta: object
+) -> BenchmarkReport:
+    """sim/steady (the reference entry) and acme/fast, 3 runs an input (acme/fast's accuracy from ``fast_low`` to
+    7); the person gives every run the judge's score, less ``judge_plus`` on acme/fast's (a judge that over-scores
+    it). ``meta``: changes to the meta (a race stopped early; ``truncated``: acme/fast cut off on every run)."""
     rng = np.random.default_rng(8)
+    truncated = meta.pop("truncated", False)
     runs = [make_run(REF, f"i{i}", 0, role="reference") for i in range(n_inputs)]
     for entry in (REF, FAST):
         for i in range(n_inputs):
             for r in range(3):
-                accuracy = int(rng.integers(5, 8)) if entry == REF else int(rng.integers(4, 8))
-                runs.append(make_run(entry, f"i{i}", r, judged=(accuracy, int(rng.integers(1, 4)))))
+                accuracy = int(rng.integers(5, 8)) if entry == REF else int(rng.integers(fast_low, 8))
+                finish = "length" if truncated and entry == FAST else "stop"
+                runs.append(make_run(entry, f"i{i}", r, judged=(accuracy, int(rng.integers(1, 4))), finish=finish))
     runs.append(make_run(FAST, "i0", 5, ok=False, error="CallError: 500", judged=None))
-    report = BenchmarkReport(runs, META)
+    if meta.get("stopped"):  # the race stopped before acme/fast's last run on the last input landed
+        runs = [r for r in runs if r.run_id != f"c-{FAST}-i{n_inputs - 1}-2"]
+    report = BenchmarkReport(runs, {**META, **meta})
     frame = report.runs
     drawn = draw_runs(frame, 2 * labels, seed=1) + ["c-acme/fast-i0-5"]  # and one label on a failed run
     scores = dict(frame.select("run_id", "score").iter_rows())
@@ -286,6 +294,18 @@ def test_too_few_labels_leave_the_verdict_judge_only_and_say_so() -> None:
     assert fast["agreement"] is None and fast["correction"].startswith("no label-corrected verdict")
     table = report.table()
     assert f"judge-only (no label-corrected verdict: {MIN_LABELS - 2} labels on acme/fast" in table
+
+
+def test_a_stopped_race_is_corrected_on_its_complete_inputs_and_a_cut_off_entry_is_never_as_good() -> None:
+    stopped = labelled_report(stopped="cancelled")
+    row = stopped.models.filter(entry=FAST).row(0, named=True)
+    assert row["verdict_basis"] == "label-corrected" and row["n_inputs"] == 11  # the input still in flight is out
+    cut = labelled_report(fast_low=5, truncated=True)
+    assert cut.agreement.filter(entry=FAST)["judge_verdict"][0] == "inconclusive"  # held open judge-only
+    row = cut.models.filter(entry=FAST).row(0, named=True)
+    assert row["verdict_basis"] == "label-corrected" and row["verdict"] == "inconclusive" and row["verdict_held"]
+    assert "truncated on" in row["verdict_reason"] and "never as good" in row["verdict_reason"]
+    assert row["lower"] > -1.0  # its bounds alone would say as good
 
 
 def test_every_view_says_which_verdicts_are_label_corrected(tmp_path: Path) -> None:

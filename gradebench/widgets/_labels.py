@@ -11,6 +11,7 @@ same file and seed carries on where it stopped.
 from __future__ import annotations
 
 import html
+import numbers
 import os
 import re
 from collections.abc import Callable
@@ -107,7 +108,7 @@ class LabelPanel(w.VBox):
             raise RuntimeError(f"every drawn run is labelled ({len(self.queue)}): extend(k) draws k more")
         if self.scale == "pass/fail" and not (isinstance(score, bool) or score in ("pass", "fail")):
             raise ValueError(f"this panel asks pass/fail: answer 'pass' or 'fail', got {score!r}")
-        if self.scale == "score" and (isinstance(score, bool | str) or not isinstance(score, int | float)):
+        if self.scale == "score" and (isinstance(score, bool | str) or not isinstance(score, numbers.Real)):
             raise ValueError(f"this panel asks a score from 0 to 10, got {score!r}")
         labels = self.labels.added(run_id, score, labeller=self.labeller)
         labels.write(self.path)  # written before it counts: a label the file lacks was never given
