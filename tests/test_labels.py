@@ -322,6 +322,32 @@ def test_every_view_says_which_verdicts_are_label_corrected(tmp_path: Path) -> N
     assert pick is not None and ("label-corrected" in pick.sentence or pick.entry == REF)
 
 
+def test_the_recommendation_says_its_verdict_is_label_corrected() -> None:
+    from gradebench._recommend import recommend
+
+    models = pl.DataFrame(
+        {
+            "entry": [REF, "acme/cheap", "acme/cheaper"],
+            "cost_per_run": [1.0, 0.5, 0.2],
+            "verdict": [None, "as good", "inconclusive"],
+            "verdict_basis": [None, "label-corrected", "label-corrected"],
+            "lower": [None, -0.4, -1.6],
+            "n_pairs": [None, 48, 48],
+            "n_inputs": [None, 12, 12],
+            "more_runs": [None, None, None],
+            "more_labels": [None, None, 30],
+        }
+    )
+    pick = recommend(models, job="j", reference_entry=REF, margin=1.0, currency="USD")
+    assert pick is not None and "(margin 1.0, 48 paired runs, label-corrected, lower bound −0.4)" in pick.sentence
+    none_good = models.with_columns(pl.lit("inconclusive").alias("verdict"))
+    pick = recommend(none_good, job="j", reference_entry=REF, margin=1.0, currency="USD")
+    assert pick is not None and "about 30 more labels would likely settle the nearest" in pick.sentence
+    unsettleable = none_good.with_columns(pl.lit(None, dtype=pl.Int64).alias("more_labels"))
+    pick = recommend(unsettleable, job="j", reference_entry=REF, margin=1.0, currency="USD")
+    assert pick is not None and "even labelling every run would likely not settle them" in pick.sentence
+
+
 def test_labels_travel_with_the_report(tmp_path: Path) -> None:
     report = labelled_report()
     again = BenchmarkReport.read_parquet(report.to_parquet(tmp_path / "race"))
