@@ -74,6 +74,8 @@ class HumanLabels:
         df = labels if isinstance(labels, pl.DataFrame) else pl.DataFrame(list(labels or []), infer_schema_length=None)
         self.frame: pl.DataFrame = _validated(df, source)
         """The labels, one row per run (columns of `LABELS_SCHEMA`), in the order given."""
+        self.source = source
+        """Where the labels came from (a file's path, ``from_scores``, ...): what an error about them names."""
 
     def __repr__(self) -> str:
         return f"HumanLabels({self.frame.height} labels)"
@@ -136,7 +138,7 @@ class HumanLabels:
         row = {"run_id": run_id, "score": score, "labeller": labeller, "labelled_at": at or datetime.now(UTC)}
         new = _validated(_as_frame([row]), "added")
         kept = self.frame.filter(pl.col("run_id") != run_id)
-        return HumanLabels(pl.concat([kept, new]))
+        return HumanLabels(pl.concat([kept, new]), source=self.source)
 
     def check(self, runs: pl.DataFrame) -> None:
         """Refuse labels that cannot belong to these runs (a report's ``runs`` frame): a run id it does not have, or
@@ -145,14 +147,14 @@ class HumanLabels:
         unknown = [r for r in self.frame["run_id"] if r not in roles]
         if unknown:
             raise ValueError(
-                f"labels: run_id {_few(unknown)} not in this report ({len(unknown)} of {len(self)} labels): "
+                f"{self.source}: run_id {_few(unknown)} not in this report ({len(unknown)} of {len(self)} labels): "
                 "labels of another race?"
             )
         yardsticks = [r for r in self.frame["run_id"] if roles[r] == Role.REFERENCE]
         if yardsticks:
             raise ValueError(
-                f"labels: run_id {_few(yardsticks)} is a reference run: the yardstick is never judged, so a label on "
-                "it measures nothing; label candidate runs (the reference entry's own runs are candidate runs)"
+                f"{self.source}: run_id {_few(yardsticks)} is a reference run: the yardstick is never judged, so a "
+                "label on it measures nothing; label candidate runs (the reference entry's own runs are candidate runs)"
             )
 
 

@@ -355,6 +355,9 @@ def test_labels_travel_with_the_report(tmp_path: Path) -> None:
     assert again.labels == report.labels and again.models.equals(report.models)
     assert report.with_margin(1.5).labels == report.labels
     assert report.with_noise([], k=3).labels == report.labels
+    gb.HumanLabels.from_scores({"other-race": 4}).write(tmp_path / "race" / LABELS_FILE)
+    with pytest.raises(ValueError, match=f"race/{LABELS_FILE}: run_id 'other-race' not in this report"):
+        BenchmarkReport.read_parquet(tmp_path / "race")  # a stale labels file is named, not applied
     (tmp_path / "race" / LABELS_FILE).unlink()
     assert BenchmarkReport.read_parquet(tmp_path / "race").labels is None
 
