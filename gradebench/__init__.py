@@ -11,6 +11,7 @@ from ._errors import CacheError, CallError, CatalogError, ConfigError, Gradebenc
 from ._estimate import EntryEstimate, Estimate
 from ._family import family_of
 from ._job import Job
+from ._labels import HumanLabels
 from ._meta import ReportMeta
 from ._prompt_job import PromptJob
 from ._race import RaceEvent
@@ -21,7 +22,7 @@ from ._seat import Reply, Seat
 from ._spec import RaceSpec
 from ._tools import Tool, tool
 from ._version import __version__
-from ._vocab import CostSource, Design, EventKind, Role, SchemaUse, Stopped, VerdictPath
+from ._vocab import CostSource, Design, EventKind, Role, SchemaUse, Stopped, VerdictBasis, VerdictPath
 from .scorers import Scorer
 
 
@@ -56,6 +57,7 @@ __all__ = [
     "EventKind",
     "Grade",
     "GradebenchError",
+    "HumanLabels",
     "Job",
     "JudgeAgreement",
     "JudgePair",
@@ -73,6 +75,7 @@ __all__ = [
     "Tool",
     "ToolLoopError",
     "Verdict",
+    "VerdictBasis",
     "VerdictPath",
     "__version__",
     "compare",

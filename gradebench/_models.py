@@ -23,7 +23,7 @@ from ._adaptive import Unit, completed_units, unit_verdicts
 from ._codec import Columns, frame
 from ._evidence import evidence
 from ._meta import ReportMeta
-from ._vocab import Design, Role
+from ._vocab import Design, Role, VerdictBasis
 
 __all__ = [
     "MODELS_SCHEMA",
@@ -123,6 +123,12 @@ class EntrySummary:
     verdict_held: bool | None = None
     """True when what the runs show keeps the verdict open whatever its bounds say (the judge gave every run one
     score, or the entry's answers were cut off or refused on most runs): more runs of the same would not settle it."""
+    verdict_basis: VerdictBasis | None = None
+    """What the verdict rests on: ``judge-only``, or ``label-corrected`` by human labels (`BenchmarkReport.with_labels`;
+    its bounds then hold on the person's scale, whatever the judge's bias); None when not tested."""
+    more_labels: int | None = None
+    """For an inconclusive label-corrected verdict: about how many more labels (on the entry and the reference entry
+    together) would likely settle it; None otherwise, or when labelling every run would not."""
     cost_ratio: float | None = None
     """``cost_per_run`` over the reference entry's; None when either is unknown or the reference's is 0."""
     latency_ratio: float | None = None
@@ -327,6 +333,7 @@ def _with_verdicts(models: pl.DataFrame, runs: pl.DataFrame, noise: pl.DataFrame
         "more_runs",
         pl.col("reason").alias("verdict_reason"),
         pl.col("held").alias("verdict_held"),
+        pl.when(pl.col("verdict").is_not_null()).then(pl.lit(VerdictBasis.JUDGE_ONLY.value)).alias("verdict_basis"),
     )
     candidates = runs.filter(pl.col("role") == Role.CANDIDATE)
     swap = candidates.group_by("entry").agg(pl.col("swap_gap").mean().alias("swap_gap_mean"))

@@ -19,11 +19,12 @@ import polars as pl
 from ._agreement import JudgeAgreement, judges_lines, judges_text
 from ._evidence import evidence, judge_failure
 from ._figures import fit_line, money
+from ._label_view import agreement_html, agreement_lines, label_notes
 from ._meta import ReportMeta
 from ._models import EntrySummary, reference_gold
 from ._records import Run
 from ._stats import INCONCLUSIVE, MIN_INPUTS
-from ._vocab import Design, Role, Stopped
+from ._vocab import Design, Role, Stopped, VerdictBasis
 
 __all__ = [
     "HTML_STYLE",
@@ -67,6 +68,9 @@ class ReportView(Protocol):
 
     @property
     def models(self) -> pl.DataFrame: ...
+
+    @property
+    def agreement(self) -> pl.DataFrame: ...
 
     def model_rows(self) -> list[EntrySummary]: ...
 
@@ -269,13 +273,13 @@ def verdict_lines(report: ReportView) -> list[VerdictLine]:
     for r in report.model_rows():
         if r.verdict is None:  # untested (the reference entry itself): no verdict line
             continue
-        held = found.notes(r.entry)
+        held, corrected = found.notes(r.entry), r.verdict_basis == VerdictBasis.LABEL_CORRECTED  # labels settle it
         notes = [r.stopped or "still racing"] if auto else []
-        if not auto and r.verdict == INCONCLUSIVE and (not held or not r.n_pairs):
+        if not auto and r.verdict == INCONCLUSIVE and (not held or not r.n_pairs) and not corrected:
             notes.append(_what_would_settle(r, margin))  # unless held: more runs of the same would not settle it
         elif not auto and r.stopped and not held:
             notes.append(r.stopped)
-        notes += held
+        notes += held + label_notes(report.agreement, r)
         if report.meta.stopped is not None:
             what = "unit" if auto else "input"
             notes.append(f"on {plural((r.n_pairs if auto else r.n_inputs) or 0, what)} complete before the stop")
@@ -385,6 +389,7 @@ def render(report: ReportView, width: int | None = None) -> str:
         lines.append(f"  ({', '.join(dropped)} left out to fit {fit} columns: report.models has every figure)")
     if gold is not None:
         lines.append(f"  {gold}")
+    lines += agreement_lines(report.agreement)
     absent = [e for e in not_judged(report) if e not in {r.entry for r in report.model_rows()}]
     if absent:
         lines.append("not judged (no run landed): " + ", ".join(absent))
@@ -481,6 +486,7 @@ def html(report: ReportView) -> str:
     parts.append(models_html(report))
     if (gold := gold_line(report)) is not None:
         parts.append(f"<p>{esc(gold)}</p>")
+    parts += [agreement_html(report.agreement)] if report.agreement.height else []
     if absent := not_judged(report):
         parts.append(f"<p><b>{NOT_JUDGED}</b> (no judged run): {esc(', '.join(absent))}</p>")
     if report.meta.skipped:

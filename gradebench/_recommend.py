@@ -11,7 +11,7 @@ import polars as pl
 
 from ._figures import money
 from ._stats import AS_GOOD, INCONCLUSIVE, MIN_INPUTS, _num
-from ._vocab import Stopped
+from ._vocab import Stopped, VerdictBasis
 
 __all__ = ["Recommendation", "recommend"]
 
@@ -90,7 +90,7 @@ def recommend(
         cost = f"at {money(best_cost)} {currency or ''}".rstrip() + " per run"
     else:
         cost = f"at {f'{ratio:.2f}' if round(ratio, 2) else f'{ratio:.2g}'}\u00d7 the cost"
-    runs_text = f"{n_pairs} paired run{'' if n_pairs == 1 else 's'}"
+    runs_text = f"{n_pairs} paired run{'' if n_pairs == 1 else 's'}{_basis(models_with_verdicts, entry)}"
     bound = "" if lower is None else f", lower bound {_num(lower)}"
     sentence = (
         f"{entry} is as good as {reference_entry} on {job} (margin {_num(margin)}, {runs_text}{bound}) {cost}"
@@ -131,6 +131,10 @@ def _unsettled(models: pl.DataFrame, reference_entry: str, ref_cost: float | Non
             need = f"a verdict needs at least {MIN_INPUTS} inputs, it has {have}"
         elif more := [int(n) for n in waiting["more_runs"].drop_nulls().to_list()]:
             need = f"about {min(more)} more paired runs would likely settle the nearest"
+        elif labels := [int(n) for n in waiting.get_column("more_labels", default=pl.Series([])).drop_nulls()]:
+            need = f"about {min(labels)} more labels would likely settle the nearest"
+        elif "verdict_basis" in waiting.columns and (waiting["verdict_basis"] == VerdictBasis.LABEL_CORRECTED).all():
+            need = "even labelling every run would likely not settle them: more runs would"
         else:
             need = "they sit on the margin: only very many more runs would settle them"
         parts.append(f"{', '.join(names)} {'is' if len(names) == 1 else 'are'} inconclusive; {need}")
@@ -140,6 +144,13 @@ def _unsettled(models: pl.DataFrame, reference_entry: str, ref_cost: float | Non
         because = f": {reason.split(': ')[0]}" if reason else ""
         parts.append(f"more runs would not settle {', '.join(names)}{because}")
     return "; ".join(parts)
+
+
+def _basis(models: pl.DataFrame, entry: str) -> str:
+    """``, label-corrected`` or ``, judge-only`` when some verdict of the report is label-corrected; '' otherwise."""
+    if "verdict_basis" not in models.columns or VerdictBasis.LABEL_CORRECTED not in models["verdict_basis"].to_list():
+        return ""
+    return f", {models.filter(pl.col('entry') == entry)['verdict_basis'][0]}"
 
 
 CUT_SHORT = (Stopped.CANCELLED.value, Stopped.BUDGET.value)

@@ -211,9 +211,7 @@ async def rejudge_report(
     panel) replace them. A ``scorer`` given now scores again; otherwise the scores stand (they do not depend on the
     judge).
     """
-    setup = JudgeSetup.from_meta(
-        report.meta, catalog, rubric=rubric, judge=judge, judges=_names(judges), scorer=scorer
-    )
+    setup = JudgeSetup.from_meta(report.meta, catalog, rubric=rubric, judge=judge, judges=_names(judges), scorer=scorer)
     for one in setup.judges:
         one.api_key()  # fail before any call when a judge cannot be called
     references, candidates = _taken_up(report)

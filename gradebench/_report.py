@@ -20,7 +20,9 @@ import polars as pl
 from . import _present
 from ._agreement import JudgeAgreement, judge_agreement
 from ._codec import frame
+from ._corrected import with_labels as labelled_models
 from ._diagnostics import diagnose
+from ._labels import LABELS_FILE, HumanLabels
 from ._meta import ReportMeta
 from ._models import NOISE_SCHEMA, EntrySummary, conform, models_frame
 from ._panel import VERDICTS_FILE, VERDICTS_SCHEMA, verdicts_frame, with_panels
@@ -42,7 +44,8 @@ class BenchmarkReport:
     """What a benchmark measured: ``runs``, ``calls`` and ``models`` frames, the reference, diagnostics and a table.
 
     Made from `Run` records and the `ReportMeta` they were measured under (a mapping of its fields works too);
-    ``noise`` holds the judge-noise rows once measured (`Benchmark.judge_noise`).
+    ``noise`` holds the judge-noise rows once measured (`Benchmark.judge_noise`); ``labels`` a person's scores of
+    some runs (`with_labels`).
     """
 
     def __init__(
@@ -50,6 +53,7 @@ class BenchmarkReport:
         runs: Iterable[Run],
         meta: ReportMeta | Mapping[str, Any],
         noise: pl.DataFrame | Iterable[Mapping[str, Any]] | None = None,
+        labels: HumanLabels | None = None,
     ):
         self._records = list(runs)
         self.meta: ReportMeta = meta if isinstance(meta, ReportMeta) else ReportMeta.from_dict(meta)
@@ -62,9 +66,14 @@ class BenchmarkReport:
         self._runs: pl.DataFrame | None = None
         self._calls: pl.DataFrame | None = None
         self._models: pl.DataFrame | None = None
+        self._label_agreement: pl.DataFrame | None = None
         self._model_rows: list[EntrySummary] | None = None
         self._verdicts: pl.DataFrame | None = None
         self._agreement: tuple[JudgeAgreement | None] | None = None
+        if labels is not None:
+            labels.check(self.runs)
+        self.labels: HumanLabels | None = labels
+        """A person's scores of some runs (None without): the verdicts are label-corrected where they allow it."""
 
     def __repr__(self) -> str:
         return (
@@ -100,7 +109,8 @@ class BenchmarkReport:
         the cost of every run (failed ones included) over ``runs``; ``spent_now`` is the entry's total spent this time.
         """
         if self._models is None:
-            self._models = models_frame(self.runs, self.noise, self.meta)
+            judged = models_frame(self.runs, self.noise, self.meta)
+            self._models, self._label_agreement = labelled_models(judged, self.runs, self.labels, self.meta)
         return self._models
 
     @property
@@ -117,6 +127,16 @@ class BenchmarkReport:
         if self._agreement is None:
             self._agreement = (judge_agreement(self.verdicts, self.meta.judges),)
         return self._agreement[0]
+
+    @property
+    def agreement(self) -> pl.DataFrame:
+        """How far the judge agrees with the labels (`with_labels`): per entry and over all, κ, ρ and bias with their
+        intervals and a sentence, and each tested entry's judge-only verdict beside (columns of `AGREEMENT_SCHEMA`;
+        empty without labels)."""
+        if self._label_agreement is None:
+            _ = self.models
+        assert self._label_agreement is not None
+        return self._label_agreement
 
     def model_rows(self) -> list[EntrySummary]:
         """The rows of ``models`` as `EntrySummary` records, in its order: the same figures, read by attribute."""
@@ -158,7 +178,18 @@ class BenchmarkReport:
 
     def with_margin(self, margin: float) -> BenchmarkReport:
         """The same runs, with the verdicts tested at another non-inferiority margin (points of 10)."""
-        return BenchmarkReport(self._records, self.meta.with_spec(margin=margin), self.noise)
+        return BenchmarkReport(self._records, self.meta.with_spec(margin=margin), self.noise, self.labels)
+
+    def with_labels(self, labels: HumanLabels | pl.DataFrame | Mapping[str, Any]) -> BenchmarkReport:
+        """The same runs with a person's scores of some of them (`HumanLabels`, a frame of ``run_id, score``, or
+        ``{run_id: score}``): ``agreement`` measures the judge against them, and each verdict with enough labels on
+        both sides is label-corrected (``verdict_basis``). A label on a run this report lacks, or on a reference
+        run, raises naming it."""
+        if isinstance(labels, pl.DataFrame):
+            labels = HumanLabels(labels)
+        elif not isinstance(labels, HumanLabels):
+            labels = HumanLabels.from_scores(labels)
+        return BenchmarkReport(self._records, self.meta, self.noise, labels)
 
     def with_noise(self, rows: Iterable[Mapping[str, Any]], *, k: int) -> BenchmarkReport:
         """This report with the judge-noise floor measured: rows of ``run_id, entry, input_id, score, replicas``."""
@@ -172,7 +203,7 @@ class BenchmarkReport:
                 "moved": any(x != r["score"] for x in scores),
             }
             noise.append({**r, "replicas": scores, **spread})
-        return BenchmarkReport(self._records, self.meta.replace(judge_noise_k=k), noise)
+        return BenchmarkReport(self._records, self.meta.replace(judge_noise_k=k), noise, self.labels)
 
     def recommend(self) -> Recommendation | None:
         """The cheapest entry whose verdict is ``as good`` as the reference entry, with the evidence in one sentence
@@ -228,7 +259,7 @@ class BenchmarkReport:
 
     def to_parquet(self, directory: str | Path) -> Path:
         """Write runs, models, calls and noise (.parquet), a panel's verdicts (``verdicts.parquet``) and meta.json
-        into ``directory`` (created if needed)."""
+        into ``directory`` (created if needed), and the labels (``labels.parquet``) when the report has them."""
         path = Path(directory)
         path.mkdir(parents=True, exist_ok=True)
         self.runs.write_parquet(path / "runs.parquet")
@@ -240,12 +271,15 @@ class BenchmarkReport:
         else:  # a panel report written here before must not lend its judges' verdicts to this one
             (path / VERDICTS_FILE).unlink(missing_ok=True)
         (path / "meta.json").write_text(json.dumps(self.meta.to_dict(), indent=2, ensure_ascii=False) + "\n")
+        if self.labels is not None:
+            self.labels.write(path / LABELS_FILE)
         log.info("report written to %s (%d runs, %d calls)", path, self.runs.height, self.calls.height)
         return path
 
     @classmethod
     def read_parquet(cls, directory: str | Path) -> BenchmarkReport:
-        """Read a report written by `to_parquet`; a missing file or column raises an error naming it."""
+        """Read a report written by `to_parquet`, with the labels beside it (``labels.parquet``, also what a
+        `LabelPanel` writes there); a missing file or column raises an error naming it."""
         path = Path(directory)
         missing = [name for name in _FILES if not (path / name).is_file()]
         if missing:
@@ -276,7 +310,8 @@ class BenchmarkReport:
         if (path / VERDICTS_FILE).is_file():
             panel = conform(pl.read_parquet(path / VERDICTS_FILE), VERDICTS_SCHEMA, str(path / VERDICTS_FILE))
             records = with_panels(records, panel, meta.judge_params, source=str(path / VERDICTS_FILE))
-        return cls(records, meta, noise)
+        labels = HumanLabels.read(path / LABELS_FILE) if (path / LABELS_FILE).is_file() else None
+        return cls(records, meta, noise, labels)
 
 
 RUNS_ADDED_LATER: dict[str, pl.DataType] = {"wall_now_s": pl.Float64()}

@@ -1,5 +1,5 @@
 """The words gradebench's records and reports are made of, as types: roles, event kinds, why a race stopped, the race
-designs, the judge's paths and where a cost came from.
+designs, what a verdict rests on, the judge's paths and where a cost came from.
 
 Each is a `enum.StrEnum`: a member is its own string (``Role.CANDIDATE == "candidate"``), so it is stored as plain
 text in frames, parquet, JSON and cache keys, and code compares through the member, never a bare string.
@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import enum
 
-__all__ = ["CostSource", "Design", "EventKind", "Role", "SchemaUse", "Stopped", "VerdictPath"]
+__all__ = ["CostSource", "Design", "EventKind", "Role", "SchemaUse", "Stopped", "VerdictBasis", "VerdictPath"]
 
 
 class Role(enum.StrEnum):
@@ -50,6 +50,15 @@ class Design(enum.StrEnum):
     """``runs`` runs per input and entry."""
     AUTO = "auto"
     """Race to a verdict: waves of paired runs until each verdict is settled (``runs="auto"``)."""
+
+
+class VerdictBasis(enum.StrEnum):
+    """What a verdict against the reference rests on (``report.models``' ``verdict_basis``)."""
+
+    JUDGE_ONLY = "judge-only"
+    """The judge's scores alone."""
+    LABEL_CORRECTED = "label-corrected"
+    """The judge's scores corrected by human labels (`gradebench.BenchmarkReport.with_labels`)."""
 
 
 class VerdictPath(enum.StrEnum):

@@ -5,8 +5,9 @@ that release on the path: ``PYTHONPATH=<old tree> python tests/one_judge_digest.
 the same. Only the public API of that release is used here, so the file runs on both. What varies from one run to
 the next whatever the code (latencies and wall times as measured, the ``created`` stamp of a response, the version) is
 set aside; everything else — the estimate, the table, the notebook HTML, every row of runs, models, calls and
-diagnostics, and the meta — is hashed. The meta is hashed without the fields added to it since (``families`` and the spec's ``judges``
-for panels of judges, ``entries`` for `gb.compare`), which their own tests check.
+diagnostics, and the meta — is hashed. The meta is hashed without the fields added to it since (``families``
+and the spec's ``judges`` for panels of judges, ``entries`` for `gb.compare`), and the models frame without the two
+columns labels add (``verdict_basis``, ``more_labels``): their own tests check them.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ import gradebench as gb
 from gradebench.jobs import OrderAgent, SelectingAgent, load_inputs
 
 ADDED_META = ("families", "entries")  # entries: the catalog terms gb.compare reads
+ADDED_MODELS = ("verdict_basis", "more_labels")  # what human labels add to the verdicts (test_labels checks them)
 """Meta fields added by panels of judges (set aside here, checked apart)."""
 ADDED_SPEC = ("judges",)
 """Race-spec fields added by panels of judges."""
@@ -78,7 +80,7 @@ def report_digests(report: gb.BenchmarkReport) -> dict[str, str]:
         "table": _digest(fixed.table()),
         "html": _digest(fixed._repr_html_()),
         "runs": _digest(fixed.runs.to_dicts()),
-        "models": _digest(fixed.models.to_dicts()),
+        "models": _digest(fixed.models.drop(ADDED_MODELS, strict=False).to_dicts()),
         "calls": _digest(fixed.calls.to_dicts()),
         "diagnostics": _digest(fixed.diagnostics().to_dicts()),
         "meta": _digest(_meta(fixed)),

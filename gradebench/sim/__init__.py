@@ -5,7 +5,9 @@ in-process at ``http://sim.gradebench.invalid`` (an ``httpx2.MockTransport`` und
 `gradebench.mount`). ``SimFleet(...).catalog()`` does the same and keeps the fleet in hand (``fleet.requests``).
 ``serve``/``start_server`` put a fleet on a loopback socket. The example jobs register their policies (the ideal
 next message) with ``register_policy`` when imported; the fleet asks them, and never imports a job itself.
-See ``gradebench.sim._profiles`` for the table of entries and their quirks.
+See ``gradebench.sim._profiles`` for the table of entries and their quirks. ``human_score`` and ``human_labels`` are a
+careful person's scores of a report's runs (the sim's truth for human labels), and ``swayed_catalog`` the fleet with
+a judge swayed by verbosity (``SWAYED``) and a cheap, verbose, often wrong entry (``WINDY``).
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from __future__ import annotations
 from .._catalog import Catalog
 from ._drift import Drift
 from ._fleet import DEFAULT_BASE_URL, LATENCY_ENV, SimFleet, SimRequest
+from ._human import SWAYED, WINDY, human_labels, human_score, swayed_catalog
 from ._policy import IdealMessage, Policy, ToolRequest, policies, register_policy
 from ._profiles import PROFILES, Profile
 from ._server import SimServer, serve, start_server
@@ -24,15 +27,20 @@ __all__ = [
     "PROFILES",
     "Policy",
     "Profile",
+    "SWAYED",
     "SimFleet",
     "SimRequest",
     "SimServer",
     "ToolRequest",
+    "WINDY",
     "catalog",
+    "human_labels",
+    "human_score",
     "policies",
     "register_policy",
     "serve",
     "start_server",
+    "swayed_catalog",
 ]
 
 

@@ -8,6 +8,9 @@ in either order) and scores by comparing tool calls and answers:
   costs 3, every call to a tool the reference never used costs 3; a different answer costs 4, or for two JSON objects
   ``max(3, round(7 × share of differing fields))`` (explanation-like fields ignored); a candidate error scores 0/0;
 - work (0..3) compares the length of the candidate's explanation with the reference's: ≥60% → 3, ≥30% → 2, >0 → 1.
+
+A judge profile's ``judge_noise`` moves accuracy a point now and then, its ``position_bias`` favours a candidate shown
+first, and its ``verbosity_bias`` lets a long-winded candidate's wrong answer pass; `human` scores with none of them.
 """
 
 from __future__ import annotations
@@ -21,7 +24,21 @@ from .._protocol import section, transcripts
 from .._vocab import Role
 from ._perturb import EXPLANATION_KEYS, canonical, strip_wording
 
-__all__ = ["SimVerdict", "Transcript", "is_judge_request", "judge", "parse_transcript", "render", "section"]
+__all__ = [
+    "LONG",
+    "SimVerdict",
+    "Transcript",
+    "human",
+    "is_judge_request",
+    "judge",
+    "long_winded",
+    "parse_transcript",
+    "render",
+    "section",
+]
+
+LONG = 1.5
+"""A candidate whose shown work is at least this many times the reference's is long-winded (`long_winded`)."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -157,7 +174,7 @@ def _compare_answers(ref: Any, cand: Any) -> tuple[int, str | None]:
     return 4, f"its answer {_quote(canonical(cand))} differs from the reference's {_quote(canonical(ref))}"
 
 
-def _score(ref: Transcript, cand: Transcript) -> SimVerdict:
+def _score(ref: Transcript, cand: Transcript, *, swayed: bool = False) -> SimVerdict:
     if cand.error is not None:
         return SimVerdict(accuracy=0, work=0, reason=f"The candidate run failed ({_quote(cand.error)}).")
     accuracy, tool_notes = 7, []
@@ -183,6 +200,8 @@ def _score(ref: Transcript, cand: Transcript) -> SimVerdict:
         answer_note = "it gave no answer"
     else:
         cost, answer_note = _compare_answers(ref.answer, cand.answer)
+        if swayed:  # talked out of it by a long explanation: the answer passes as right
+            cost, answer_note = 0, None
         accuracy -= cost
         same_facts = not tool_notes and ref.results and canonical(ref.results) == canonical(cand.results)
         if answer_note and same_facts:
@@ -219,6 +238,12 @@ def _join(items: list[str]) -> str:
     return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
 
 
+def long_winded(ref: Transcript, cand: Transcript) -> bool:
+    """Whether the candidate explains at length: at least `LONG` times the reference's shown work."""
+    ref_len = _explanation_chars(ref)
+    return ref_len > 0 and _explanation_chars(cand) >= LONG * ref_len
+
+
 def judge(
     prompt: str,
     rng: random.Random,
@@ -226,18 +251,23 @@ def judge(
     noise: float = 0.0,
     position_bias: float = 0.0,
     favours: tuple[str, int] | None = None,
+    verbosity_bias: float = 0.0,
 ) -> SimVerdict:
     """Grade the candidate against the reference.
 
     With probability ``noise`` accuracy moves by one point; with probability ``position_bias`` a candidate shown first
     gains a point (the order effect the label-bias check measures). ``favours`` (a house style's signature, points):
     a candidate whose transcript carries the signature gains those points, as a judge favours its own family's
-    answers (it recognises them by their style: nothing in the prompt names the model).
+    answers (it recognises them by their style: nothing in the prompt names the model). With probability
+    ``verbosity_bias`` a long-winded candidate's wrong answer passes as right (a judge swayed by verbosity). `human`
+    grades the same prompt with none of these.
     """
     sections = transcripts(prompt)
     by_role = dict(sections)
-    cand = parse_transcript(by_role.get(Role.CANDIDATE))
-    verdict = _score(parse_transcript(by_role.get(Role.REFERENCE)), cand)
+    ref, cand = parse_transcript(by_role.get(Role.REFERENCE)), parse_transcript(by_role.get(Role.CANDIDATE))
+    # drawn only for a swayable judge, so every other judge's draws (and verdicts) are as they were
+    swayed = verbosity_bias > 0 and long_winded(ref, cand) and rng.random() < verbosity_bias
+    verdict = _score(ref, cand, swayed=swayed)
     # A failed run scores 0 however the judge feels; noise and bias only blur the judgement of real answers.
     if cand.error is None:
         accuracy = verdict.accuracy
@@ -251,6 +281,13 @@ def judge(
         if accuracy != verdict.accuracy:
             verdict = SimVerdict(accuracy=accuracy, work=verdict.work, reason=verdict.reason)
     return verdict
+
+
+def human(prompt: str) -> SimVerdict:
+    """What a careful person scores the candidate in a judge prompt: the sim judge's rubric with no noise, no order
+    effect and no verbosity bias (the sim's truth for `gradebench.sim.human_score`)."""
+    by_role = dict(transcripts(prompt))
+    return _score(parse_transcript(by_role.get(Role.REFERENCE)), parse_transcript(by_role.get(Role.CANDIDATE)))
 
 
 def render(verdict: SimVerdict, *, as_json: bool) -> str:

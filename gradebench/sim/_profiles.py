@@ -93,6 +93,10 @@ class Profile:
     """Probability the sim judge on this model moves accuracy by one point."""
     position_bias: float = 0.05
     """Probability the sim judge on this model gives a candidate shown first one point more (an order effect)."""
+    verbosity_bias: float = 0.0
+    """Probability the sim judge on this model lets a wrong answer pass when the candidate explains at length (at
+    least `gradebench.sim._grader.LONG` times the reference's shown work): a judge swayed by verbosity. 0 for every
+    built-in entry; `gradebench.sim.SWAYED` has 0.9."""
     catalog_rpm: int | None = None
     """The ``rpm`` the catalog entry declares (what admission control paces to); None: none."""
     max_concurrency: int | None = 16

@@ -5,10 +5,12 @@ A leaf of the package: it drives the public API (`Benchmark`, `Benchmark.subscri
 `gradebench.charts`) and nothing in the core imports it. Its parts are private: ``_form`` (the controls and the
 benchmark they build), ``_estimator`` (the estimate beside Run), ``_task`` (Run, Stop, Rejudge, Export, the status
 line) with ``_progress``, ``_views`` (the tabs) and ``_html`` (escaped tables and transcripts). `events_html` and
-`html_table` are public for notebooks that show runs themselves.
+`html_table` are public for notebooks that show runs themselves. `LabelPanel` (``_labels``) has a person label a
+sample of a report's runs, blind to the judge and the entry, for `gradebench.BenchmarkReport.with_labels`.
 """
 
 from ._html import events_html, html_table
+from ._labels import LabelPanel
 from ._panel import BenchmarkPanel
 
-__all__ = ["BenchmarkPanel", "events_html", "html_table"]
+__all__ = ["BenchmarkPanel", "LabelPanel", "events_html", "html_table"]

@@ -15,6 +15,7 @@ import polars as pl
 
 from .. import _present
 from .._agreement import judges_lines
+from .._label_view import agreement_html
 from .._meta import ReportMeta
 from .._report import BenchmarkReport
 from .._vocab import Role
@@ -54,6 +55,7 @@ RUN_CUT = 60
 MODEL_COLUMNS = (
     "entry",
     "verdict",
+    "verdict_basis",
     "score [95% CI]",
     "mean_diff",
     "lower",
@@ -200,7 +202,7 @@ class Views:
         skipped = "".join(f"<li>skipped {esc(e)}: {esc(r)}</li>" for e, r in report.meta.skipped.items())
         table = html_table(models, MODEL_COLUMNS, empty="no candidate runs", fit=True)
         self.models_table.value = (
-            f"{self._head()}{self._verdicts()}{self._not_judged()}"
+            f"{self._head()}{self._verdicts()}{agreement_html(report.agreement)}{self._not_judged()}"
             f'<div style="overflow-x:auto">{table}</div><ul>{skipped}</ul><p>{esc(_present.totals(report))}</p>'
         )
 

@@ -1,0 +1,218 @@
+"""`LabelPanel`: a person labels a sample of a report's runs in the notebook, blind to the judge and the entry.
+
+The runs come from `gradebench._labels.draw_runs` (seeded, stratified by entry, in an order that says nothing about
+the entry); each is shown beside the reference run of its input, drawn as the panel's Transcript tab draws runs
+(`gradebench._html_report.events_html`), with every entry name and model id removed. The judge's score and the entry
+are shown only once the run is answered (under "last answer"), and every answer is written to the labels file at
+once (`HumanLabels.write`: whole or not at all), so a closed notebook loses no label and a panel opened again on the
+same file and seed carries on where it stopped.
+"""
+
+from __future__ import annotations
+
+import html
+import numbers
+import os
+import re
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import ipywidgets as w
+import polars as pl
+
+from .._labels import FAIL_SCORE, PASS_SCORE, HumanLabels, draw_runs, labellable
+from .._ppi import MIN_LABELS
+from .._report import BenchmarkReport
+from .._vocab import Role
+from ._html import CSS, FLEX, events_html, pre
+
+__all__ = ["SCALES", "LabelPanel"]
+
+SCALES = ("score", "pass/fail")
+"""How a `LabelPanel` asks: a score 0..10 on the judge's scale, or pass/fail (10 and 0 on it)."""
+BUTTON_CLASS = "gb-label-button"
+"""The class every answer button carries; each also has ``gb-label-<value>`` (``gb-label-7``, ``gb-label-pass``)."""
+
+
+class LabelPanel(w.VBox):
+    """Label a random sample of ``report``'s runs, one at a time, each beside its input's reference run.
+
+    ``path``: the labels file (parquet), written after every answer; labels already there are kept and their runs
+    skipped. ``n``: how many runs to draw (default `MIN_LABELS` a tested entry, the fewest a label-corrected verdict
+    needs), drawn with ``seed`` (`gradebench._labels.draw_runs`: the same seed and a larger n extend the sample).
+    ``scale``: ``"score"`` (buttons 0..10) or ``"pass/fail"``. ``labeller``: recorded with each label.
+    Everything a click does is a method: `answer` (also the buttons: ``buttons``, by their value), `extend`.
+    """
+
+    def __init__(
+        self,
+        report: BenchmarkReport,
+        path: str | os.PathLike[str],
+        *,
+        n: int | None = None,
+        seed: int = 0,
+        scale: str = "score",
+        labeller: str | None = None,
+    ):
+        super().__init__()
+        if scale not in SCALES:
+            raise ValueError(f"scale must be one of {list(SCALES)}, got {scale!r}")
+        self.report, self.path, self.seed, self.scale, self.labeller = report, Path(path), seed, scale, labeller
+        self.labels: HumanLabels = HumanLabels.read(self.path) if self.path.is_file() else HumanLabels()
+        """The labels given so far (the file's, then this panel's)."""
+        self.labels.check(report.runs)
+        entries = report.runs.filter(labellable())["entry"].n_unique()
+        if not entries:
+            raise ValueError("nothing to label: the report has no candidate run that succeeded and was judged")
+        self.queue: list[str] = draw_runs(report.runs, n if n is not None else MIN_LABELS * entries, seed=seed)
+        """The runs drawn to label, in the order shown."""
+        self.last: dict[str, Any] | None = None
+        """The run answered last, with the judge's score and the entry (what `revealed` shows)."""
+        self.title, self.status, self.revealed = w.HTML(), w.HTML(), w.HTML()
+        self.candidate_view, self.reference_view = w.HTML(), w.HTML()
+        values: list[Any] = list(range(11)) if scale == "score" else ["pass", "fail"]
+        self.buttons: dict[Any, w.Button] = {v: self._button(v) for v in values}
+        """The answer buttons by value (0..10, or ``"pass"``/``"fail"``)."""
+        views = w.HBox([self.candidate_view, self.reference_view], layout=w.Layout(width="100%"))
+        for view in (self.candidate_view, self.reference_view):
+            view.layout = w.Layout(flex="1 1 0", min_width="0")
+        self.children = [self.title, w.HBox(list(self.buttons.values())), self.status, self.revealed, views]
+        self.add_class("gb-label-panel")
+        self._draw()
+
+    # ----------------------------------------------------------------------------------------------------- state
+
+    @property
+    def current(self) -> str | None:
+        """The run shown to label now: the first drawn run not labelled yet; None when all are."""
+        return next((r for r in self.queue if r not in self.labels), None)
+
+    @property
+    def answered(self) -> int:
+        """How many of the drawn runs are labelled."""
+        return sum(r in self.labels for r in self.queue)
+
+    def labelled_report(self) -> BenchmarkReport:
+        """The report with these labels (`BenchmarkReport.with_labels`): the agreement and corrected verdicts."""
+        return self.report.with_labels(self.labels)
+
+    # ---------------------------------------------------------------------------------------------------- clicks
+
+    def answer(self, score: int | float | str | bool) -> HumanLabels:
+        """Label the run shown with ``score`` (0..10, or ``"pass"``/``"fail"``), write the file, show the next run
+        and what the judge said of this one. A bad score raises and labels nothing; so does a panel with nothing left
+        to label."""
+        run_id = self.current
+        if run_id is None:
+            raise RuntimeError(f"every drawn run is labelled ({len(self.queue)}): extend(k) draws k more")
+        if self.scale == "pass/fail" and not (isinstance(score, bool) or score in ("pass", "fail")):
+            raise ValueError(f"this panel asks pass/fail: answer 'pass' or 'fail', got {score!r}")
+        if self.scale == "score" and (isinstance(score, bool | str) or not isinstance(score, numbers.Real)):
+            raise ValueError(f"this panel asks a score from 0 to 10, got {score!r}")
+        labels = self.labels.added(run_id, score, labeller=self.labeller)
+        labels.write(self.path)  # written before it counts: a label the file lacks was never given
+        self.labels = labels
+        row = self.report.runs.filter(pl.col("run_id") == run_id).row(0, named=True)
+        self.last = {**row, "label": labels.scores[run_id]}
+        self._draw()
+        return labels
+
+    def extend(self, k: int) -> list[str]:
+        """Draw ``k`` more runs to label (the same seeded sample, extended: still a random sample of each entry)."""
+        if isinstance(k, bool) or not isinstance(k, int) or k < 1:
+            raise ValueError(f"k must be an integer >= 1, got {k!r}")
+        self.queue = draw_runs(self.report.runs, len(self.queue) + k, seed=self.seed)
+        self._draw()
+        return self.queue
+
+    def _button(self, value: Any) -> w.Button:
+        counts = PASS_SCORE if value == "pass" else FAIL_SCORE
+        tip = f"score {value} of 10" if isinstance(value, int) else f"{value} (counts {counts:g} of 10)"
+        button = w.Button(description=str(value), tooltip=tip, layout=w.Layout(width="auto", min_width="36px"))
+        button.add_class(BUTTON_CLASS)
+        button.add_class(f"gb-label-{value}")
+        button.on_click(self._clicked(value))
+        return button
+
+    def _clicked(self, value: Any) -> Callable[[w.Button], None]:
+        def click(_: w.Button) -> None:
+            try:
+                self.answer(value)
+            except Exception as exc:  # a click has no caller to raise to: say it where the person looks
+                why = html.escape(f"{type(exc).__name__}: {exc}")
+                self.status.value = f'{CSS}<p class="gb-bad">not saved: {why}</p>'
+
+        return click
+
+    # ------------------------------------------------------------------------------------------------------ view
+
+    def _draw(self) -> None:
+        run_id, total = self.current, len(self.queue)
+        saved = f"{len(self.labels)} labels in {self.path}"
+        if run_id is None:
+            self.title.value = f"<b>all {total} drawn runs are labelled</b> · {html.escape(saved)}"
+            done = "<i>Nothing left to label: <code>panel.labelled_report()</code>, or <code>extend(k)</code>.</i>"
+            self.candidate_view.value, self.reference_view.value = done, ""
+        else:
+            place = self.answered + 1
+            self.title.value = (
+                f"<b>run {place} of {total} to label</b> · score it as the judge would, against the reference · "
+                f"{html.escape(saved)}"
+            )
+            self.candidate_view.value, self.reference_view.value = self._pair(run_id)
+        for button in self.buttons.values():
+            button.disabled = run_id is None
+        self.status.value = ""
+        self.revealed.value = self._reveal()
+
+    def _pair(self, run_id: str) -> tuple[str, str]:
+        """The run to label and its input's reference run, blind: no entry, model or judge score in either."""
+        runs = self.report.runs
+        row = runs.filter(pl.col("run_id") == run_id).row(0, named=True)
+        refs = runs.filter((pl.col("role") == Role.REFERENCE) & (pl.col("input_id") == row["input_id"]))
+        names = [str(n) for n in (*runs["entry"].unique(), *runs["model"].unique()) if n]
+        task = self.report.meta.instructions or "(no instructions)"
+        rubric = self.report.meta.spec.rubric or "(none)"
+        head = (
+            f"{CSS}<details><summary>the task and the rubric</summary>{pre(task)}{pre(rubric)}</details>"
+            f"<h4>the run to label · input {html.escape(str(row['input_id']))}</h4>"
+        )
+        mine = head + events_html(_blind(self.report.transcript(run_id), names))
+        if not refs.height:
+            return f"{FLEX}{mine}</div>", "<i>no reference run for this input</i>"
+        theirs = "<h4>the reference run (the yardstick)</h4>" + events_html(
+            _blind(self.report.transcript(refs["run_id"][0]), names)
+        )
+        return f"{FLEX}{mine}</div>", f"{FLEX}{theirs}</div>"
+
+    def _reveal(self) -> str:
+        last = self.last
+        if last is None:
+            return ""
+        judged = (
+            f"the judge gave {last['score']:g} (accuracy {last['accuracy']:g}/7, work {last['work']:g}/3)"
+            if last["score"] is not None
+            else "the judge gave no score"
+        )
+        text = f"last answer: you gave {last['label']:g}; {judged}; it was {last['entry']}"
+        return f"{CSS}<p class='gb-label-revealed'>{html.escape(text)}</p>{pre(last['reason'] or '')}"
+
+
+def _blind(events: Any, names: list[str]) -> Any:
+    """``events`` with every name in ``names`` replaced by ``[redacted]``, wherever a string holds one."""
+    words = sorted({n for n in names if len(n) >= 3}, key=len, reverse=True)
+    if not words:
+        return events
+    pattern = re.compile("|".join(re.escape(n) for n in words), re.IGNORECASE)
+
+    def scrub(value: Any) -> Any:
+        if isinstance(value, str):
+            return pattern.sub("[redacted]", value)
+        if isinstance(value, dict):
+            return {k: scrub(v) for k, v in value.items()}
+        if isinstance(value, list):
+            return [scrub(v) for v in value]
+        return value
+
+    return scrub(events)
