@@ -2,10 +2,10 @@
 notebook's repr) and chart titles.
 
 The header line, the stop marker, the judge's headlines (it failed on runs, or could not tell them apart), the
-entries not judged, each entry's verdict line, the recommendation, the cost line, the estimate as the panel shows it
-and the number formats live here; `render`, `html` and the charts' titles and the panel's tabs only lay them out. It
-reads a report through `ReportView` (its meta, frames and per-entry `EntrySummary` records) and an estimate through
-`EstimateView`, so it imports neither.
+entries not judged, each entry's verdict line, the recommendation, the cost line and the number formats live here;
+`render`, `html` and the charts' titles and the panel's tabs only lay them out. It reads a report through
+`ReportView` (its meta, frames and per-entry `EntrySummary` records), so it does not import it (the panel says what
+an estimate is beside Run: `gradebench.widgets._estimator`).
 """
 
 from __future__ import annotations
@@ -30,9 +30,7 @@ __all__ = [
     "HTML_STYLE",
     "NOT_JUDGED",
     "ReportView",
-    "EstimateView",
     "VerdictLine",
-    "estimate",
     "gold_line",
     "header",
     "html",
@@ -42,7 +40,6 @@ __all__ = [
     "not_judged",
     "plural",
     "recommendation",
-    "references_first",
     "render",
     "score_interval",
     "self_agreement",
@@ -79,18 +76,6 @@ class ReportView(Protocol):
     def to_runs(self) -> list[Run]: ...
 
     def judge_agreement(self) -> JudgeAgreement | None: ...
-
-
-class EstimateView(Protocol):
-    """What the presenter reads of an estimate (`gradebench._estimate.Estimate`)."""
-
-    @property
-    def cost(self) -> float: ...
-
-    @property
-    def currency(self) -> str: ...
-
-    def line(self) -> str: ...
 
 
 # ---------------------------------------------------------------------------------------------------------- numbers
@@ -183,30 +168,6 @@ def judge_headlines(report: ReportView) -> list[str]:
             f"JUDGE CANNOT TELL RUNS APART: it gave every judged run {same:.2f}, so no verdict is settled on its scores"
         )
     return lines
-
-
-def estimate(made: EstimateView, *, to_verdict: bool = False, budget: float | None = None) -> str:
-    """An estimate as the panel shows it beside Run: its line, that a race to a verdict may stop sooner, and how it
-    stands to the budget."""
-    parts = [made.line()]
-    if to_verdict:
-        parts.append("at most: racing to a verdict stops each entry once it is settled")
-    if budget is not None:
-        cap = f"{budget:g} {made.currency}"
-        if made.cost > budget:
-            parts.append(f"over the budget ({cap}): the race will stop when the budget runs out")
-        else:
-            parts.append(f"budget {cap}: no run starts that might not fit, so close to it the race may stop early")
-    return " · ".join(parts)
-
-
-def references_first(missing: int, total: int, entry: str) -> str:
-    """Why an estimate waits for a click: it runs the reference runs the cache does not hold, and they cost."""
-    held = f" ({total - missing} of {total} are in the cache)" if missing < total else ""
-    return (
-        f"an estimate runs {plural(missing, 'reference run')} on {entry} first{held}: they are spent now, "
-        "and Run then reuses them from the cache"
-    )
 
 
 def not_judged(report: ReportView) -> list[str]:

@@ -132,7 +132,7 @@ class Estimator:
                 missing = await bench.uncached_references()
                 if missing:
                     entry = bench.lineup.reference.name
-                    self._say(_present.references_first(missing, len(bench.inputs), entry))
+                    self._say(references_first(missing, len(bench.inputs), entry))
                     self.button.disabled = False
                     return None
             made = await bench.estimate()
@@ -142,7 +142,7 @@ class Estimator:
             self.button.disabled = False
             return None
         self.result = made
-        self._said = _present.estimate(made, to_verdict=bench.spec.design is Design.AUTO, budget=bench.spec.budget)
+        self._said = estimate_text(made, to_verdict=bench.spec.design is Design.AUTO, budget=bench.spec.budget)
         self._say(self._said)
         self.button.disabled = False
         return made
@@ -151,3 +151,27 @@ class Estimator:
         kind = ' class="gb-bad"' if error else ""
         colour = "color:#666;" if quiet else ""
         self.line.value = f'{CSS}<span{kind} style="{colour}display:inline-block;line-height:1.4">{esc(text)}</span>'
+
+
+def estimate_text(made: Estimate, *, to_verdict: bool = False, budget: float | None = None) -> str:
+    """An estimate as the panel shows it beside Run: its line, that a race to a verdict may stop sooner, and how it
+    stands to the budget."""
+    parts = [made.line()]
+    if to_verdict:
+        parts.append("at most: racing to a verdict stops each entry once it is settled")
+    if budget is not None:
+        cap = f"{budget:g} {made.currency}"
+        if made.cost > budget:
+            parts.append(f"over the budget ({cap}): the race will stop when the budget runs out")
+        else:
+            parts.append(f"budget {cap}: no run starts that might not fit, so close to it the race may stop early")
+    return " · ".join(parts)
+
+
+def references_first(missing: int, total: int, entry: str) -> str:
+    """Why an estimate waits for a click: it runs the reference runs the cache does not hold, and they cost."""
+    held = f" ({total - missing} of {total} are in the cache)" if missing < total else ""
+    return (
+        f"an estimate runs {_present.plural(missing, 'reference run')} on {entry} first{held}: they are spent now, "
+        "and Run then reuses them from the cache"
+    )
