@@ -114,10 +114,10 @@ def identifying_names(calls: Iterable[Call], model_names: Iterable[str]) -> set[
     for call in calls:
         names.add(call.entry)
         names.add(str(call.request.get("model", "")))
-        if call.response:
-            for key in ("id", "model", "system_fingerprint", "provider"):
-                if call.response.get(key):
-                    names.add(str(call.response[key]))
+        response = call.response  # parsed from its packed JSON on each access: once here
+        if response:
+            found = (response.get(key) for key in ("id", "model", "system_fingerprint", "provider"))
+            names.update(str(value) for value in found if value)
     return names
 
 
