@@ -18,6 +18,7 @@ import sys
 import time
 import urllib.error
 import urllib.request
+from collections.abc import Sequence
 from pathlib import Path
 from types import TracebackType
 from typing import Any
@@ -207,14 +208,18 @@ class JupyterLab:
         self.stop()
 
 
-def prepare_notebook(source: Path, dest_dir: Path) -> Path:
-    """Write the notebook to run into ``dest_dir``: a copy of ``source`` with outputs cleared and the kernel set to
-    the server's own ``python3`` (so no kernel picker appears)."""
+def prepare_notebook(source: Path, dest_dir: Path, append: Sequence[str] = ()) -> Path:
+    """Write the notebook to run into ``dest_dir``: a copy of ``source`` with outputs cleared, the kernel set to
+    the server's own ``python3`` (so no kernel picker appears), and a code cell of each of ``append`` at the end
+    (the test's own cells: the notebook in the repo is left as it is)."""
     nb = json.loads(source.read_text())
     for cell in nb.get("cells", []):
         if cell.get("cell_type") == "code":
             cell["outputs"] = []
             cell["execution_count"] = None
+    for n, text in enumerate(append):
+        cell = {"cell_type": "code", "id": f"browser-test-{n}", "metadata": {}, "execution_count": None}
+        nb["cells"].append(cell | {"outputs": [], "source": text})
     nb.setdefault("metadata", {})["kernelspec"] = {
         "name": "python3",
         "display_name": "Python 3 (ipykernel)",

@@ -3,12 +3,15 @@
 Every cell runs (no traceback; the panel and an offline Vega chart render), then the panel is clicked through: a grade
 change, a fresh salt (the estimate beside Run now waits for a click: the reference runs are not cached), Run and
 Stop mid-race (the stop marker shows), every tab (the Runs tab one line per run, the Models tab's ids unwrapped),
-Rejudge, Export (every file listed), Run again from the cache (the estimate then says it is all cached). No browser
-console error may appear on the way. The exported report.html then opens from file:// in a page of its own: the models
-table and a chart show, with no console error and no request but the file's own. out/browser/ gets the panel's
-screenshot, the whole notebook, each tab of the stopped race and the report.html; the panel's screenshot replaces the
-README's docs/panel.png only when asked (``make screenshot``, or GRADEBENCH_SCREENSHOT=1): a test run never rewrites
-a tracked file.
+Rejudge, Export (every file listed), Run again from the cache (the estimate then says it is all cached). Before the
+panel, a LabelPanel that the test adds below the notebook (a cell of its own, on the notebook's `report`) labels two
+runs by its score buttons: the judge's score and the entry stay hidden until a run is answered and show after, and
+the labels file then holds the two labels, read back here. No browser console error may appear on the way. The
+exported report.html then opens from file:// in a page of its own: the models table and a chart show, with no console
+error and no request but the file's own. out/browser/ gets the panel's screenshot, the label panel's, the whole
+notebook, each tab of the stopped race and the report.html; the panel's screenshot replaces the README's
+docs/panel.png only when asked (``make screenshot``, or GRADEBENCH_SCREENSHOT=1): a test run never rewrites a tracked
+file.
 
 Slow (~45 s on 2 cores) and needs Chromium at /usr/bin/chromium; skips with a hint when that is missing or will not
 start, and when GRADEBENCH_SKIP_BROWSER=1.
@@ -25,7 +28,10 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import polars as pl
 import pytest
+
+import gradebench as gb
 
 from .browser_support import CHROMIUM, CHROMIUM_ARGS, ENABLE_HINT, JupyterLab, prepare_notebook
 
@@ -38,6 +44,13 @@ REPO = Path(__file__).resolve().parent.parent
 NOTEBOOK = REPO / "notebooks" / "01_race_a_grade.ipynb"
 SHOTS = REPO / "out" / "browser"
 README_SHOT = REPO / "docs" / "panel.png"
+LABEL_CELL = """\
+# the browser test's own cell: a LabelPanel on the race above, whose runs the test reads (run id to entry and score)
+report.runs.select("run_id", "role", "entry", "model", "score").write_parquet({runs!r})
+label_panel = gb.widgets.LabelPanel(report, {labels!r}, n=2, seed=0)
+label_panel
+"""
+LABELLED = (7, 3)  # the score buttons the test clicks, in order
 WRITE_README_SHOT = os.environ.get("GRADEBENCH_SCREENSHOT") == "1"
 
 RUN_TIMEOUT_S = 120  # all cells, from "Run All Cells" to an idle kernel
@@ -76,7 +89,9 @@ def test_the_panel_in_jupyterlab(browser: Any, tmp_path: Path) -> None:
     root = tmp_path / "root"  # mirrors the repo's layout, so paths relative to the notebook resolve the same
     shutil.copytree(REPO / "notebooks", root / "notebooks", ignore=shutil.ignore_patterns("*.ipynb", ".*"))
     shutil.copytree(REPO / "data", root / "data")
-    nb = prepare_notebook(NOTEBOOK, root / "notebooks")
+    labels, label_runs = tmp_path / "labels.parquet", tmp_path / "label-runs.parquet"
+    label_cell = LABEL_CELL.format(runs=str(label_runs), labels=str(labels))
+    nb = prepare_notebook(NOTEBOOK, root / "notebooks", append=[label_cell])
     SHOTS.mkdir(parents=True, exist_ok=True)
     (SHOTS / "failure.png").unlink(missing_ok=True)
     env = {"GRADEBENCH_SIM_LATENCY_SCALE": "0.02", "GRADEBENCH_CACHE": str(tmp_path / "cache")}
@@ -99,6 +114,8 @@ def test_the_panel_in_jupyterlab(browser: Any, tmp_path: Path) -> None:
             wait_until_all_cells_ran(page, lab)
             timings["cells ran"] = time.monotonic() - started
             check_page(page, console)
+            label_two_runs(page, label_runs, labels)
+            timings["labelled"] = time.monotonic() - started
 
             panel = panel_output(page)
             change_grade_and_back(panel)
@@ -134,6 +151,41 @@ def test_the_panel_in_jupyterlab(browser: Any, tmp_path: Path) -> None:
             page.close()
     timings["total"] = time.monotonic() - started
     print("\nbrowser test:", {k: round(v, 1) for k, v in timings.items()})
+
+
+# ---------------------------------------------------------------------------------------------------- the labels
+
+
+def label_two_runs(page: Any, runs_path: Path, labels_path: Path) -> None:
+    """Click two score buttons of the LabelPanel (`LABELLED`): before a run is answered nothing names its entry or
+    the judge's score; after, "last answer" reveals both, for the run just labelled. Then the labels file holds the
+    two labels, in the order given, of runs of this report."""
+    runs = pl.read_parquet(runs_path)
+    names = sorted({*runs["entry"].drop_nulls(), *runs["model"].drop_nulls()})
+    panel = page.locator(".gb-label-panel").first
+    panel.wait_for(state="visible")
+    revealed = panel.locator(".gb-label-revealed")
+    sync_api.expect(panel).to_contain_text("run 1 of 2 to label", timeout=UI_TIMEOUT_MS)
+    shown = panel.inner_text()
+    assert revealed.count() == 0 and "the judge gave" not in shown, shown
+    assert not [n for n in names if n in shown], f"the run to label names an entry or model: {shown}"
+    said = []
+    for place, value in enumerate(LABELLED, start=1):
+        panel.locator(f"button.gb-label-button.gb-label-{value}").click()
+        sync_api.expect(revealed).to_contain_text(f"you gave {value};", timeout=UI_TIMEOUT_MS)  # saved, then shown
+        said.append(str(revealed.inner_text()))
+        assert len(gb.HumanLabels.read(labels_path)) == place  # every answer saved at once
+    sync_api.expect(panel).to_contain_text("all 2 drawn runs are labelled", timeout=UI_TIMEOUT_MS)
+    assert panel.locator("button.gb-label-button:enabled").count() == 0, "answer buttons still enabled when done"
+    panel.screenshot(path=str(SHOTS / "labels.png"))
+
+    labels = gb.HumanLabels.read(labels_path)
+    labels.check(runs)  # runs of this report, none a reference run
+    assert list(labels.scores.values()) == [float(v) for v in LABELLED], labels.frame
+    judged = {r["run_id"]: r for r in runs.iter_rows(named=True)}
+    for run_id, text in zip(labels.scores, said, strict=True):
+        run = judged[run_id]
+        assert f"the judge gave {run['score']:g} " in text and text.endswith(f"it was {run['entry']}"), (text, run)
 
 
 # ------------------------------------------------------------------------------------------------- the html report

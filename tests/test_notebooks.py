@@ -17,6 +17,7 @@ EXPECTED = [
     "03_rejudge_and_export.ipynb",
     "04_bring_your_own_job.ipynb",
     "05_judge_trust.ipynb",
+    "06_trust_the_judge.ipynb",
 ]
 SECRET = re.compile(r"\bsk-[A-Za-z0-9_-]{16,}|\bBearer\s+[A-Za-z0-9._-]{16,}")  # something that looks like a key
 
