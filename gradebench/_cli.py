@@ -60,7 +60,7 @@ def _print_report(report: BenchmarkReport, out: Path) -> None:
             line = f"  {first['kind']} ({part.height}): {first['entry']}: {first['detail']}"
             print(line if width is None else fit_line(line, width))
     report.to_parquet(out)
-    print(f"\nWrote {out}/runs.parquet, models.parquet, calls.parquet, noise.parquet, meta.json")
+    print(f"\nWrote {out}/runs.parquet, models.parquet, calls.parquet, noise.parquet, controls.parquet, meta.json")
     print(f"Wrote {', '.join(write_charts(report, out))}")
     print(f"Wrote {report.to_html(out / REPORT_HTML)}: the whole report in one file, to open offline in a browser")
 

@@ -16,6 +16,7 @@ from typing import Any, Protocol
 
 import polars as pl
 
+from ._control_check import VOID, ControlCheck
 from ._evidence import evidence, judge_failure
 from ._figures import fit_line, money
 from ._meta import ReportMeta
@@ -27,6 +28,7 @@ from ._vocab import Design, Role, Stopped
 __all__ = [
     "HTML_STYLE",
     "NOT_JUDGED",
+    "controls",
     "ReportView",
     "EstimateView",
     "VerdictLine",
@@ -72,6 +74,8 @@ class ReportView(Protocol):
     def recommend(self) -> Any: ...
 
     def to_runs(self) -> list[Run]: ...
+
+    def control_check(self) -> ControlCheck: ...
 
 
 class EstimateView(Protocol):
@@ -175,7 +179,14 @@ def judge_headlines(report: ReportView) -> list[str]:
         lines.append(
             f"JUDGE CANNOT TELL RUNS APART: it gave every judged run {same:.2f}, so no verdict is settled on its scores"
         )
+    if (void := report.control_check().headline()) is not None:
+        lines.append(void)
     return lines
+
+
+def controls(report: ReportView) -> str | None:
+    """What the negative controls say about the judge (`ControlCheck.sentence`); None when none were asked for."""
+    return report.control_check().sentence()
 
 
 def estimate(made: EstimateView, *, to_verdict: bool = False, budget: float | None = None) -> str:
@@ -262,11 +273,12 @@ class VerdictLine:
 def verdict_lines(report: ReportView) -> list[VerdictLine]:
     """Each tested entry's verdict line, in the models frame's order."""
     margin, auto, found = report.meta.spec.margin, report.meta.spec.design is Design.AUTO, evidence(report.runs)
+    void = [f"void: {VOID}"] if report.control_check().void else []
     lines = []
     for r in report.model_rows():
         if r.verdict is None:  # untested (the reference entry itself): no verdict line
             continue
-        held = found.notes(r.entry)
+        held = [*void, *found.notes(r.entry)]
         notes = [r.stopped or "still racing"] if auto else []
         if not auto and r.verdict == INCONCLUSIVE and (not held or not r.n_pairs):
             notes.append(_what_would_settle(r, margin))  # unless held: more runs of the same would not settle it
@@ -394,6 +406,8 @@ def render(report: ReportView, width: int | None = None) -> str:
         lines.extend(v.text(names) for v in verdicts)
         if (agreement := self_agreement(report)) is not None:
             lines.append("  " + agreement)
+    if (planted := controls(report)) is not None:
+        lines.append(planted)
     if (pick := recommendation(report)) is not None:
         lines.append(pick)
     if fit is None:
@@ -487,6 +501,8 @@ def html(report: ReportView) -> str:
         agreement = self_agreement(report)
         items += f"<li>{esc(agreement)}</li>" if agreement else ""
         parts.append(f"<p>{esc(verdicts_title(report))}</p><ul>{items}</ul>")
+    if (planted := controls(report)) is not None:
+        parts.append(f"<p>{esc(planted)}</p>")
     if (pick := recommendation(report)) is not None:
         parts.append(f"<p><b>{esc(pick)}</b></p>")
     parts.append("</div>")

@@ -19,9 +19,11 @@ import polars as pl
 
 from . import _present
 from ._codec import frame
-from ._diagnostics import diagnose
+from ._control_check import ControlCheck, control_check, control_diagnostics
+from ._diagnostics import DIAGNOSTICS_SCHEMA, diagnose
 from ._meta import ReportMeta
 from ._models import NOISE_SCHEMA, EntrySummary, conform, models_frame
+from ._planted import planted_run
 from ._prompt import transcript_events
 from ._recommend import Recommendation, recommend
 from ._records import CALLS_SCHEMA, RUNS_SCHEMA, Call, Run
@@ -31,9 +33,10 @@ __all__ = ["REPORT_FILES", "BenchmarkReport"]
 
 log = logging.getLogger("gradebench")
 
-REPORT_FILES = ("runs.parquet", "models.parquet", "calls.parquet", "noise.parquet", "meta.json")
+REPORT_FILES = ("runs.parquet", "models.parquet", "calls.parquet", "noise.parquet", "controls.parquet", "meta.json")
 """What `BenchmarkReport.to_parquet` writes."""
-_FILES = tuple(name for name in REPORT_FILES if name != "noise.parquet")  # what read_parquet needs (older: no noise)
+_LATER = ("noise.parquet", "controls.parquet")
+_FILES = tuple(name for name in REPORT_FILES if name not in _LATER)  # what read_parquet needs (older: none of _LATER)
 
 
 class BenchmarkReport:
@@ -58,13 +61,15 @@ class BenchmarkReport:
             self.noise = frame(noise or [], NOISE_SCHEMA)
         """The judge-noise floor: one row per re-judged run (empty until `Benchmark.judge_noise`)."""
         self._runs: pl.DataFrame | None = None
+        self._controls: pl.DataFrame | None = None
         self._calls: pl.DataFrame | None = None
         self._models: pl.DataFrame | None = None
         self._model_rows: list[EntrySummary] | None = None
+        self._control_check: ControlCheck | None = None
 
     def __repr__(self) -> str:
         return (
-            f"BenchmarkReport(job={self.meta.job!r}, grade={self.meta.spec.grade!r}, runs={len(self._records)}, "
+            f"BenchmarkReport(job={self.meta.job!r}, grade={self.meta.spec.grade!r}, runs={self.runs.height}, "
             f"entries={self.models.height})"
         )
 
@@ -75,14 +80,24 @@ class BenchmarkReport:
 
     @property
     def runs(self) -> pl.DataFrame:
-        """One row per run, reference and candidates (columns of `RUNS_SCHEMA`)."""
+        """One row per run, reference and candidates (columns of `RUNS_SCHEMA`); never a negative control."""
         if self._runs is None:
-            self._runs = frame((r.to_row() for r in self._records), RUNS_SCHEMA)
+            self._runs = frame((r.to_row() for r in self._records if r.role is not Role.CONTROL), RUNS_SCHEMA)
         return self._runs
 
     @property
+    def controls(self) -> pl.DataFrame:
+        """One row per negative control judged (columns of `RUNS_SCHEMA`, role ``control``, entry ``(control:
+        kind)``): planted wrong answers, kept apart from ``runs`` so that no figure of the candidates counts them.
+        What they say about the judge is `control_check`."""
+        if self._controls is None:
+            self._controls = frame((r.to_row() for r in self._records if r.role is Role.CONTROL), RUNS_SCHEMA)
+        return self._controls
+
+    @property
     def calls(self) -> pl.DataFrame:
-        """One row per model call, judge calls included (columns of `CALLS_SCHEMA`), transcripts untruncated."""
+        """One row per model call, judge calls included (columns of `CALLS_SCHEMA`), transcripts untruncated (the
+        negative controls' verdicts too: ``run_id`` is the control's)."""
         if self._calls is None:
             self._calls = frame((c.to_row() for r in self._records for c in _all_calls(r)), CALLS_SCHEMA)
         return self._calls
@@ -96,7 +111,7 @@ class BenchmarkReport:
         the cost of every run (failed ones included) over ``runs``; ``spent_now`` is the entry's total spent this time.
         """
         if self._models is None:
-            self._models = models_frame(self.runs, self.noise, self.meta)
+            self._models = models_frame(self.runs, self.noise, self.meta, self.controls)
         return self._models
 
     def model_rows(self) -> list[EntrySummary]:
@@ -129,8 +144,14 @@ class BenchmarkReport:
         return [c for c in calls if role is None or c.role == role]
 
     def transcript(self, run_id: str) -> list[dict[str, Any]]:
-        """A run as the judge reads it: messages, tool calls with arguments and results, the answer or the error."""
+        """A run as the judge reads it: messages, tool calls with arguments and results, the answer or the error (a
+        negative control's is its input's reference transcript with the answer it was given)."""
         run = self._run(run_id)
+        if run.role is Role.CONTROL:
+            plant = next((p for p in self.meta.controls if p.run_id == run_id), None)
+            references = {r.input_id: r for r in self._records if r.role is Role.REFERENCE}
+            if plant is not None and plant.input_id in references:
+                run = planted_run(plant, references)
         return transcript_events(run.calls, run.output, run.error)
 
     def judge_prompts(self, run_id: str) -> list[list[dict[str, Any]]]:
@@ -161,6 +182,12 @@ class BenchmarkReport:
         models = self.models
         if not models.height:
             return None
+        if (check := self.control_check()).void:  # a judge the controls fooled recommends nothing
+            ref = self.meta.reference_entry
+            sentence = check.recommendation(self.meta.job or "?")
+            return Recommendation(
+                entry=ref, reference=ref, sentence=sentence, cost_ratio=None, lower=None, n_pairs=None
+            )
         currency = models["currency"].drop_nulls()
         return recommend(
             models,
@@ -171,8 +198,20 @@ class BenchmarkReport:
         )
 
     def diagnostics(self) -> pl.DataFrame:
-        """Rows worth a look (kind, entry, run_id, detail), ordered by kind then entry."""
-        return diagnose(self.runs, self.calls)
+        """Rows worth a look (kind, entry, run_id, detail), ordered by kind then entry (the negative controls' rows,
+        ``control_*``, after the runs')."""
+        controls = control_diagnostics(self.control_check())
+        found = diagnose(self.runs, self.calls)
+        if not controls:
+            return found
+        return pl.concat([found, pl.DataFrame(controls, schema=DIAGNOSTICS_SCHEMA).sort("kind", maintain_order=True)])
+
+    def control_check(self) -> ControlCheck:
+        """The negative controls: the planted wrong answers, how the judge scored them against a right answer's score
+        (the reference's self-agreement), and whether that voids the verdicts (`ControlCheck.void`)."""
+        if self._control_check is None:
+            self._control_check = control_check(self.controls, self.runs, self.models, self.meta)
+        return self._control_check
 
     def _run(self, run_id: str, *, missing_ok: bool = False) -> Any:
         found = next((r for r in self._records if r.run_id == run_id), None)
@@ -208,13 +247,15 @@ class BenchmarkReport:
     # ---------------------------------------------------------------------------------------------------- parquet
 
     def to_parquet(self, directory: str | Path) -> Path:
-        """Write runs, models, calls and noise (.parquet) and meta.json into ``directory`` (created if needed)."""
+        """Write runs, models, calls, noise and controls (.parquet) and meta.json into ``directory`` (created if
+        needed)."""
         path = Path(directory)
         path.mkdir(parents=True, exist_ok=True)
         self.runs.write_parquet(path / "runs.parquet")
         self.models.write_parquet(path / "models.parquet")
         self.calls.write_parquet(path / "calls.parquet")
         self.noise.write_parquet(path / "noise.parquet")
+        self.controls.write_parquet(path / "controls.parquet")
         (path / "meta.json").write_text(json.dumps(self.meta.to_dict(), indent=2, ensure_ascii=False) + "\n")
         log.info("report written to %s (%d runs, %d calls)", path, self.runs.height, self.calls.height)
         return path
@@ -234,6 +275,9 @@ class BenchmarkReport:
             RUNS_SCHEMA,
             str(path / "runs.parquet"),
         )
+        if (path / "controls.parquet").is_file():  # a report written before negative controls has none
+            controls = conform(pl.read_parquet(path / "controls.parquet"), RUNS_SCHEMA, str(path / "controls.parquet"))
+            runs = pl.concat([runs, controls])
         calls = conform(
             _with_later_columns(pl.read_parquet(path / "calls.parquet"), CALLS_ADDED_LATER),
             CALLS_SCHEMA,

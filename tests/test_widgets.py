@@ -256,7 +256,15 @@ async def test_export_writes_the_report_and_says_where(tmp_path: Path) -> None:
     panel.export_dir.value = str(folder)
     panel.export_button.click()
     names = sorted(p.name for p in folder.iterdir())
-    assert names == ["calls.parquet", "meta.json", "models.parquet", "noise.parquet", "report.html", "runs.parquet"]
+    assert names == [
+        "calls.parquet",
+        "controls.parquet",
+        "meta.json",
+        "models.parquet",
+        "noise.parquet",
+        "report.html",
+        "runs.parquet",
+    ]
     assert str(folder.resolve()) in panel.status.value
     back = gb.BenchmarkReport.read_parquet(folder)
     assert back.runs.equals(panel.report.runs)
@@ -529,7 +537,15 @@ async def test_export_lists_every_file_it_wrote(tmp_path: Path) -> None:
     panel.export_dir.value = str(tmp_path / "out")
     path = panel.export()
     written = sorted(p.name for p in path.iterdir())
-    assert written == ["calls.parquet", "meta.json", "models.parquet", "noise.parquet", "report.html", "runs.parquet"]
+    assert written == [
+        "calls.parquet",
+        "controls.parquet",
+        "meta.json",
+        "models.parquet",
+        "noise.parquet",
+        "report.html",
+        "runs.parquet",
+    ]
     said = plain(panel.status.value)
     assert all(name in said for name in written), said
 

@@ -55,7 +55,11 @@ def compose_answer(
 
     if sim_judge.is_judge_request(last_user):
         verdict = sim_judge.judge(
-            last_user, rng_for(*key, "judge"), noise=profile.judge_noise, position_bias=profile.position_bias
+            last_user,
+            rng_for(*key, "judge"),
+            noise=profile.judge_noise,
+            position_bias=profile.position_bias,
+            skims=profile.judge_skims,
         )
         schema_ok = fmt is not None and fmt.get("type") == "json_schema" and not profile.ignores_schema
         return _content(sim_judge.render(verdict, as_json=schema_ok)), "stop"

@@ -12,6 +12,7 @@ in either order) and scores by comparing tool calls and answers:
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import random
 from dataclasses import dataclass
@@ -219,16 +220,25 @@ def _join(items: list[str]) -> str:
     return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
 
 
-def judge(prompt: str, rng: random.Random, *, noise: float = 0.0, position_bias: float = 0.0) -> SimVerdict:
+def judge(
+    prompt: str, rng: random.Random, *, noise: float = 0.0, position_bias: float = 0.0, skims: bool = False
+) -> SimVerdict:
     """Grade the candidate against the reference.
 
     With probability ``noise`` accuracy moves by one point; with probability ``position_bias`` a candidate shown first
-    gains a point (the order effect the label-bias check measures).
+    gains a point (the order effect the label-bias check measures). A judge that ``skims`` never reads the answers:
+    it scores the tool calls alone and gives full marks for shown work (a weak judge, which negative controls catch).
     """
     sections = transcripts(prompt)
     by_role = dict(sections)
     cand = parse_transcript(by_role.get(Role.CANDIDATE))
-    verdict = _score(parse_transcript(by_role.get(Role.REFERENCE)), cand)
+    ref = parse_transcript(by_role.get(Role.REFERENCE))
+    if skims and cand.error is None:
+        unread = [dataclasses.replace(t, answer=None, has_answer=True, prose=[]) for t in (ref, cand)]
+        skimmed = _score(*unread)
+        verdict = SimVerdict(accuracy=skimmed.accuracy, work=3, reason=skimmed.reason)
+    else:
+        verdict = _score(ref, cand)
     # A failed run scores 0 however the judge feels; noise and bias only blur the judgement of real answers.
     if cand.error is None:
         accuracy = verdict.accuracy

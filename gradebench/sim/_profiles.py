@@ -86,6 +86,9 @@ class Profile:
     """Probability the sim judge on this model moves accuracy by one point."""
     position_bias: float = 0.05
     """Probability the sim judge on this model gives a candidate shown first one point more (an order effect)."""
+    judge_skims: bool = False
+    """The sim judge on this model skims: it checks the tool calls but never reads the answer, and gives full marks
+    for shown work, so a wrong or empty answer scores as high as a right one (a weak model as a judge)."""
     catalog_rpm: int | None = None
     """The ``rpm`` the catalog entry declares (what admission control paces to); None: none."""
     max_concurrency: int | None = 16
