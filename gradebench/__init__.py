@@ -5,8 +5,9 @@ from ._benchmark import Benchmark
 from ._cache import CallCache
 from ._catalog import Catalog, Entry, Grade
 from ._check import CatalogCheck, EntryCheck
+from ._control_check import ControlCheck, ControlScore
 from ._errors import CacheError, CallError, CatalogError, ConfigError, GradebenchError, ToolLoopError
-from ._estimate import EntryEstimate, Estimate
+from ._estimate import ControlEstimate, EntryEstimate, Estimate
 from ._job import Job
 from ._meta import ReportMeta
 from ._prompt_job import PromptJob
@@ -18,7 +19,7 @@ from ._seat import Reply, Seat
 from ._spec import RaceSpec
 from ._tools import Tool, tool
 from ._version import __version__
-from ._vocab import CostSource, Design, EventKind, Role, SchemaUse, Stopped, VerdictPath
+from ._vocab import ControlKind, CostSource, Design, EventKind, Role, SchemaUse, Stopped, VerdictPath
 from .scorers import Scorer
 
 
@@ -43,6 +44,10 @@ __all__ = [
     "CatalogCheck",
     "CatalogError",
     "ConfigError",
+    "ControlCheck",
+    "ControlEstimate",
+    "ControlKind",
+    "ControlScore",
     "CostSource",
     "Design",
     "Entry",

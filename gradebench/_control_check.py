@@ -176,7 +176,7 @@ class ControlCheck:
             return None
         mean, head = self.mean, f"controls ({self._counted()})"
         if not self.controls:
-            return f"{head}: {'; '.join(self.missing) or 'none planted'}: no check of the judge"
+            return f"{head}: no check of the judge"
         if mean is None:
             return f"{head}: none got a verdict: no check of the judge"
         scored = f"{head} scored {mean:.2f} on average ({self.scores_text()})"
@@ -196,7 +196,8 @@ class ControlCheck:
         """``3 planted wrong answers`` and what became of the others: not planted, not judged."""
         parts = [f"{self.planted} planted wrong answer{'s' * (self.planted != 1)}"]
         if self.planted < self.asked:
-            parts.append(f"{self.asked - self.planted} of {self.asked} not planted")
+            why = f": {'; '.join(self.missing)}" if self.missing else ""
+            parts.append(f"{self.asked - self.planted} of {self.asked} not planted{why}")
         if (unjudged := self.planted - self.judged) and self.controls:
             errors = [c.error for c in self.controls if c.score is None and c.error]
             parts.append(f"{unjudged} not judged: {errors[0]}" if errors else f"{unjudged} not judged")

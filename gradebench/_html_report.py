@@ -267,7 +267,7 @@ def _runs_html(report: BenchmarkReport, per_entry: int) -> str:
 
 def _controls_html(report: BenchmarkReport) -> list[str]:
     """The negative controls: what the judge made of each planted wrong answer (nothing when none were asked)."""
-    said = _present.controls(report)
+    said = report.control_check().sentence()
     if said is None:
         return []
     rows = report.controls.select("entry", "input_id", "score", "accuracy", "work", "reason", "judge_error")

@@ -1,11 +1,11 @@
 """One presenter: what a report says in words, said once and rendered as text (the table), HTML (the panel, a
 notebook's repr) and chart titles.
 
-The header line, the stop marker, the judge's headlines (it failed on runs, or could not tell them apart), the
-entries not judged, each entry's verdict line, the recommendation, the cost line, the estimate as the panel shows it
-and the number formats live here; `render`, `html` and the charts' titles and the panel's tabs only lay them out. It
-reads a report through `ReportView` (its meta, frames and per-entry `EntrySummary` records) and an estimate through
-`EstimateView`, so it imports neither.
+The header line, the stop marker, the judge's headlines (it failed on runs, could not tell them apart, or took planted
+wrong answers for right ones), the entries not judged, each entry's verdict line, what the negative controls say, the
+recommendation, the cost line, the estimate as the panel shows it and the number formats live here; `render`, `html`
+and the charts' titles and the panel's tabs only lay them out. It reads a report through `ReportView` (its meta,
+frames and per-entry `EntrySummary` records) and an estimate through `EstimateView`, so it imports neither.
 """
 
 from __future__ import annotations
@@ -28,7 +28,6 @@ from ._vocab import Design, Role, Stopped
 __all__ = [
     "HTML_STYLE",
     "NOT_JUDGED",
-    "controls",
     "ReportView",
     "EstimateView",
     "VerdictLine",
@@ -179,14 +178,8 @@ def judge_headlines(report: ReportView) -> list[str]:
         lines.append(
             f"JUDGE CANNOT TELL RUNS APART: it gave every judged run {same:.2f}, so no verdict is settled on its scores"
         )
-    if (void := report.control_check().headline()) is not None:
-        lines.append(void)
+    lines += [void for void in [report.control_check().headline()] if void]  # the negative controls voided it all
     return lines
-
-
-def controls(report: ReportView) -> str | None:
-    """What the negative controls say about the judge (`ControlCheck.sentence`); None when none were asked for."""
-    return report.control_check().sentence()
 
 
 def estimate(made: EstimateView, *, to_verdict: bool = False, budget: float | None = None) -> str:
@@ -406,8 +399,7 @@ def render(report: ReportView, width: int | None = None) -> str:
         lines.extend(v.text(names) for v in verdicts)
         if (agreement := self_agreement(report)) is not None:
             lines.append("  " + agreement)
-    if (planted := controls(report)) is not None:
-        lines.append(planted)
+    lines += [said for said in [report.control_check().sentence()] if said]  # what the negative controls say
     if (pick := recommendation(report)) is not None:
         lines.append(pick)
     if fit is None:
@@ -501,8 +493,7 @@ def html(report: ReportView) -> str:
         agreement = self_agreement(report)
         items += f"<li>{esc(agreement)}</li>" if agreement else ""
         parts.append(f"<p>{esc(verdicts_title(report))}</p><ul>{items}</ul>")
-    if (planted := controls(report)) is not None:
-        parts.append(f"<p>{esc(planted)}</p>")
+    parts += [f"<p>{esc(said)}</p>" for said in [report.control_check().sentence()] if said]
     if (pick := recommendation(report)) is not None:
         parts.append(f"<p><b>{esc(pick)}</b></p>")
     parts.append("</div>")

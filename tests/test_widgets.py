@@ -452,7 +452,14 @@ async def test_a_stopped_race_is_marked_on_every_tab_and_an_entry_not_judged_is_
     fleet = gb.sim.SimFleet(latency_scale=0.05)
     panel = standard_panel(fleet.catalog(), candidates=("sim/steady", "sim/swift", "sim/chatty"), runs=2, first=3)
     panel.run_button.click()
-    while not any(r.headers["x-gradebench-role"] == "judge" for r in fleet.requests):
+
+    def a_candidate_judged() -> bool:  # a candidate run's verdict (a negative control's waits for no run: it is early)
+        raced = {r.headers["x-gradebench-run"] for r in fleet.requests if r.headers["x-gradebench-role"] == "candidate"}
+        return any(
+            r.headers["x-gradebench-role"] == "judge" and r.headers["x-gradebench-run"] in raced for r in fleet.requests
+        )
+
+    while not a_candidate_judged():
         await asyncio.sleep(0.005)
     await asyncio.sleep(0.05)
     panel.stop()
