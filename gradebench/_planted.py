@@ -130,12 +130,15 @@ def planted_run(plant: ControlPlant, references: Mapping[str, Run]) -> Run:
     `control_entry`; it holds the reference's calls, for the judge's prompt, so it must not be counted as spending."""
     reference = references[plant.input_id]
     content_of: Callable[[str], str]
+    thought: dict[str, Any] = {}  # the reasoning the final message carries, where it is another input's too
     if plant.kind is ControlKind.OTHER_ANSWER:
         assert plant.donor is not None
         donor = references[plant.donor]
         output: Any = donor.output
         said = _final_text(donor.calls)
-        donor_text = donor.calls[said].message.get("content") if said is not None else None
+        donor_message = donor.calls[said].message if said is not None else {}
+        donor_text = donor_message.get("content")
+        thought = {k: donor_message.get(k) for k in _REASONING} if donor_message else {}
         content_of = _replacer(reference.output, output, lambda text: str(donor_text) if donor_text else text)
     elif plant.kind is ControlKind.EMPTY:
         output, content_of = empty_like(reference.output), lambda _text: ""
@@ -145,7 +148,7 @@ def planted_run(plant: ControlPlant, references: Mapping[str, Run]) -> Run:
     calls = list(reference.calls)
     final = _final_text(calls)
     if final is not None:
-        calls[final] = _with_content(calls[final], content_of(str(calls[final].message["content"])))
+        calls[final] = _with_content(calls[final], content_of(str(calls[final].message["content"])), thought)
     return dataclasses.replace(
         reference,
         run_id=plant.run_id,
@@ -242,11 +245,16 @@ def _final_text(calls: Sequence[Call]) -> int | None:
     return None
 
 
-def _with_content(call: Call, content: str) -> Call:
-    """The call with its assistant message's text replaced (everything else, ids and usage included, kept)."""
+_REASONING = ("reasoning_content", "reasoning", "reasoning_details")
+"""Where a provider puts a model's reasoning in its message (`gradebench._protocol.reasoning_text`)."""
+
+
+def _with_content(call: Call, content: str, thought: Mapping[str, Any]) -> Call:
+    """The call with its assistant message's text (and, given ``thought``, its reasoning) replaced; everything
+    else, ids and usage included, kept."""
     response = call.response
     assert response is not None  # a call whose message has text answered
     choice = dict(response["choices"][0])
-    choice["message"] = {**choice["message"], "content": content}
+    choice["message"] = {**choice["message"], **thought, "content": content}
     response = {**response, "choices": [choice, *response["choices"][1:]]}
     return dataclasses.replace(call, response_packed=pack(dumps(response)))

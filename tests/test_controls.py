@@ -126,6 +126,26 @@ async def test_the_label_bias_check_judges_a_control_in_both_orders_like_any_run
     assert bench.report().controls["swap_gap"].null_count() == 0
 
 
+async def test_another_inputs_answer_brings_that_inputs_reasoning_when_the_judge_reads_reasoning(
+    tmp_path: Path,
+) -> None:
+    fleet = SimFleet(latency_scale=0)  # the built-in fleet: sim/sage is the large grade's pick
+    bench = gb.Benchmark(OrderAgent, runs=1, catalog=fleet.catalog(), grade="large", cache=tmp_path, progress=False)
+    bench.set_candidates(["sim/sage"]).set_inputs(load_inputs("orders")[:3]).set_judge_reasoning()
+    await bench.run()  # sim/sage thinks before it answers (DeepSeek's reasoning_content)
+    report = bench.report()
+    other = report.meta.controls[0]
+    assert other.kind is ControlKind.OTHER_ANSWER and other.donor is not None
+    shown = report.transcript(other.run_id)
+    donor = report.runs.filter(role="reference", input_id=other.donor)["run_id"][0]
+    donor_calls = report.calls_for(donor)
+    thought = donor_calls[-1].message["reasoning_content"]
+    assert thought and {"kind": "reasoning", "content": thought} in candidate_events(
+        next(r.body for r in fleet.requests if r.headers.get(RUN_HEADER) == other.run_id)
+    )
+    assert shown[-1] == {"kind": "answer", "output": json.loads(report.runs.filter(run_id=donor)["output"][0])}
+
+
 def candidate_first(body: dict[str, Any]) -> bool:
     user = body["messages"][1]["content"]
     return user.index('role="candidate"') < user.index('role="reference"')
