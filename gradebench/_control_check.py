@@ -232,9 +232,11 @@ def control_check(controls: pl.DataFrame, runs: pl.DataFrame, models: pl.DataFra
     entries' scale) and its meta (the controls asked for and planted)."""
     rows = {r["run_id"]: r for r in controls.filter(pl.col("role") == Role.CONTROL).iter_rows(named=True)}
     scores = []
+    # a planted control without a row: the race stopped first, or the row was left out of this report
+    gone = "the race stopped before it was judged" if meta.stopped is not None else "its row is not in this report"
     for plant in meta.controls:
         row = rows.get(plant.run_id)
-        error = "the race stopped before it was judged" if row is None else row["judge_error"]
+        error = gone if row is None else row["judge_error"]
         score = None if row is None else row["score"]
         scores.append(
             ControlScore(run_id=plant.run_id, kind=plant.kind, input_id=plant.input_id, score=score, error=error)

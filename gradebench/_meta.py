@@ -56,7 +56,7 @@ class ReportMeta:
     """Extra judgements per run behind ``report.noise`` (None before `judge_noise`)."""
     controls: list[ControlPlant] = field(default_factory=list)
     """The negative controls planted (``spec.controls`` asked for them; `gradebench._planted`): their verdicts are the
-    runs frame's ``control`` rows, and a planted control without one was not judged."""
+    rows of ``report.controls``, and a planted control without one was not judged."""
 
     @property
     def max_runs(self) -> int:

@@ -203,12 +203,11 @@ def _known_mean(series: pl.Series) -> float | None:
     return None if series.null_count() else _mean(series)
 
 
-def models_frame(
-    runs: pl.DataFrame, noise: pl.DataFrame, meta: ReportMeta, controls: pl.DataFrame | None = None
-) -> pl.DataFrame:
+def models_frame(runs: pl.DataFrame, noise: pl.DataFrame, meta: ReportMeta, *, controls: pl.DataFrame) -> pl.DataFrame:
     """Per candidate entry, in order of first appearance (columns of `MODELS_SCHEMA`): its means as an `EntrySummary`,
     then the verdicts, ratios and floors joined in by entry — void when the negative controls (``controls``, the
-    report's frame of them) say the judge cannot tell a wrong answer from a right one; see `BenchmarkReport.models`."""
+    report's frame of them: required, since a frame left out would leave a fooled judge's verdicts standing) say the
+    judge cannot tell a wrong answer from a right one; see `BenchmarkReport.models`."""
     candidates = runs.filter(pl.col("role") == Role.CANDIDATE)
     reference_entry = meta.reference_entry
     gold = gold_inputs(runs)
@@ -309,7 +308,7 @@ def _interval(runs: pl.DataFrame, entry: str, mean: float | None) -> tuple[float
 
 
 def _with_verdicts(
-    models: pl.DataFrame, runs: pl.DataFrame, noise: pl.DataFrame, meta: ReportMeta, controls: pl.DataFrame | None
+    models: pl.DataFrame, runs: pl.DataFrame, noise: pl.DataFrame, meta: ReportMeta, controls: pl.DataFrame
 ) -> pl.DataFrame:
     """The verdict of each entry against the reference entry, the ratios to it, the swap gap and noise floor."""
     if not models.height:
@@ -320,8 +319,7 @@ def _with_verdicts(
     else:
         complete = int(meta.spec.runs) if meta.stopped is not None else None
         verdicts, stops = _stats.verdicts(runs, reference, margin=meta.spec.margin, complete=complete), {}
-    checked = control_check(controls if controls is not None else runs.clear(), runs, models, meta)
-    verdicts = void_verdicts(_held(verdicts, runs), checked).select(
+    verdicts = void_verdicts(_held(verdicts, runs), control_check(controls, runs, models, meta)).select(
         "entry",
         "verdict",
         "margin",

@@ -111,7 +111,7 @@ class BenchmarkReport:
         the cost of every run (failed ones included) over ``runs``; ``spent_now`` is the entry's total spent this time.
         """
         if self._models is None:
-            self._models = models_frame(self.runs, self.noise, self.meta, self.controls)
+            self._models = models_frame(self.runs, self.noise, self.meta, controls=self.controls)
         return self._models
 
     def model_rows(self) -> list[EntrySummary]:

@@ -22,6 +22,7 @@ import polars as pl
 import pytest
 
 import gradebench as gb
+from gradebench import _cli
 from gradebench._control_check import ControlCheck, ControlScore
 from gradebench._figures import money
 from gradebench._planted import ControlPlant, empty_like, halved, plant_controls
@@ -243,6 +244,13 @@ async def test_a_judge_that_never_reads_the_answer_voids_every_verdict(tmp_path:
     auto = order_race(catalog, tmp_path / "auto", judge="sim/skim", inputs=12, runs="auto", max_runs=24)
     await auto.run()
     assert set(auto.report().models["verdict"].drop_nulls()) == {"inconclusive"} and auto.report().control_check().void
+
+
+def test_the_command_line_exits_4_after_writing_everything_when_the_controls_void_the_verdicts(tmp_path: Path) -> None:
+    _, catalog = fleet_catalog()
+    bench = order_race(catalog, tmp_path, judge="sim/skim", candidates=["sim/steady"])
+    assert _cli._race(bench, None, tmp_path / "out") == 4  # as when the judge failed: nobody should trust it as is
+    assert gb.BenchmarkReport.read_parquet(tmp_path / "out").control_check().void
 
 
 def weak_judge(body: dict[str, Any], request: httpx2.Request) -> dict[str, Any]:
