@@ -58,7 +58,7 @@ class ControlScore:
     """One planted control and the judge's score of it."""
 
     run_id: str
-    """The control's run id (its row in the runs frame, when judged)."""
+    """The control's run id (its row in ``report.controls``, when judged)."""
     kind: ControlKind
     """How its answer is wrong."""
     input_id: str

@@ -132,5 +132,5 @@ class ControlJudging:
         self._judged[plant.run_id] = run
 
     def judged(self) -> list[Run]:
-        """The controls judged so far, in planting order (the runs frame's ``control`` rows)."""
+        """The controls judged so far, in planting order (the rows of ``report.controls``)."""
         return [self._judged[p.run_id] for p in self.plants if p.run_id in self._judged]

@@ -73,7 +73,7 @@ def control_seed(salt: str, benchmark_id: str) -> str:
 
 
 def control_entry(kind: ControlKind | str) -> str:
-    """The ``entry`` of a control's row in the runs frame: a label no catalog entry has, so none is counted with it."""
+    """The ``entry`` of a control's row in ``report.controls``: a label no catalog entry has, never counted as one."""
     return f"(control: {ControlKind(kind).value})"
 
 
