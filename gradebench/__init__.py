@@ -7,8 +7,9 @@ from ._cache import CallCache
 from ._catalog import Catalog, Entry, Grade
 from ._check import CatalogCheck, EntryCheck
 from ._compare import Comparison, compare
+from ._control_check import ControlCheck, ControlScore
 from ._errors import CacheError, CallError, CatalogError, ConfigError, GradebenchError, ToolLoopError
-from ._estimate import EntryEstimate, Estimate
+from ._estimate import ControlEstimate, EntryEstimate, Estimate
 from ._family import family_of
 from ._job import Job
 from ._labels import HumanLabels
@@ -22,7 +23,7 @@ from ._seat import Reply, Seat
 from ._spec import RaceSpec
 from ._tools import Tool, tool
 from ._version import __version__
-from ._vocab import CostSource, Design, EventKind, Role, SchemaUse, Stopped, VerdictBasis, VerdictPath
+from ._vocab import ControlKind, CostSource, Design, EventKind, Role, SchemaUse, Stopped, VerdictBasis, VerdictPath
 from .scorers import Scorer
 
 
@@ -48,6 +49,10 @@ __all__ = [
     "CatalogError",
     "Comparison",
     "ConfigError",
+    "ControlCheck",
+    "ControlEstimate",
+    "ControlKind",
+    "ControlScore",
     "CostSource",
     "Design",
     "Entry",

@@ -66,6 +66,7 @@ class Benchmark:
         judges: Iterable[str] | None = None,
         salt: str | None = None,
         concurrency: int | None = None,
+        controls: int | None = None,
         spec: RaceSpec | None = None,
         cache: CallCache | str | os.PathLike[str] | None = None,
         progress: bool = True,
@@ -73,9 +74,10 @@ class Benchmark:
         """``grade`` defaults to the job's declared grade, ``candidates`` to every callable entry of the grade; ``also``
         names other grades (e.g. ``["small"]``) whose entries race too, against the same reference. ``runs="auto"``
         races to a verdict, with at most ``max_runs`` runs an entry; ``budget`` caps what the race may spend now.
-        ``judges`` (entry names) is a panel: every run is judged by each, the score is their mean (see `RaceSpec`)."""
+        ``judges`` (entry names) is a panel: every run is judged by each, the score is their mean (see `RaceSpec`);
+        ``controls`` negative controls are judged blind among the runs (default 3, 0: none; see `RaceSpec.controls`)."""
         given: dict[str, Any] = dict(runs=runs, grade=grade, margin=margin, budget=budget, max_runs=max_runs)
-        given.update(judge=judge, salt=salt, concurrency=concurrency, also=also)
+        given.update(judge=judge, salt=salt, concurrency=concurrency, also=also, controls=controls)
         if candidates is not None:
             given["candidates"] = [e.name for e in catalog.resolve(candidates)]
         changes = {k: v for k, v in given.items() if v is not None}

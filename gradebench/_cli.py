@@ -60,7 +60,7 @@ def _print_report(report: BenchmarkReport, out: Path) -> None:
             line = f"  {first['kind']} ({part.height}): {first['entry']}: {first['detail']}"
             print(line if width is None else fit_line(line, width))
     report.to_parquet(out)
-    print(f"\nWrote {out}/runs.parquet, models.parquet, calls.parquet, noise.parquet, meta.json")
+    print(f"\nWrote {out}/runs.parquet, models.parquet, calls.parquet, noise.parquet, controls.parquet, meta.json")
     print(f"Wrote {', '.join(write_charts(report, out))}")
     print(f"Wrote {report.to_html(out / REPORT_HTML)}: the whole report in one file, to open offline in a browser")
 
@@ -88,7 +88,8 @@ def write_charts(report: BenchmarkReport, out: Path) -> list[str]:
 
 def _race(bench: Benchmark, max_cost: float | None, out: Path) -> int:
     """Estimate, refuse above ``max_cost``, race, print and write: what ``run`` and ``demo`` do. Exit status 4 (after
-    everything is written) when the judge gave no verdict on some run, with one line saying so."""
+    everything is written) when the judge gave no verdict on some run, or the negative controls voided its verdicts,
+    with one line saying so."""
     from ._evidence import judge_failure
 
     try:
@@ -112,6 +113,9 @@ def _race(bench: Benchmark, max_cost: float | None, out: Path) -> int:
     _print_report(report, out)
     if (failed := judge_failure(report.runs)) is not None:  # a verdict missing is a result nobody should trust as is
         print(f"gradebench: {failed.text()}", file=sys.stderr)
+        return 4
+    if (void := report.control_check().headline()) is not None:  # nor a verdict of a judge the controls fooled
+        print(f"gradebench: {void}", file=sys.stderr)
         return 4
     return 0
 

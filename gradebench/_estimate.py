@@ -16,6 +16,7 @@ import polars as pl
 
 from ._callpath import NotCached
 from ._catalog import Entry
+from ._controls import control_price, judge_control, plants_of
 from ._costs import JUDGE_OUTPUT_TOKENS, RunCost, run_costs
 from ._fanout import fan_out, lane_width
 from ._figures import money
@@ -24,12 +25,21 @@ from ._judge import JudgeSetup, judge_run
 from ._meta import ReportMeta
 from ._panel import panel_label
 from ._plan import RacePlan, RunErrors, reference_failed
+from ._planted import ControlPlant
 from ._present import plural
 from ._records import Run
 from ._session import Session
 from ._vocab import Role
 
-__all__ = ["EntryEstimate", "Estimate", "estimate", "estimate_race", "held_in_cache", "uncached_references"]
+__all__ = [
+    "ControlEstimate",
+    "EntryEstimate",
+    "Estimate",
+    "estimate",
+    "estimate_race",
+    "held_in_cache",
+    "uncached_references",
+]
 
 T = TypeVar("T")
 
@@ -54,7 +64,8 @@ async def estimate_race(plan: RacePlan, finish: Callable[[list[Run], ReportMeta]
         await judge_run(session, run, by_input[item.id], item.value, setup)
 
     cached = await held_in_cache(plan, planned, replay)
-    costs = run_costs(by_input, {x.id: x.value for x in plan.inputs}, plan.lineup.candidates, setup)
+    values = {x.id: x.value for x in plan.inputs}
+    costs = run_costs(by_input, values, plan.lineup.candidates, setup)
     runs_planned = [(e, x.id) for e, x, _ in planned]
     return estimate(
         runs_planned,
@@ -64,6 +75,30 @@ async def estimate_race(plan: RacePlan, finish: Callable[[list[Run], ReportMeta]
         reference=plan.lineup.reference,
         concurrency=plan.concurrency,
         currency=plan.currency(),
+        controls=await _controls(plan, by_input, values, setup),
+    )
+
+
+async def _controls(
+    plan: RacePlan, references: Mapping[str, Run], values: Mapping[str, Any], setup: JudgeSetup
+) -> ControlEstimate:
+    """The negative controls the race will plant, each verdict replayed against the cache alone (a cached one is
+    free) and the others priced from their own prompts."""
+    plants, _ = plants_of(references, plan.spec.controls, salt=plan.spec.salt, benchmark_id=plan.benchmark_id)
+
+    async def replay(session: Session, plant: ControlPlant) -> None:
+        await judge_control(session, plant, references, values, setup)
+
+    held = await held_in_cache(plan, plants, replay)
+    due = [control_price(p, references, values, setup) for p, hit in zip(plants, held, strict=True) if not hit]
+    return ControlEstimate(
+        controls=len(plants),
+        cached=sum(held),
+        judge_calls=sum(p.judge_calls for p in due),
+        judge_input_tokens=sum(p.input_tokens for p in due),
+        judge_cached_tokens=sum(p.cached_tokens for p in due),
+        judge_output_tokens=sum(p.output_tokens for p in due),
+        judge_cost=sum(p.cached_cost for p in due),
     )
 
 
@@ -126,6 +161,27 @@ class EntryEstimate:
 
 
 @dataclass(frozen=True, kw_only=True)
+class ControlEstimate:
+    """The negative controls' share of the race: their verdicts alone (a control makes no model call)."""
+
+    controls: int = 0
+    """Controls the race will plant."""
+    cached: int = 0
+    """Of those, controls whose verdict the cache holds: free."""
+    judge_calls: int = 0
+    """Judge calls to be made for the others."""
+    judge_input_tokens: int = 0
+    """Their input tokens."""
+    judge_cached_tokens: int = 0
+    """Of those, tokens the judge's provider is expected to serve from its prompt cache (each control is its
+    input's reference transcript up to the answer: it shares the prefix of the input's other verdicts)."""
+    judge_output_tokens: int = 0
+    """Their output tokens."""
+    judge_cost: float = 0.0
+    """What they will cost."""
+
+
+@dataclass(frozen=True, kw_only=True)
 class Estimate:
     """The predicted race: per entry, and the totals. ``str(estimate)`` is a small table."""
 
@@ -139,6 +195,8 @@ class Estimate:
     """Wall time of the race (the references aside), at the global and per-entry limits."""
     notes: tuple[str, ...] = field(default_factory=tuple)
     """What the estimate assumes."""
+    controls: ControlEstimate = field(default_factory=ControlEstimate)
+    """The negative controls' verdicts (counted in ``judge_calls`` and ``judge_cost``)."""
 
     @property
     def runs(self) -> int:
@@ -154,7 +212,8 @@ class Estimate:
 
     @property
     def judge_calls(self) -> int:
-        return sum(e.judge_calls for e in self.entries)
+        """Judge calls to be made: the candidate runs' verdicts and the controls'."""
+        return sum(e.judge_calls for e in self.entries) + self.controls.judge_calls
 
     @property
     def candidates_cost(self) -> float:
@@ -163,8 +222,8 @@ class Estimate:
 
     @property
     def judge_cost(self) -> float:
-        """What judging them will cost."""
-        return sum(e.judge_cost for e in self.entries)
+        """What judging them will cost, the negative controls included."""
+        return sum(e.judge_cost for e in self.entries) + self.controls.judge_cost
 
     @property
     def cost(self) -> float:
@@ -192,6 +251,13 @@ class Estimate:
             lines.append(
                 f"{e.entry:<{width}} {e.runs:>5} {e.cached_runs:>6} {e.calls:>6} "
                 f"{money(e.cost):>12} {money(e.judge_cost):>12}"
+            )
+        if self.controls.controls:
+            c = self.controls
+            cached = f", {c.cached} cached" if c.cached else ""
+            lines.append(
+                f"{'controls':<{width}} {c.controls:>5} {c.cached:>6} {0:>6} {money(0.0):>12} {money(c.judge_cost):>12}"
+                f"  (negative controls{cached}: their verdicts alone)"
             )
         lines.extend(f"  {note}" for note in self.notes)
         return "\n".join(lines)
@@ -230,9 +296,12 @@ def estimate(
     reference: Entry,
     concurrency: int,
     currency: str,
+    controls: ControlEstimate | None = None,
 ) -> Estimate:
     """The estimate of a race: ``plan`` is every candidate run as (entry, input id), ``cached`` which of them the
-    cache holds whole; ``costs`` from `run_costs`; ``reference`` the entry whose runs the figures are taken from."""
+    cache holds whole; ``costs`` from `run_costs`; ``reference`` the entry whose runs the figures are taken from;
+    ``controls`` the negative controls' verdicts (they keep the judge busy too)."""
+    controls = controls or ControlEstimate()
     by_entry: dict[str, list[tuple[str, bool]]] = {}
     entries: dict[str, Entry] = {}
     for (entry, input_id), hit in zip(plan, cached, strict=True):
@@ -289,6 +358,7 @@ def estimate(
         )
     judge_limit = min(setup.entry.max_concurrency or concurrency, concurrency)
     judges = panel_label(e.name for e in setup.judges)
+    judging += controls.judge_calls * clock.judge_s
     wall = max(slowest, (busy + judging) / concurrency, judging / judge_limit)
     notes = (
         "candidate runs are taken to make the reference's calls with its tokens; verdicts read a prompt as long as "
@@ -296,7 +366,14 @@ def estimate(
         clock.note([entries[name] for name in by_entry]),
         *([f"every run is judged by each of {len(setup.panel)} judges: {judges}"] if setup.panel else []),
     )
-    return Estimate(entries=tuple(made), currency=currency, judge_entry=judges, wall_s=wall, notes=notes)
+    return Estimate(
+        entries=tuple(made),
+        currency=currency,
+        judge_entry=judges,
+        wall_s=wall,
+        notes=notes,
+        controls=controls,
+    )
 
 
 @dataclass(frozen=True)

@@ -265,6 +265,16 @@ def _runs_html(report: BenchmarkReport, per_entry: int) -> str:
     return "".join(parts) or "<p><i>no candidate runs</i></p>"
 
 
+def _controls_html(report: BenchmarkReport) -> list[str]:
+    """The negative controls: what the judge made of each planted wrong answer (nothing when none were asked)."""
+    said = report.control_check().sentence()
+    if said is None:
+        return []
+    rows = report.controls.select("entry", "input_id", "score", "accuracy", "work", "reason", "judge_error")
+    table = html_table(rows, empty="no control was judged", cut=160)
+    return [f"<h2>Negative controls</h2><p>{esc(said)}</p>{table}"]
+
+
 def page(report: BenchmarkReport, *, lowest: int = LOWEST) -> str:
     """The whole report as one HTML document that loads nothing: the summary (header, stop marker, judge headlines,
     models table, verdicts, recommendation), the rubric, the charts as inline SVG, the diagnostics and each entry's
@@ -283,6 +293,7 @@ def page(report: BenchmarkReport, *, lowest: int = LOWEST) -> str:
         f'<p style="color:#666">{esc(facts)}</p>{rubric}',
         f"<h2>Charts</h2>{_charts_html(report)}",
         f"<h2>Diagnostics</h2>{html_table(report.diagnostics(), empty='nothing to flag')}",
+        *_controls_html(report),
         f"<h2>Transcripts</h2><p>{esc(low)}</p>{_runs_html(report, lowest)}",
     ]
     return (

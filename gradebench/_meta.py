@@ -12,6 +12,7 @@ import pydantic
 
 from ._catalog import Entry
 from ._codec import dumps
+from ._planted import ControlPlant
 from ._spec import DEFAULT_RUNS, RaceSpec
 from ._vocab import Design, Stopped
 
@@ -54,6 +55,9 @@ class ReportMeta:
     """A race to a verdict: its units (input id, repeat) in draw order, the order its verdicts read them in."""
     judge_noise_k: int | None = None
     """Extra judgements per run behind ``report.noise`` (None before `judge_noise`)."""
+    controls: list[ControlPlant] = field(default_factory=list)
+    """The negative controls planted (``spec.controls`` asked for them; `gradebench._planted`): their verdicts are the
+    rows of ``report.controls``, and a planted control without one was not judged."""
     entries: dict[str, dict[str, Any]] = field(default_factory=dict)
     """The catalog's terms of every entry that ran or judged, as they were (`entry_terms`): what `gradebench.compare`
     holds two races to (empty in a report written before they were kept)."""
@@ -125,6 +129,8 @@ def _upgraded(data: dict[str, Any]) -> dict[str, Any]:
     and the runs apart (``design``, ``runs_per_entry``), and ``stopped`` was once a flag."""
     if isinstance(data.get("stopped"), bool):
         data["stopped"] = Stopped.CANCELLED if data["stopped"] else None
+    if isinstance(data.get("spec"), dict) and "controls" not in data["spec"]:
+        data["spec"] = {**data["spec"], "controls": 0}  # written before negative controls: it planted none
     if "spec" in data:
         return data
     design, runs = data.pop("design", Design.FIXED), data.pop("runs_per_entry", None)
@@ -132,6 +138,7 @@ def _upgraded(data: dict[str, Any]) -> dict[str, Any]:
     spec = {name: data.pop(name) for name in list(data) if name in _SPEC_FIELDS - {"job", "candidates", "judge"}}
     spec["runs"] = Design.AUTO.value if design == Design.AUTO else runs or DEFAULT_RUNS
     spec["judge"] = data.get("judge_entry") or None
+    spec["controls"] = 0
     if data.get("candidates"):
         spec["candidates"] = data["candidates"]
     return {**data, "spec": spec}

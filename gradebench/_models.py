@@ -21,6 +21,7 @@ import polars as pl
 from . import _stats
 from ._adaptive import Unit, completed_units, unit_verdicts
 from ._codec import Columns, frame
+from ._control_check import control_check, void_verdicts
 from ._evidence import evidence
 from ._meta import ReportMeta
 from ._vocab import Design, Role, VerdictBasis
@@ -208,9 +209,11 @@ def _known_mean(series: pl.Series) -> float | None:
     return None if series.null_count() else _mean(series)
 
 
-def models_frame(runs: pl.DataFrame, noise: pl.DataFrame, meta: ReportMeta) -> pl.DataFrame:
+def models_frame(runs: pl.DataFrame, noise: pl.DataFrame, meta: ReportMeta, *, controls: pl.DataFrame) -> pl.DataFrame:
     """Per candidate entry, in order of first appearance (columns of `MODELS_SCHEMA`): its means as an `EntrySummary`,
-    then the verdicts, ratios and floors joined in by entry; see `BenchmarkReport.models`."""
+    then the verdicts, ratios and floors joined in by entry — void when the negative controls (``controls``, the
+    report's frame of them: required, since a frame left out would leave a fooled judge's verdicts standing) say the
+    judge cannot tell a wrong answer from a right one; see `BenchmarkReport.models`."""
     candidates = runs.filter(pl.col("role") == Role.CANDIDATE)
     reference_entry = meta.reference_entry
     gold = gold_inputs(runs)
@@ -249,7 +252,7 @@ def models_frame(runs: pl.DataFrame, noise: pl.DataFrame, meta: ReportMeta) -> p
             is_reference=first["entry"] == reference_entry,
         )
         rows.append(summary.to_row())
-    return _with_verdicts(frame(rows, MODELS_SCHEMA), runs, noise, meta)
+    return _with_verdicts(frame(rows, MODELS_SCHEMA), runs, noise, meta, controls)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -310,7 +313,9 @@ def _interval(runs: pl.DataFrame, entry: str, mean: float | None) -> tuple[float
     return min(ci.lo, mean), max(ci.hi, mean)  # inputs weigh equally there: keep the plain mean inside
 
 
-def _with_verdicts(models: pl.DataFrame, runs: pl.DataFrame, noise: pl.DataFrame, meta: ReportMeta) -> pl.DataFrame:
+def _with_verdicts(
+    models: pl.DataFrame, runs: pl.DataFrame, noise: pl.DataFrame, meta: ReportMeta, controls: pl.DataFrame
+) -> pl.DataFrame:
     """The verdict of each entry against the reference entry, the ratios to it, the swap gap and noise floor."""
     if not models.height:
         return models
@@ -320,7 +325,7 @@ def _with_verdicts(models: pl.DataFrame, runs: pl.DataFrame, noise: pl.DataFrame
     else:
         complete = int(meta.spec.runs) if meta.stopped is not None else None
         verdicts, stops = _stats.verdicts(runs, reference, margin=meta.spec.margin, complete=complete), {}
-    verdicts = _held(verdicts, runs).select(
+    verdicts = void_verdicts(_held(verdicts, runs), control_check(controls, runs, models, meta)).select(
         "entry",
         "verdict",
         "margin",

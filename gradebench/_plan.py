@@ -18,6 +18,7 @@ from . import scorers
 from ._budget import Budget, one_currency
 from ._cache import CallCache
 from ._catalog import Catalog, Entry
+from ._controls import ControlJudging, plants_of
 from ._fanout import fan_out, lane_width
 from ._importing import imported
 from ._inputs import RaceInput
@@ -159,6 +160,14 @@ class RacePlan:
         first = await fan_out(self.inputs[:1], one, width=1) if budget is not None else []
         rest = await fan_out(self.inputs[len(first) :], one, width=width)
         return [r for r in [*first, *rest] if r is not None]
+
+    def controls(
+        self, session: Session, references: Mapping[str, Run], setup: JudgeSetup, *, budget: Budget | None
+    ) -> ControlJudging:
+        """The race's negative controls, planted on its reference runs, ready to be judged (`gradebench._controls`)."""
+        plants, _ = plants_of(references, self.spec.controls, salt=self.spec.salt, benchmark_id=self.benchmark_id)
+        values = {x.id: x.value for x in self.inputs}
+        return ControlJudging(plants, session, references, values, setup, budget=budget, concurrency=self.concurrency)
 
     def meta(self) -> ReportMeta:
         """What the race is measured under, as its report carries it."""

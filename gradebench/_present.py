@@ -1,11 +1,11 @@
 """One presenter: what a report says in words, said once and rendered as text (the table), HTML (the panel, a
 notebook's repr) and chart titles.
 
-The header line, the stop marker, the judge's headlines (it failed on runs, or could not tell them apart), the
-entries not judged, each entry's verdict line, the recommendation, the cost line and the number formats live here;
-`render`, `html` and the charts' titles and the panel's tabs only lay them out. It reads a report through
-`ReportView` (its meta, frames and per-entry `EntrySummary` records), so it does not import it (the panel says what
-an estimate is beside Run: `gradebench.widgets._estimator`).
+The header line, the stop marker, the judge's headlines (it failed on runs, could not tell them apart, or took planted
+wrong answers for right ones), the entries not judged, each entry's verdict line, what the negative controls say, the
+recommendation, the cost line and the number formats live here; `render`, `html` and the charts' titles and the
+panel's tabs only lay them out. It reads a report through `ReportView` (its meta, frames and per-entry `EntrySummary`
+records), so it does not import it (the panel says what an estimate is beside Run: `gradebench.widgets._estimator`).
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ from typing import Any, Protocol
 import polars as pl
 
 from ._agreement import JudgeAgreement, judges_lines, judges_text
+from ._control_check import VOID, ControlCheck
 from ._evidence import evidence, judge_failure
 from ._figures import fit_line, money
 from ._label_view import agreement_html, agreement_lines, label_notes
@@ -76,6 +77,8 @@ class ReportView(Protocol):
     def to_runs(self) -> list[Run]: ...
 
     def judge_agreement(self) -> JudgeAgreement | None: ...
+
+    def control_check(self) -> ControlCheck: ...
 
 
 # ---------------------------------------------------------------------------------------------------------- numbers
@@ -167,6 +170,7 @@ def judge_headlines(report: ReportView) -> list[str]:
         lines.append(
             f"JUDGE CANNOT TELL RUNS APART: it gave every judged run {same:.2f}, so no verdict is settled on its scores"
         )
+    lines += [void for void in [report.control_check().headline()] if void]  # the negative controls voided it all
     return lines
 
 
@@ -230,11 +234,13 @@ class VerdictLine:
 def verdict_lines(report: ReportView) -> list[VerdictLine]:
     """Each tested entry's verdict line, in the models frame's order."""
     margin, auto, found = report.meta.spec.margin, report.meta.spec.design is Design.AUTO, evidence(report.runs)
+    void = [f"void: {VOID}"] if report.control_check().void else []
     lines, panel = [], report.judge_agreement()
     for r in report.model_rows():
         if r.verdict is None:  # untested (the reference entry itself): no verdict line
             continue
-        held, corrected = found.notes(r.entry), r.verdict_basis == VerdictBasis.LABEL_CORRECTED  # labels settle it
+        corrected = r.verdict_basis == VerdictBasis.LABEL_CORRECTED  # labels settle it
+        held = [*void, *found.notes(r.entry)]
         notes = [r.stopped or "still racing"] if auto else []
         if not auto and r.verdict == INCONCLUSIVE and (not held or not r.n_pairs) and not corrected:
             notes.append(_what_would_settle(r, margin))  # unless held: more runs of the same would not settle it
@@ -365,6 +371,7 @@ def render(report: ReportView, width: int | None = None) -> str:
         if (agreement := self_agreement(report)) is not None:
             lines.append("  " + agreement)
     lines += judges_lines(report)
+    lines += [said for said in [report.control_check().sentence()] if said]  # what the negative controls say
     if (pick := recommendation(report)) is not None:
         lines.append(pick)
     if fit is None:
@@ -460,6 +467,7 @@ def html(report: ReportView) -> str:
         items += f"<li>{esc(agreement)}</li>" if agreement else ""
         parts.append(f"<p>{esc(verdicts_title(report))}</p><ul>{items}</ul>")
     parts += [f"<p>{esc(line)}</p>" for line in judges_lines(report)]
+    parts += [f"<p>{esc(said)}</p>" for said in [report.control_check().sentence()] if said]
     if (pick := recommendation(report)) is not None:
         parts.append(f"<p><b>{esc(pick)}</b></p>")
     parts.append("</div>")

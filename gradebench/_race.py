@@ -70,21 +70,28 @@ async def run_race(plan: RacePlan, *, emit: Listener, stops: dict[str, str], fin
                 raise reference_failed(failed[0], errors[failed[0].run_id])
             return [r.output for r in references]
         race = CandidateRace(plan, session, {r.input_id: r for r in references}, emit=emit, budget=budget, stops=stops)
+        controls = plan.controls(session, race.references, race.setup, budget=budget)
+        meta = meta.replace(controls=controls.plants)
+        judging = asyncio.create_task(controls.run())  # the negative controls, judged beside the candidate runs
         try:
             if spec.design is Design.AUTO:
                 units, entry_stops = await race_to_verdict(race)
                 meta = meta.replace(units=units, stops=entry_stops)
             else:
                 await race.run(plan.fixed_plan(int(spec.runs)))
+            await judging
         except asyncio.CancelledError:
-            # Stopped: what finished is in the cache; the report holds the runs judged so far.
-            finish([*references, *race.in_plan_order()], meta.replace(stopped=Stopped.CANCELLED))
+            # Stopped: what finished is in the cache; the report holds the runs (and controls) judged so far.
+            judging.cancel()
+            await asyncio.gather(judging, return_exceptions=True)
+            finish([*references, *race.in_plan_order(), *controls.judged()], meta.replace(stopped=Stopped.CANCELLED))
             raise
         finally:
+            judging.cancel()  # a candidate race that raised leaves no control being judged
             race.close()
     if budget is not None and budget.stopped:
         meta = meta.replace(stopped=Stopped.BUDGET, stops={**meta.stops, **race.stops})
-    finish([*references, *race.landed], meta)
+    finish([*references, *race.landed, *controls.judged()], meta)
     return [r.output for r in references]
 
 

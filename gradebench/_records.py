@@ -400,8 +400,9 @@ class Run:
 
     @property
     def cached(self) -> bool:
-        """True when every call of the run came from the cache."""
-        return bool(self.calls) and all(c.cache_hit for c in self.calls)
+        """True when every call of the run came from the cache (a negative control makes none: its verdict's)."""
+        calls = self.verdict.calls if self.role is Role.CONTROL and self.verdict is not None else self.calls
+        return bool(calls) and all(c.cache_hit for c in calls)
 
     @property
     def finish_reason(self) -> str | None:
@@ -453,7 +454,8 @@ class Run:
     ) -> Run:
         """A run taken back from its row, its calls and its judge's calls (and the judge's params, from the meta)."""
         verdict = None
-        if row["role"] == Role.CANDIDATE and (row["judge_entry"] is not None or row["judge_error"] is not None):
+        judged = row["role"] in (Role.CANDIDATE, Role.CONTROL)  # a negative control is judged as a candidate is
+        if judged and (row["judge_entry"] is not None or row["judge_error"] is not None):
             verdict = Verdict.from_row(row, judge_calls, judge_params)
         return cls(**_RUN.values(row), **_RUN_TAIL.values(row), calls=calls, verdict=verdict)
 

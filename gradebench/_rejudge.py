@@ -4,7 +4,7 @@ floor), on a report just made or read back from parquet. No candidate is called;
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -13,6 +13,7 @@ from tqdm.auto import tqdm
 from ._cache import CallCache
 from ._callpath import NotCached
 from ._catalog import Catalog
+from ._controls import control_price, judge_control, plants_of
 from ._costs import JUDGE_OUTPUT_TOKENS, judge_prompt_tokens
 from ._fanout import fan_out, lane_width
 from ._figures import money
@@ -21,6 +22,7 @@ from ._keys import short_hash
 from ._meta import ReportMeta, entry_terms
 from ._panel import panel_label
 from ._plan import families
+from ._planted import ControlPlant, planted_run
 from ._records import Run
 from ._report import BenchmarkReport
 from ._session import Session, mounted
@@ -37,6 +39,16 @@ def _taken_up(report: BenchmarkReport) -> tuple[dict[str, Run], list[Run]]:
     return {r.input_id: r for r in runs if r.role is Role.REFERENCE}, [r for r in runs if r.role is Role.CANDIDATE]
 
 
+def _controls(report: BenchmarkReport, references: Mapping[str, Run]) -> list[ControlPlant]:
+    """The negative controls to judge again: those the race planted, or — when it planted none before it stopped —
+    the ones it would have planted on the reference runs it has."""
+    meta = report.meta
+    if meta.controls or not meta.spec.controls:
+        return list(meta.controls)
+    plants, _ = plants_of(references, meta.spec.controls, salt=meta.spec.salt, benchmark_id=meta.benchmark_id)
+    return plants
+
+
 @dataclass(frozen=True, kw_only=True)
 class RejudgeEstimate:
     """What judging a report's runs again will cost, before any judge call: the runs, how many verdicts the cache
@@ -47,19 +59,25 @@ class RejudgeEstimate:
     cached: int
     """Of those, the ones whose verdict the cache holds whole: judging them costs nothing."""
     judge_calls: int
-    """Judge calls left to make (two a run under the label-bias check; each judge's, for a panel)."""
+    """Judge calls left to make (two a run under the label-bias check; each judge's, for a panel), the negative
+    controls' included."""
     cost: float
     """What those calls cost at most: every prompt paid in full (a provider's prompt cache only lowers it)."""
     judge: str
     """The entry that judges (a panel's: ``a + b``)."""
     currency: str
     """Currency of ``cost``."""
+    controls: int = 0
+    """Negative controls that will be judged again too."""
+    controls_cached: int = 0
+    """Of those, the ones whose verdict the cache holds."""
 
     def line(self) -> str:
         """The estimate in one line, as the CLI prints it before it spends."""
+        controls = f" (with {self.controls} negative controls, {self.controls_cached} cached)" if self.controls else ""
         return (
-            f"{self.runs} runs to judge with {self.judge}: {self.cached} verdicts in the cache, {self.judge_calls} "
-            f"judge calls to make, at most {money(self.cost)} {self.currency}"
+            f"{self.runs} runs to judge with {self.judge}: {self.cached} verdicts in the cache, "
+            f"{self.judge_calls} judge calls to make, at most {money(self.cost)} {self.currency}{controls}"
         )
 
 
@@ -99,15 +117,27 @@ async def estimate_rejudge(
                 for p in prompts
             )
 
+        async def price_control(plant: ControlPlant) -> float | None:
+            try:
+                await judge_control(session, plant, references, inputs, setup)
+                return None
+            except NotCached:
+                return control_price(plant, references, inputs, setup).cost
+
         priced = await fan_out(judged, price, width=lane_width(catalog.concurrency))
+        plants = _controls(report, references)
+        controls = await fan_out(plants, price_control, width=lane_width(catalog.concurrency))
     due = [p for p in priced if p is not None]
+    controls_due = [p for p in controls if p is not None]
     return RejudgeEstimate(
         runs=len(judged),
         cached=len(judged) - len(due),
-        judge_calls=len(due) * len(orders) * len(setup.judges),
-        cost=sum(due),
+        judge_calls=(len(due) + len(controls_due)) * len(orders) * len(setup.judges),
+        cost=sum(due) + sum(controls_due),
         judge=panel_label(e.name for e in setup.judges),
         currency=setup.entry.currency,
+        controls=len(plants),
+        controls_cached=len(plants) - len(controls_due),
     )
 
 
@@ -219,19 +249,24 @@ async def rejudge_report(
     if scorer is not None:  # a scorer given now scores the reference runs too, when it reads the gold labels
         references = {k: score_reference(r, inputs.get(k), scorer) for k, r in references.items()}
 
+    plants = _controls(report, references)
+    planted = {p.run_id: p for p in plants}
+
     async def again(session: Session, run: Run) -> Run:
+        if run.role is Role.CONTROL:  # a negative control is judged again as it was planted
+            return await judge_control(session, planted[run.run_id], references, inputs, setup)
         return await judge_run(session, run, references[run.input_id], inputs.get(run.input_id), setup, scorer)
 
     rejudged = await _judge_each(
         catalog,
-        candidates,
+        [*candidates, *(planted_run(p, references) for p in plants)],
         again,
         cache=cache,
         concurrency=concurrency or report.meta.spec.concurrency,
         progress=progress,
         desc="rejudge",
     )
-    return BenchmarkReport([*references.values(), *rejudged], _rejudged_meta(report, setup, judge, judges))
+    return BenchmarkReport([*references.values(), *rejudged], _rejudged_meta(report, setup, judge, judges, plants))
 
 
 def _names(judges: Sequence[str] | None) -> tuple[str, ...] | None:
@@ -243,10 +278,14 @@ def _names(judges: Sequence[str] | None) -> tuple[str, ...] | None:
 
 
 def _rejudged_meta(
-    report: BenchmarkReport, setup: JudgeSetup, judge: str | None, judges: Sequence[str] | None
+    report: BenchmarkReport,
+    setup: JudgeSetup,
+    judge: str | None,
+    judges: Sequence[str] | None,
+    plants: list[ControlPlant],
 ) -> ReportMeta:
     """A rejudged report's meta: its rubric and judges as judged now (the spec's too, so a rerun judges alike), and
-    the judges' families beside the entries'."""
+    the judges' families beside the entries', and the negative controls as planted now."""
     spec = report.meta.spec
     if judges is not None or judge is not None:  # one judge given replaces a panel, and a panel one judge
         spec = spec.replace(judge=None, judges=None).replace(judges=_names(judges) or (judge,))
@@ -255,6 +294,7 @@ def _rejudged_meta(
         spec=spec,
         judge_entry=setup.entry.name,
         judge_params=dict(setup.params),
+        controls=plants,
         families={**report.meta.families, **families(setup.judges)},
         entries={**report.meta.entries, **{j.name: entry_terms(j) for j in setup.judges}},  # the judges as they are now
     )

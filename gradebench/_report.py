@@ -20,12 +20,14 @@ import polars as pl
 from . import _present
 from ._agreement import JudgeAgreement, judge_agreement
 from ._codec import frame
+from ._control_check import ControlCheck, control_check, control_diagnostics
 from ._corrected import with_labels as labelled_models
-from ._diagnostics import diagnose
+from ._diagnostics import DIAGNOSTICS_SCHEMA, diagnose
 from ._labels import LABELS_FILE, HumanLabels
 from ._meta import ReportMeta
 from ._models import NOISE_SCHEMA, EntrySummary, conform, models_frame
 from ._panel import VERDICTS_FILE, VERDICTS_SCHEMA, verdicts_frame, with_panels
+from ._planted import planted_run
 from ._prompt import transcript_events
 from ._recommend import Recommendation, recommend
 from ._records import CALLS_SCHEMA, RUNS_SCHEMA, Call, Run
@@ -35,9 +37,18 @@ __all__ = ["REPORT_FILES", "BenchmarkReport"]
 
 log = logging.getLogger("gradebench")
 
-REPORT_FILES = ("runs.parquet", "models.parquet", "calls.parquet", "noise.parquet", VERDICTS_FILE, "meta.json")
+REPORT_FILES = (
+    "runs.parquet",
+    "models.parquet",
+    "calls.parquet",
+    "noise.parquet",
+    "controls.parquet",
+    VERDICTS_FILE,
+    "meta.json",
+)
 """What `BenchmarkReport.to_parquet` writes (``verdicts.parquet`` for a panel of judges only)."""
-_FILES = tuple(name for name in REPORT_FILES if name not in ("noise.parquet", VERDICTS_FILE))  # what read_parquet needs
+_LATER = ("noise.parquet", "controls.parquet", VERDICTS_FILE)
+_FILES = tuple(name for name in REPORT_FILES if name not in _LATER)  # what read_parquet needs (older: none of _LATER)
 
 
 class BenchmarkReport:
@@ -64,6 +75,7 @@ class BenchmarkReport:
             self.noise = frame(noise or [], NOISE_SCHEMA)
         """The judge-noise floor: one row per re-judged run (empty until `Benchmark.judge_noise`)."""
         self._runs: pl.DataFrame | None = None
+        self._controls: pl.DataFrame | None = None
         self._calls: pl.DataFrame | None = None
         self._models: pl.DataFrame | None = None
         self._label_agreement: pl.DataFrame | None = None
@@ -74,10 +86,11 @@ class BenchmarkReport:
             labels.check(self.runs)
         self.labels: HumanLabels | None = labels
         """A person's scores of some runs (None without): the verdicts are label-corrected where they allow it."""
+        self._control_check: ControlCheck | None = None
 
     def __repr__(self) -> str:
         return (
-            f"BenchmarkReport(job={self.meta.job!r}, grade={self.meta.spec.grade!r}, runs={len(self._records)}, "
+            f"BenchmarkReport(job={self.meta.job!r}, grade={self.meta.spec.grade!r}, runs={self.runs.height}, "
             f"entries={self.models.height})"
         )
 
@@ -88,14 +101,24 @@ class BenchmarkReport:
 
     @property
     def runs(self) -> pl.DataFrame:
-        """One row per run, reference and candidates (columns of `RUNS_SCHEMA`)."""
+        """One row per run, reference and candidates (columns of `RUNS_SCHEMA`); never a negative control."""
         if self._runs is None:
-            self._runs = frame((r.to_row() for r in self._records), RUNS_SCHEMA)
+            self._runs = frame((r.to_row() for r in self._records if r.role is not Role.CONTROL), RUNS_SCHEMA)
         return self._runs
 
     @property
+    def controls(self) -> pl.DataFrame:
+        """One row per negative control judged (columns of `RUNS_SCHEMA`, role ``control``, entry ``(control:
+        kind)``): planted wrong answers, kept apart from ``runs`` so that no figure of the candidates counts them.
+        What they say about the judge is `control_check`."""
+        if self._controls is None:
+            self._controls = frame((r.to_row() for r in self._records if r.role is Role.CONTROL), RUNS_SCHEMA)
+        return self._controls
+
+    @property
     def calls(self) -> pl.DataFrame:
-        """One row per model call, judge calls included (columns of `CALLS_SCHEMA`), transcripts untruncated."""
+        """One row per model call, judge calls included (columns of `CALLS_SCHEMA`), transcripts untruncated (the
+        negative controls' verdicts too: ``run_id`` is the control's)."""
         if self._calls is None:
             self._calls = frame((c.to_row() for r in self._records for c in _all_calls(r)), CALLS_SCHEMA)
         return self._calls
@@ -109,7 +132,7 @@ class BenchmarkReport:
         the cost of every run (failed ones included) over ``runs``; ``spent_now`` is the entry's total spent this time.
         """
         if self._models is None:
-            judged = models_frame(self.runs, self.noise, self.meta)
+            judged = models_frame(self.runs, self.noise, self.meta, controls=self.controls)
             self._models, self._label_agreement = labelled_models(judged, self.runs, self.labels, self.meta)
         return self._models
 
@@ -168,8 +191,14 @@ class BenchmarkReport:
         return [c for c in calls if role is None or c.role == role]
 
     def transcript(self, run_id: str) -> list[dict[str, Any]]:
-        """A run as the judge reads it: messages, tool calls with arguments and results, the answer or the error."""
+        """A run as the judge reads it: messages, tool calls with arguments and results, the answer or the error (a
+        negative control's is its input's reference transcript with the answer it was given)."""
         run = self._run(run_id)
+        if run.role is Role.CONTROL:
+            plant = next((p for p in self.meta.controls if p.run_id == run_id), None)
+            references = {r.input_id: r for r in self._records if r.role is Role.REFERENCE}
+            if plant is not None and plant.input_id in references:
+                run = planted_run(plant, references)
         return transcript_events(run.calls, run.output, run.error)
 
     def judge_prompts(self, run_id: str) -> list[list[dict[str, Any]]]:
@@ -211,6 +240,12 @@ class BenchmarkReport:
         models = self.models
         if not models.height:
             return None
+        if (check := self.control_check()).void:  # a judge the controls fooled recommends nothing
+            ref = self.meta.reference_entry
+            sentence = check.recommendation(self.meta.job or "?")
+            return Recommendation(
+                entry=ref, reference=ref, sentence=sentence, cost_ratio=None, lower=None, n_pairs=None
+            )
         currency = models["currency"].drop_nulls()
         return recommend(
             models,
@@ -221,8 +256,20 @@ class BenchmarkReport:
         )
 
     def diagnostics(self) -> pl.DataFrame:
-        """Rows worth a look (kind, entry, run_id, detail), ordered by kind then entry."""
-        return diagnose(self.runs, self.calls, meta=self.meta, agreement=self.judge_agreement())
+        """Rows worth a look (kind, entry, run_id, detail), ordered by kind then entry (the negative controls' rows,
+        ``control_*``, after the runs')."""
+        controls = control_diagnostics(self.control_check())
+        found = diagnose(self.runs, self.calls, meta=self.meta, agreement=self.judge_agreement())
+        if not controls:
+            return found
+        return pl.concat([found, pl.DataFrame(controls, schema=DIAGNOSTICS_SCHEMA).sort("kind", maintain_order=True)])
+
+    def control_check(self) -> ControlCheck:
+        """The negative controls: the planted wrong answers, how the judge scored them against a right answer's score
+        (the reference's self-agreement), and whether that voids the verdicts (`ControlCheck.void`)."""
+        if self._control_check is None:
+            self._control_check = control_check(self.controls, self.runs, self.models, self.meta)
+        return self._control_check
 
     def _run(self, run_id: str, *, missing_ok: bool = False) -> Any:
         found = next((r for r in self._records if r.run_id == run_id), None)
@@ -258,8 +305,9 @@ class BenchmarkReport:
     # ---------------------------------------------------------------------------------------------------- parquet
 
     def to_parquet(self, directory: str | Path) -> Path:
-        """Write runs, models, calls and noise (.parquet), a panel's verdicts (``verdicts.parquet``) and meta.json
-        into ``directory`` (created if needed), and the labels (``labels.parquet``) when the report has them."""
+        """Write runs, models, calls, noise and controls (.parquet), a panel's verdicts (``verdicts.parquet``) and
+        meta.json into ``directory`` (created if needed), and the labels (``labels.parquet``) when the report has
+        them."""
         path = Path(directory)
         path.mkdir(parents=True, exist_ok=True)
         self.runs.write_parquet(path / "runs.parquet")
@@ -270,6 +318,7 @@ class BenchmarkReport:
             self.verdicts.write_parquet(path / VERDICTS_FILE)
         else:  # a panel report written here before must not lend its judges' verdicts to this one
             (path / VERDICTS_FILE).unlink(missing_ok=True)
+        self.controls.write_parquet(path / "controls.parquet")
         (path / "meta.json").write_text(json.dumps(self.meta.to_dict(), indent=2, ensure_ascii=False) + "\n")
         if self.labels is not None:
             self.labels.write(path / LABELS_FILE)
@@ -292,6 +341,9 @@ class BenchmarkReport:
             RUNS_SCHEMA,
             str(path / "runs.parquet"),
         )
+        if (path / "controls.parquet").is_file():  # a report written before negative controls has none
+            controls = conform(pl.read_parquet(path / "controls.parquet"), RUNS_SCHEMA, str(path / "controls.parquet"))
+            runs = pl.concat([runs, controls])
         calls = conform(
             _with_later_columns(pl.read_parquet(path / "calls.parquet"), CALLS_ADDED_LATER),
             CALLS_SCHEMA,

@@ -24,10 +24,21 @@ from ._stats import DEFAULT_MARGIN
 from ._tomlfile import UNKNOWN_FIELD, problem_text
 from ._vocab import Design
 
-__all__ = ["DEFAULT_RUNS", "JOB_SCORER", "MAX_RUNS_PER_INPUT", "NO_SCORER", "Lineup", "RaceSpec", "Runs"]
+__all__ = [
+    "DEFAULT_CONTROLS",
+    "DEFAULT_RUNS",
+    "JOB_SCORER",
+    "MAX_RUNS_PER_INPUT",
+    "NO_SCORER",
+    "Lineup",
+    "RaceSpec",
+    "Runs",
+]
 
 DEFAULT_RUNS = 3
 """Runs per input and entry when none is asked for."""
+DEFAULT_CONTROLS = 3
+"""Negative controls a race plants when none is asked for: one of each kind (`gradebench._planted`)."""
 MAX_RUNS_PER_INPUT = 4
 """A race to a verdict gives an entry at most this many runs per input unless ``max_runs`` says otherwise."""
 Runs = int | Literal["auto"]
@@ -91,6 +102,10 @@ class RaceSpec:
     """The user salt of the cache keys: a new salt draws fresh samples."""
     concurrency: int | None = None
     """Requests in flight at once; unset: the catalog's concurrency."""
+    controls: int = DEFAULT_CONTROLS
+    """Negative controls: planted runs known to be wrong (another input's answer, an empty answer, the answer cut in
+    half), judged blind among the real runs; a judge that scores them as high as right answers voids the verdicts.
+    0: none."""
 
     def __post_init__(self) -> None:
         if self.runs != Design.AUTO and not _positive_int(self.runs):
@@ -101,6 +116,8 @@ class RaceSpec:
             raise ValueError(f"budget must be a number > 0 (in the catalog's currency), got {self.budget!r}")
         if not (_number(self.margin) and self.margin >= 0):
             raise ValueError(f"margin must be >= 0 (points of 10), got {self.margin!r}")
+        if not (isinstance(self.controls, int) and not isinstance(self.controls, bool) and self.controls >= 0):
+            raise ValueError(f"controls must be an integer >= 0, got {self.controls!r}")
         if self.concurrency is not None and not _positive_int(self.concurrency):
             raise ValueError(f"concurrency must be an integer >= 1, got {self.concurrency!r}")
         for name in ("also", "candidates"):

@@ -9,7 +9,17 @@ from __future__ import annotations
 
 import enum
 
-__all__ = ["CostSource", "Design", "EventKind", "Role", "SchemaUse", "Stopped", "VerdictBasis", "VerdictPath"]
+__all__ = [
+    "ControlKind",
+    "CostSource",
+    "Design",
+    "EventKind",
+    "Role",
+    "SchemaUse",
+    "Stopped",
+    "VerdictBasis",
+    "VerdictPath",
+]
 
 
 class Role(enum.StrEnum):
@@ -21,6 +31,21 @@ class Role(enum.StrEnum):
     """A run of the race, judged against the reference."""
     JUDGE = "judge"
     """A call of the judge (calls only: a verdict belongs to the candidate run it judges)."""
+    CONTROL = "control"
+    """A negative control: a run planted from the reference runs that is known to be wrong, judged blind among the
+    candidates (`ControlKind`); it is never an entry and no figure of the candidates counts it."""
+
+
+class ControlKind(enum.StrEnum):
+    """How a negative control is wrong (``gradebench._planted``): each is the reference transcript of its input, its
+    tool calls and results unchanged, with the final answer replaced."""
+
+    OTHER_ANSWER = "other_answer"
+    """The reference's answer to another input (one whose answer differs): wrong in substance."""
+    EMPTY = "empty"
+    """An empty answer: wrong in substance."""
+    HALF = "half"
+    """The reference's answer cut in half: incomplete, though the half kept may hold the substance."""
 
 
 class EventKind(enum.StrEnum):

@@ -15,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import hashlib
+import inspect
 import json
 import sys
 import tempfile
@@ -23,11 +24,13 @@ from typing import Any
 import gradebench as gb
 from gradebench.jobs import OrderAgent, SelectingAgent, load_inputs
 
-ADDED_META = ("families", "entries")  # entries: the catalog terms gb.compare reads
-ADDED_MODELS = ("verdict_basis", "more_labels")  # what human labels add to the verdicts (test_labels checks them)
-"""Meta fields added by panels of judges (set aside here, checked apart)."""
-ADDED_SPEC = ("judges",)
-"""Race-spec fields added by panels of judges."""
+ADDED_META = ("families", "entries", "controls")
+"""Meta fields added since (set aside here, checked apart): judges' families, the catalog terms `gb.compare` reads,
+the negative controls planted."""
+ADDED_SPEC = ("judges", "controls")
+"""Race-spec fields added since: a panel of judges, the number of negative controls."""
+ADDED_MODELS = ("verdict_basis", "more_labels")
+"""What human labels add to the models frame (test_labels checks them)."""
 
 
 def _digest(value: Any) -> str:
@@ -91,13 +94,17 @@ async def race_digests(cache: str) -> dict[str, dict[str, str]]:
     """Two one-judge races on a fresh cache: the order agent (8 inputs × 1, its estimate first) and the selecting
     agent under the label-bias check (4 inputs × 2)."""
     catalog = gb.sim.catalog(latency_scale=0)
-    order = gb.Benchmark(OrderAgent, runs=1, catalog=catalog, grade="standard", cache=cache, progress=False)
+    # negative controls came later (three planted runs a race by default): without them, a race is as it was
+    plain: dict[str, Any] = {"controls": 0} if "controls" in inspect.signature(gb.Benchmark).parameters else {}
+    order = gb.Benchmark(OrderAgent, runs=1, catalog=catalog, grade="standard", cache=cache, progress=False, **plain)
     order.set_inputs(load_inputs("orders")[:8])
     made = await order.estimate()
     await order.run()
     estimate = made.frame().drop("wall_s").to_dicts()
     line = made.line().rsplit(" · about ", 1)[0]
-    selecting = gb.Benchmark(SelectingAgent, runs=2, catalog=catalog, grade="standard", cache=cache, progress=False)
+    selecting = gb.Benchmark(
+        SelectingAgent, runs=2, catalog=catalog, grade="standard", cache=cache, progress=False, **plain
+    )
     selecting.set_inputs(load_inputs("selections")[:4]).set_judge_swap()
     await selecting.run()
     return {

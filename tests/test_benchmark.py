@@ -37,9 +37,8 @@ def answers(candidate: dict[str, object]) -> Scripted:
 
 
 def bench_for(endpoint: Scripted, *, runs: int = 2, **entry) -> gb.Benchmark:
-    bench = gb.Benchmark(
-        echo_job, runs=runs, catalog=scripted_catalog(endpoint, **entry), grade="standard", progress=False
-    )
+    catalog = scripted_catalog(endpoint, **entry)  # no negative controls: these cases count the judge's requests
+    bench = gb.Benchmark(echo_job, runs=runs, catalog=catalog, grade="standard", progress=False, controls=0)
     return bench.set_inputs([{"id": "q1", "q": "one?"}, {"id": "q2", "q": "two?"}])
 
 

@@ -62,7 +62,15 @@ ERROR_LINE = re.compile(r"^\w*(Error|Exception)\b", re.MULTILINE)  # "SyntaxErro
 CHART = "svg.marks, canvas.marks"  # what vega-embed draws, inside its .vega-embed element
 MAX_HEIGHT = 16000  # px; the tallest window the notebook screenshot may use (Chromium caps textures at 16384)
 TABS = ("Runs", "Models", "Cost vs quality", "Latency vs quality", "Transcript", "Diagnostics")
-EXPORTED = ("runs.parquet", "models.parquet", "calls.parquet", "noise.parquet", "meta.json", "report.html")
+EXPORTED = (
+    "runs.parquet",
+    "models.parquet",
+    "calls.parquet",
+    "noise.parquet",
+    "controls.parquet",
+    "meta.json",
+    "report.html",
+)
 
 
 @pytest.fixture

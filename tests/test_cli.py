@@ -28,11 +28,14 @@ def test_demo_prints_the_table_and_writes_parquet(tmp_path: Path, capsys: pytest
         assert entry in out
     runs = pl.read_parquet(tmp_path / "demo" / "runs.parquet")
     assert runs.height == 2 + 5 * 2 * 2 and runs["simulated"].all()
+    controls = pl.read_parquet(tmp_path / "demo" / "controls.parquet")  # judged among the runs, kept apart
+    assert controls["role"].to_list() == ["control"] * 3 and controls["score"].null_count() == 0
     written = {p.name for p in (tmp_path / "demo").iterdir()}
     assert written == {
         "runs.parquet",
         "models.parquet",
         "noise.parquet",
+        "controls.parquet",
         "calls.parquet",
         "meta.json",
         "cost_quality.png",

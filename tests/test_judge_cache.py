@@ -66,7 +66,8 @@ async def scripted_race(judge_opts_in: bool, *, swap: bool = False) -> tuple[Scr
     catalog = endpoint.catalog()
     if judge_opts_in:
         catalog = opted_in(catalog, {"test/judge"})
-    bench = gb.Benchmark(who, runs=3, catalog=catalog, grade="standard", progress=False)
+    # no negative controls: these cases read every verdict as a candidate's (tests/test_controls.py has theirs)
+    bench = gb.Benchmark(who, runs=3, catalog=catalog, grade="standard", progress=False, controls=0)
     bench.set_inputs([{"id": "a", "q": "What is six times seven?"}, {"id": "b", "q": "What is 40 plus 2?"}])
     if swap:
         bench.set_judge_swap()

@@ -237,7 +237,9 @@ def test_a_panel_judges_every_run_with_each_judge_and_scores_their_mean(panel_ra
     assert set(judged["judge_entry"]) == {"sim/oracle + sim/sage"}
     assert judged["reason"].str.contains("sim/oracle: ").all() and judged["reason"].str.contains(" | sim/sage: ").all()
     calls = report.calls.filter(pl.col("role") == "judge")
-    assert calls.group_by("entry").len().sort("entry")["len"].to_list() == [judged.height, judged.height]
+    each = judged.height + report.controls.height  # the negative controls are judged by every judge of the panel too
+    assert report.controls.height == 3 and report.controls["judge_entry"].to_list() == ["sim/oracle + sim/sage"] * 3
+    assert calls.group_by("entry").len().sort("entry")["len"].to_list() == [each, each]
     cost = calls.group_by("run_id").agg(pl.col("cost").sum())  # a run's judge cost is both judges'
     assert (
         judged.join(cost, on="run_id")["judge_cost"] - judged.join(cost, on="run_id")["cost_right"]

@@ -243,9 +243,9 @@ async def test_sigterm_to_gradebench_run_flushes_and_exits_with_one_line(tmp_pat
                 for name, model, grade in (("acme/ref", "ref-1", "standard"), ("judge/oracle", "judge-1", "large"))
             )
         )
-        (tmp_path / "run.toml").write_text(
+        (tmp_path / "run.toml").write_text(  # no negative controls: this judge never reads an answer (run would exit 4)
             'job = "desk:answer"\ncatalog = "catalog.toml"\ngrade = "standard"\nruns = 2\ninputs = "in.jsonl"\n'
-            f'concurrency = 1\nout = "{tmp_path / "out"}"\ncache = "{tmp_path / "cache"}"\n'
+            f'concurrency = 1\ncontrols = 0\nout = "{tmp_path / "out"}"\ncache = "{tmp_path / "cache"}"\n'
         )
         command = [sys.executable, "-m", "gradebench._cli", "run", str(tmp_path / "run.toml")]
         env = {**os.environ, "GRADEBENCH_SIM_LATENCY_SCALE": "0"}

@@ -382,7 +382,8 @@ def test_gradebench_run_races_a_prompt_table_and_the_report_reruns(tmp_path: Pat
                 ]
             )
         )
-        top = f'catalog = "catalog.toml"\nruns = 1\nout = "{tmp_path / "out"}"'
+        # no negative controls: this scripted judge never reads an answer (they would void it, and run exits 4)
+        top = f'catalog = "catalog.toml"\nruns = 1\ncontrols = 0\nout = "{tmp_path / "out"}"'
         assert main(["run", str(write_prompt_config(tmp_path, PROMPT_TABLE, top))]) == 0
         report = gb.BenchmarkReport.read_parquet(tmp_path / "out")
         assert report.meta.job == "review-labels" and report.runs.filter(pl.col("ok")).height == 6

@@ -407,7 +407,14 @@ def test_table(report):
 def test_parquet_round_trip(report, runs, tmp_path):
     out = report.to_parquet(tmp_path / "race")
     names = sorted(p.name for p in out.iterdir())
-    assert names == ["calls.parquet", "meta.json", "models.parquet", "noise.parquet", "runs.parquet"]
+    assert names == [
+        "calls.parquet",
+        "controls.parquet",
+        "meta.json",
+        "models.parquet",
+        "noise.parquet",
+        "runs.parquet",
+    ]
     assert json.loads((out / "meta.json").read_text()) == ReportMeta.from_dict(META).to_dict()
     back = BenchmarkReport.read_parquet(out)
     assert back.runs.equals(report.runs)

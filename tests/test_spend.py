@@ -93,7 +93,9 @@ async def test_the_estimate_is_the_spend_when_runs_look_like_the_reference(tmp_p
     )
     bench.set_inputs([{"id": f"q{i}"} for i in range(3)])
     before = await bench.estimate()
-    assert (before.runs, before.cached_runs, before.calls, before.judge_calls) == (12, 0, 12, 12)
+    # every input answers alike, so two negative controls are planted (another input's answer needs a different one)
+    assert (before.controls.controls, before.controls.judge_calls) == (2, 2)
+    assert (before.runs, before.cached_runs, before.calls, before.judge_calls) == (12, 0, 12, 12 + 2)
     assert before.candidates_cost == pytest.approx(12 * (100 * 1.0 + 20 * 2.0) / 1e6)
     assert [e.entry for e in before.entries] == ["acme/pick", "acme/twin"] and before.currency == "USD"
     assert "estimate: 12 runs" in str(before) and before.frame().height == 2
@@ -149,9 +151,11 @@ async def test_later_verdicts_are_priced_with_all_they_share_with_earlier_ones(t
     estimate = await bench.estimate()
     await bench.run()
     judge = bench.report().calls.filter(pl.col("role") == "judge")
-    predicted = sum(e.judge_cached_tokens for e in estimate.entries)
+    controls = estimate.controls  # the negative controls' verdicts share their input's prefix too
+    predicted = sum(e.judge_cached_tokens for e in estimate.entries) + controls.judge_cached_tokens
     assert predicted == pytest.approx(judge["cached_input_tokens"].sum(), rel=0.1)
-    assert sum(e.judge_input_tokens for e in estimate.entries) == pytest.approx(judge["input_tokens"].sum(), rel=0.1)
+    predicted = sum(e.judge_input_tokens for e in estimate.entries) + controls.judge_input_tokens
+    assert predicted == pytest.approx(judge["input_tokens"].sum(), rel=0.1)
 
 
 # ---------------------------------------------------------------------------------------------------------- budget
@@ -221,8 +225,8 @@ async def test_settled_entries_stop_and_unsettled_ones_race_on(tmp_path) -> None
     # the reference entry scores 10; "good" 10 (Δ 0: as good), "bad" 2 (Δ −8: worse), "edge" 9 (Δ −1: on the margin)
     endpoint = billing({"pick": (7, 3), "good": (7, 3), "bad": (2, 0), "edge": (6, 3)})
     cat = catalog(endpoint, ["pick", "good", "bad", "edge"])
-    bench = gb.Benchmark(
-        answer_job, runs="auto", max_runs=60, catalog=cat, grade="standard", cache=tmp_path, progress=False
+    bench = gb.Benchmark(  # no negative controls: this judge scores the model, never the answer (they would void it)
+        answer_job, runs="auto", max_runs=60, catalog=cat, grade="standard", cache=tmp_path, progress=False, controls=0
     )
     await bench.set_inputs([{"id": f"q{i}"} for i in range(20)]).run()
     report = bench.report()

@@ -89,7 +89,7 @@ async def test_the_swap_check_judges_both_orders_blind() -> None:
     bench = race(catalog, inputs=4).set_candidates(["sim/steady", "sim/swift"]).set_judge_swap()
     await bench.run()
     judged = judge_requests(fleet)
-    assert len(judged) == 2 * 4 * 2 * 2  # every run, in both orders
+    assert len(judged) == (2 * 4 * 2 + 3) * 2  # every run and the three negative controls, in both orders
     firsts = []
     for r in judged:
         user = r.body["messages"][1]["content"]

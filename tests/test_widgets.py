@@ -256,7 +256,15 @@ async def test_export_writes_the_report_and_says_where(tmp_path: Path) -> None:
     panel.export_dir.value = str(folder)
     panel.export_button.click()
     names = sorted(p.name for p in folder.iterdir())
-    assert names == ["calls.parquet", "meta.json", "models.parquet", "noise.parquet", "report.html", "runs.parquet"]
+    assert names == [
+        "calls.parquet",
+        "controls.parquet",
+        "meta.json",
+        "models.parquet",
+        "noise.parquet",
+        "report.html",
+        "runs.parquet",
+    ]
     assert str(folder.resolve()) in panel.status.value
     back = gb.BenchmarkReport.read_parquet(folder)
     assert back.runs.equals(panel.report.runs)
@@ -444,7 +452,14 @@ async def test_a_stopped_race_is_marked_on_every_tab_and_an_entry_not_judged_is_
     fleet = gb.sim.SimFleet(latency_scale=0.05)
     panel = standard_panel(fleet.catalog(), candidates=("sim/steady", "sim/swift", "sim/chatty"), runs=2, first=3)
     panel.run_button.click()
-    while not any(r.headers["x-gradebench-role"] == "judge" for r in fleet.requests):
+
+    def a_candidate_judged() -> bool:  # a candidate run's verdict (a negative control's waits for no run: it is early)
+        raced = {r.headers["x-gradebench-run"] for r in fleet.requests if r.headers["x-gradebench-role"] == "candidate"}
+        return any(
+            r.headers["x-gradebench-role"] == "judge" and r.headers["x-gradebench-run"] in raced for r in fleet.requests
+        )
+
+    while not a_candidate_judged():
         await asyncio.sleep(0.005)
     await asyncio.sleep(0.05)
     panel.stop()
@@ -529,7 +544,15 @@ async def test_export_lists_every_file_it_wrote(tmp_path: Path) -> None:
     panel.export_dir.value = str(tmp_path / "out")
     path = panel.export()
     written = sorted(p.name for p in path.iterdir())
-    assert written == ["calls.parquet", "meta.json", "models.parquet", "noise.parquet", "report.html", "runs.parquet"]
+    assert written == [
+        "calls.parquet",
+        "controls.parquet",
+        "meta.json",
+        "models.parquet",
+        "noise.parquet",
+        "report.html",
+        "runs.parquet",
+    ]
     said = plain(panel.status.value)
     assert all(name in said for name in written), said
 

@@ -62,6 +62,7 @@ def compose_answer(
             position_bias=profile.position_bias,
             favours=(profile.signature, profile.self_preference) if profile.signature else None,
             verbosity_bias=profile.verbosity_bias,
+            skims=profile.judge_skims,
         )
         schema_ok = fmt is not None and fmt.get("type") == "json_schema" and not profile.ignores_schema
         return _content(sim_judge.render(verdict, as_json=schema_ok)), "stop"

@@ -15,6 +15,7 @@ first, and its ``verbosity_bias`` lets a long-winded candidate's wrong answer pa
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import random
 from dataclasses import dataclass
@@ -252,6 +253,7 @@ def judge(
     position_bias: float = 0.0,
     favours: tuple[str, int] | None = None,
     verbosity_bias: float = 0.0,
+    skims: bool = False,
 ) -> SimVerdict:
     """Grade the candidate against the reference.
 
@@ -259,15 +261,21 @@ def judge(
     gains a point (the order effect the label-bias check measures). ``favours`` (a house style's signature, points):
     a candidate whose transcript carries the signature gains those points, as a judge favours its own family's
     answers (it recognises them by their style: nothing in the prompt names the model). With probability
-    ``verbosity_bias`` a long-winded candidate's wrong answer passes as right (a judge swayed by verbosity). `human`
-    grades the same prompt with none of these.
+    ``verbosity_bias`` a long-winded candidate's wrong answer passes as right (a judge swayed by verbosity). A judge
+    that ``skims`` never reads the answers: it scores the tool calls alone and gives full marks for shown work (a weak
+    judge, which negative controls catch). `human` grades the same prompt with none of these.
     """
     sections = transcripts(prompt)
     by_role = dict(sections)
     ref, cand = parse_transcript(by_role.get(Role.REFERENCE)), parse_transcript(by_role.get(Role.CANDIDATE))
-    # drawn only for a swayable judge, so every other judge's draws (and verdicts) are as they were
-    swayed = verbosity_bias > 0 and long_winded(ref, cand) and rng.random() < verbosity_bias
-    verdict = _score(ref, cand, swayed=swayed)
+    if skims and cand.error is None:
+        unread = [dataclasses.replace(t, answer=None, has_answer=True, prose=[]) for t in (ref, cand)]
+        skimmed = _score(*unread)
+        verdict = SimVerdict(accuracy=skimmed.accuracy, work=3, reason=skimmed.reason)
+    else:
+        # drawn only for a swayable judge, so every other judge's draws (and verdicts) are as they were
+        swayed = verbosity_bias > 0 and long_winded(ref, cand) and rng.random() < verbosity_bias
+        verdict = _score(ref, cand, swayed=swayed)
     # A failed run scores 0 however the judge feels; noise and bias only blur the judgement of real answers.
     if cand.error is None:
         accuracy = verdict.accuracy

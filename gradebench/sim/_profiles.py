@@ -97,6 +97,9 @@ class Profile:
     """Probability the sim judge on this model lets a wrong answer pass when the candidate explains at length (at
     least `gradebench.sim._grader.LONG` times the reference's shown work): a judge swayed by verbosity. 0 for every
     built-in entry; `gradebench.sim.SWAYED` has 0.9."""
+    judge_skims: bool = False
+    """The sim judge on this model skims: it checks the tool calls but never reads the answer, and gives full marks
+    for shown work, so a wrong or empty answer scores as high as a right one (a weak model as a judge)."""
     catalog_rpm: int | None = None
     """The ``rpm`` the catalog entry declares (what admission control paces to); None: none."""
     max_concurrency: int | None = 16
