@@ -7,7 +7,8 @@ all of them):
 
 - **κ**: Cohen's weighted kappa with quadratic weights w_ij = ((i − j)/10)² on the integer scale 0..10, both scores
   rounded half up (a judge's score is an integer; a mean of two orders under the swap check may be a half):
-  κ = 1 − Σ w·observed / Σ w·expected-by-chance. 1 is agreement, 0 what chance gives; None when neither side varies.
+  κ = 1 − Σ w·observed / Σ w·expected-by-chance. 1 is agreement, 0 what chance gives; None when either side never
+  varies.
 - **ρ**: Spearman's rank correlation of the unrounded scores (ties get their mean rank); None when a side is constant.
 - **bias**: the mean of judge − human, in points of 10; ``relative_bias`` is an entry's bias less the reference
   entry's — what moves its verdict (a judge that over-scores both alike leaves the difference alone).
@@ -104,7 +105,10 @@ def weighted_kappa(judge: np.ndarray, human: np.ndarray) -> np.ndarray:
     weights = ((grid[:, None] - grid[None, :]) / 10.0) ** 2
     chance = (weights * expected).sum(axis=(1, 2))
     seen = (weights * observed).sum(axis=(1, 2))
-    kappa = np.where(chance > 0, 1.0 - seen / np.where(chance > 0, chance, 1.0), np.nan)
+    # A side that never varies leaves κ at 0 or below however well the other matches it: no measure of agreement
+    # (a resample of few labels, mostly full marks, would otherwise read "no better than chance")
+    varies = (a.min(axis=1) < a.max(axis=1)) & (b.min(axis=1) < b.max(axis=1))
+    kappa = np.where(varies & (chance > 0), 1.0 - seen / np.where(chance > 0, chance, 1.0), np.nan)
     return np.round(kappa, 12)  # no −0.00 from rounding error where κ is 0
 
 

@@ -91,7 +91,7 @@ def recommend(
     else:
         cost = f"at {f'{ratio:.2f}' if round(ratio, 2) else f'{ratio:.2g}'}\u00d7 the cost"
     runs_text = f"{n_pairs} paired run{'' if n_pairs == 1 else 's'}{_basis(models_with_verdicts, entry)}"
-    bound = "" if lower is None else f", lower bound {_num(lower)}"
+    bound = "" if lower is None else f", lower bound {_num(lower, 2)}"  # as the verdict lines show it
     sentence = (
         f"{entry} is as good as {reference_entry} on {job} (margin {_num(margin)}, {runs_text}{bound}) {cost}"
         f"{unknown_note}"
@@ -134,7 +134,8 @@ def _unsettled(models: pl.DataFrame, reference_entry: str, ref_cost: float | Non
         elif labels := [int(n) for n in waiting.get_column("more_labels", default=pl.Series([])).drop_nulls()]:
             need = f"about {min(labels)} more labels would likely settle the nearest"
         elif "verdict_basis" in waiting.columns and (waiting["verdict_basis"] == VerdictBasis.LABEL_CORRECTED).all():
-            need = "even labelling every run would likely not settle them: more runs would"
+            them = "it" if len(names) == 1 else "them"
+            need = f"even labelling every run would likely not settle {them}: more runs would"
         else:
             need = "they sit on the margin: only very many more runs would settle them"
         parts.append(f"{', '.join(names)} {'is' if len(names) == 1 else 'are'} inconclusive; {need}")

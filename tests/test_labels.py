@@ -339,7 +339,7 @@ def test_the_recommendation_says_its_verdict_is_label_corrected() -> None:
         }
     )
     pick = recommend(models, job="j", reference_entry=REF, margin=1.0, currency="USD")
-    assert pick is not None and "(margin 1.0, 48 paired runs, label-corrected, lower bound −0.4)" in pick.sentence
+    assert pick is not None and "(margin 1.0, 48 paired runs, label-corrected, lower bound −0.40)" in pick.sentence
     none_good = models.with_columns(pl.lit("inconclusive").alias("verdict"))
     pick = recommend(none_good, job="j", reference_entry=REF, margin=1.0, currency="USD")
     assert pick is not None and "about 30 more labels would likely settle the nearest" in pick.sentence
@@ -508,3 +508,11 @@ async def test_a_race_under_a_swayed_judge_the_labels_correct_end_to_end(tmp_pat
     everyone = gb.sim.human_labels(report, report.runs.filter(role="candidate")["run_id"].to_list())
     truth = report.with_labels(everyone).models.filter(entry="sim/windy")["mean_diff"][0]
     assert truth < -1.0  # worse than the margin on the person's scale
+
+
+def test_kappa_says_nothing_when_a_side_never_varies() -> None:
+    """Twelve labels, nine of them full marks: a resample whose labels are all 10 measures no agreement (κ would be 0
+    or below however well the judge matched), so it is undefined and left out of the interval, not counted as 0."""
+    assert np.isnan(weighted_kappa(np.array([10, 9, 10]), np.array([10, 10, 10])))[0]
+    assert np.isnan(weighted_kappa(np.array([10, 10, 10]), np.array([10, 9, 10])))[0]
+    assert weighted_kappa(np.array([10, 9, 3]), np.array([10, 8, 2]))[0] > 0.9

@@ -331,7 +331,7 @@ def test_recommend_the_cheapest_entry_that_is_as_good():
     )
     rec = recommend(frame, job="order-agent", reference_entry=REF, margin=1.0, currency="USD")
     assert rec is not None
-    expected = "sim/swift is as good as sim/steady on order-agent (margin 1.0, 60 paired runs, lower bound −0.4)"
+    expected = "sim/swift is as good as sim/steady on order-agent (margin 1.0, 60 paired runs, lower bound −0.43)"
     assert rec.sentence == expected + " at 0.21× the cost"
     assert (rec.entry, rec.reference, rec.lower, rec.n_pairs) == ("sim/swift", REF, -0.43, 60)
     assert rec.cost_ratio == pytest.approx(0.21)
@@ -356,13 +356,13 @@ def test_recommend_falls_back_to_the_reference_or_nothing():
     )
     # without the reference's cost the sentence gives the cost per run, and a tiny ratio keeps 2 significant digits
     alone = recommend(frame.filter(pl.col("entry") != REF), job="j", reference_entry=REF, margin=0.5, currency="USD")
-    assert alone is not None and alone.sentence.endswith("lower bound −0.1) at 0.02 USD per run")
+    assert alone is not None and alone.sentence.endswith("lower bound −0.10) at 0.02 USD per run")
     tiny = with_verdicts([(REF, 1.0, None, None, None), ("a", 0.0012, AS_GOOD, 0.04, 1)])
     rec = recommend(tiny, job="j", reference_entry=REF, margin=1.0, currency=None)
     assert rec is not None
     assert (
         rec.sentence
-        == "a is as good as sim/steady on j (margin 1.0, 1 paired run, lower bound 0.0) at 0.0012× the cost"
+        == "a is as good as sim/steady on j (margin 1.0, 1 paired run, lower bound 0.04) at 0.0012× the cost"
     )
 
 
