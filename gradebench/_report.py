@@ -133,7 +133,8 @@ class BenchmarkReport:
         """
         if self._models is None:
             judged = models_frame(self.runs, self.noise, self.meta, controls=self.controls)
-            self._models, self._label_agreement = labelled_models(judged, self.runs, self.labels, self.meta)
+            void = self.labels is not None and control_check(self.controls, self.runs, judged, self.meta).void
+            self._models, self._label_agreement = labelled_models(judged, self.runs, self.labels, self.meta, void=void)
         return self._models
 
     @property

@@ -240,6 +240,14 @@ async def test_a_judge_that_never_reads_the_answer_voids_every_verdict(tmp_path:
         [r for r in report.to_runs() if r.role is not Role.CONTROL], report.meta.replace(controls=[])
     )
     assert blind.models.filter(entry="sim/chatty")["verdict"][0] == "as good"  # that is what it would have said
+    # labels on every run do not lift the void: the report keeps one voice, and still measures the judge against them
+    candidates = report.runs.filter(pl.col("role") == Role.CANDIDATE)["run_id"].to_list()
+    labelled = report.with_labels(gb.sim.human_labels(report, candidates))
+    relabelled = labelled.models.filter(pl.col("verdict").is_not_null())
+    assert set(relabelled["verdict"]) == {"inconclusive"} and set(relabelled["verdict_basis"]) == {"judge-only"}
+    assert all("not label-corrected: the negative controls void" in r for r in relabelled["verdict_reason"])
+    assert labelled.recommend().sentence.startswith("no verdict on order-agent")
+    assert labelled.agreement.height == 4  # three entries and all of them
     # a race to a verdict is voided the same way
     auto = order_race(catalog, tmp_path / "auto", judge="sim/skim", inputs=12, runs="auto", max_runs=24)
     await auto.run()

@@ -423,7 +423,7 @@ async def test_a_one_judge_race_has_no_panel_and_one_named_judge_is_the_default_
     assert named.spec.judges is None and named.spec.judge == "sim/oracle"  # one name is judge
     a, b = plain.report(), named.report()
     assert a.meta.spec.judges is None and a.verdicts.height == 0 and a.judge_agreement() is None
-    # which verdict of an input lays the provider's cached prefix down first is a matter of timing, and so is its judge_cost
+    # which verdict of an input lays the cached prefix down first is timing, and so is its judge_cost
     timing = ("wall_s", "wall_now_s", "latency_s", "judge_cost")
     assert a.runs.drop(timing).equals(b.runs.drop(timing))
     assert a.meta.families == {
