@@ -9,8 +9,8 @@ sentence, with its most common error and the change among the runs that finished
 from __future__ import annotations
 
 import html
-from collections.abc import Callable
-from typing import TYPE_CHECKING
+from collections.abc import Callable, Sequence
+from typing import Protocol
 
 from ._compare_pairing import (
     CHANGED,
@@ -23,14 +23,39 @@ from ._compare_pairing import (
     TOO_FEW,
     EntryChange,
 )
-from ._compare_terms import NOTE, WARN
+from ._compare_terms import NOTE, WARN, Difference
 from ._figures import money
 from ._stats import _num, plural
 
-if TYPE_CHECKING:
-    from ._compare import Comparison
+__all__ = ["Comparison", "entry_sentence", "failure_sentence", "html_view", "sentences", "table"]
 
-__all__ = ["entry_sentence", "failure_sentence", "html_view", "sentences", "table"]
+
+class Comparison(Protocol):
+    """What the words read of a comparison (`gradebench._compare.Comparison`), so this module need not import it."""
+
+    @property
+    def job(self) -> str: ...
+
+    @property
+    def before(self) -> str: ...
+
+    @property
+    def after(self) -> str: ...
+
+    @property
+    def level(self) -> float: ...
+
+    @property
+    def rows(self) -> Sequence[EntryChange]: ...
+
+    @property
+    def found(self) -> Sequence[Difference]: ...
+
+    @property
+    def shape(self) -> tuple[str, str]: ...
+
+    def sentences(self) -> list[str]: ...
+
 
 PROVIDER = "the provider may have changed the model"
 """The cause said when nothing else that shapes a score moved between the races."""
