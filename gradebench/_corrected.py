@@ -14,7 +14,6 @@ both kinds alike (`gradebench._evidence`): an entry cut off or refused on most r
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import partial
@@ -37,11 +36,8 @@ __all__ = ["Correction", "correct", "with_labels"]
 FAILED_SCORE: Final = 0.0  # a failed run counts 0, as in every judge-only figure
 
 
-VOID_KEPT: Final = (
-    "not label-corrected: the negative controls void this judge's verdicts, and the correction starts from its scores"
-    " (judge again with a stronger model, then correct)"
-)
-"""Why a void verdict stays void with labels."""
+VOID_LIFTED: Final = "the judge alone is void (the negative controls): this verdict rests on your labels"
+"""What a label-corrected verdict says when the controls void the judge's own."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -177,8 +173,10 @@ def with_labels(
     models: pl.DataFrame, runs: pl.DataFrame, labels: HumanLabels | None, meta: ReportMeta, *, void: bool = False
 ) -> tuple[pl.DataFrame, pl.DataFrame]:
     """The models frame with the verdicts label-corrected where the labels allow it, and the agreement frame
-    (`AGREEMENT_SCHEMA`; empty without labels). When the negative controls ``void`` the judge's verdicts, none is
-    corrected: the void stands, and the agreement is still measured."""
+    (`AGREEMENT_SCHEMA`; empty without labels). When the negative controls ``void`` the judge's verdicts, a verdict
+    the labels correct stands on them (the correction holds whatever the judge's bias, an uninformative judge
+    included: its interval is then as wide as the labels alone make it), and says so; one they cannot correct stays
+    void."""
     if labels is None or not models.height:
         return models, frame([], AGREEMENT_SCHEMA)
     scores = labels.scores
@@ -192,14 +190,13 @@ def with_labels(
             updated.append(row)
             continue
         fix = correct(runs, scores, row["entry"], meta)
-        if void:  # one voice for the report: no verdict of a judge the planted wrong answers fooled, corrected or not
-            fix = dataclasses.replace(fix, verdict=None, reason=VOID_KEPT)
         judge_only = {"judge_verdict": row["verdict"], "judge_mean_diff": row["mean_diff"], "judge_lower": row["lower"]}
         if fix.verdict is None:
             row = {**row, "verdict_reason": f"{row['verdict_reason']}; {fix.reason}"}
             correction = fix.reason
         else:
             verdict, reason = found.hold(fix.entry, fix.verdict, fix.reason)
+            reason = f"{VOID_LIFTED}; {reason}" if void else reason
             row = {
                 **row,
                 "verdict": verdict,

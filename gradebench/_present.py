@@ -240,7 +240,7 @@ def verdict_lines(report: ReportView) -> list[VerdictLine]:
         if r.verdict is None:  # untested (the reference entry itself): no verdict line
             continue
         corrected = r.verdict_basis == VerdictBasis.LABEL_CORRECTED  # labels settle it
-        held = [*void, *found.notes(r.entry)]
+        held = [*([] if corrected else void), *found.notes(r.entry)]  # a corrected verdict stands on the labels
         notes = [r.stopped or "still racing"] if auto else []
         if not auto and r.verdict == INCONCLUSIVE and (not held or not r.n_pairs) and not corrected:
             notes.append(_what_would_settle(r, margin))  # unless held: more runs of the same would not settle it

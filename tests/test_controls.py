@@ -240,14 +240,24 @@ async def test_a_judge_that_never_reads_the_answer_voids_every_verdict(tmp_path:
         [r for r in report.to_runs() if r.role is not Role.CONTROL], report.meta.replace(controls=[])
     )
     assert blind.models.filter(entry="sim/chatty")["verdict"][0] == "as good"  # that is what it would have said
-    # labels on every run do not lift the void: the report keeps one voice, and still measures the judge against them
+    # labels stand where the judge cannot: a verdict they correct holds whatever the judge's bias, and says it rests
+    # on them; one they cannot correct (too few labels) stays void, and so does the recommendation then
     candidates = report.runs.filter(pl.col("role") == Role.CANDIDATE)["run_id"].to_list()
     labelled = report.with_labels(gb.sim.human_labels(report, candidates))
     relabelled = labelled.models.filter(pl.col("verdict").is_not_null())
-    assert set(relabelled["verdict"]) == {"inconclusive"} and set(relabelled["verdict_basis"]) == {"judge-only"}
-    assert all("not label-corrected: the negative controls void" in r for r in relabelled["verdict_reason"])
-    assert labelled.recommend().sentence.startswith("no verdict on order-agent")
+    assert set(relabelled["verdict_basis"]) == {"label-corrected"}
+    assert all(r.startswith("the judge alone is void (the negative controls): this verdict rests on your labels")
+               for r in relabelled["verdict_reason"])  # fmt: skip
+    lines = [line for line in labelled.table().splitlines() if line.startswith("  sim/chatty ")]
+    assert lines and "void:" not in lines[0]
+    assert "JUDGE CANNOT TELL A WRONG ANSWER FROM A RIGHT ONE" in labelled.table()  # the judge is what it is
+    assert not labelled.recommend().sentence.startswith("no verdict")
     assert labelled.agreement.height == 4  # three entries and all of them
+    few = report.with_labels(gb.sim.human_labels(report, candidates[:6]))
+    kept = few.models.filter(pl.col("verdict").is_not_null())
+    assert set(kept["verdict_basis"]) == {"judge-only"} and set(kept["verdict"]) == {"inconclusive"}
+    assert all(r.startswith("void: ") for r in kept["verdict_reason"])
+    assert few.recommend().sentence.startswith("no verdict on order-agent")
     # a race to a verdict is voided the same way
     auto = order_race(catalog, tmp_path / "auto", judge="sim/skim", inputs=12, runs="auto", max_runs=24)
     await auto.run()
