@@ -64,6 +64,7 @@ class LookRace:
         self._cycle: list[str] = []
         self._repeats: dict[str, int] = {}
         self._scores: dict[tuple[str, Unit], float | None] = {}
+        self._wave: list[tuple[str, Unit]] = []
 
     @property
     def racing(self) -> list[str]:
@@ -82,6 +83,7 @@ class LookRace:
         if not racing or not upcoming:
             return []
         runs = []
+        self._wave = []
         for _ in range(upcoming[0] - len(self.units)):
             unit = self._draw()
             self.units.append(unit)
@@ -89,13 +91,17 @@ class LookRace:
             for name in racing:
                 runs.append((name, unit))
                 self._tested[name].runs += 1
+        self._wave = runs
         return runs
 
     def land(self, scores: _Scores, flawed: Collection[str] = ()) -> None:
         """A wave landed: ``scores`` of each (entry, unit) run (0 for a failed run, None when no verdict came).
-        Every racing entry's verdict is read at the look; an entry in ``flawed`` (cut off or refused on most runs,
+        Every racing entry's verdict is read at the look — only when every run of the wave landed: a wave cut short
+        (the budget, a cancel) is no look. An entry in ``flawed`` (cut off or refused on most runs,
         `gradebench._evidence`) is never stopped as good."""
         self._scores.update(scores)
+        if not all(key in self._scores for key in self._wave):
+            return
         last = len(self.units) >= self.looks[-1]
         for entry in self._tested.values():
             if entry.stopped is not None:
