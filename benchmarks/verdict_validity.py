@@ -2,6 +2,7 @@
 
     python benchmarks/verdict_validity.py --truth                 # writes benchmarks/verdict_truth.json
     python benchmarks/verdict_validity.py --races 200             # one JSON line
+    python benchmarks/verdict_validity.py --from-raw raw.jsonl    # the line again, from a --raw run's records
 
 The job is the order agent (`gradebench.jobs.OrderAgent`, 26 order requests) on the simulated ``standard`` grade with
 ``also=["small"]``: 8 candidate entries, reference entry sim/steady, judge sim/oracle, margin 1 point of 10.
@@ -30,7 +31,8 @@ of the designs), each on a fresh temporary cache, the simulated fleet at latency
 Printed: for each design the false ``as good`` rate among entries truly worse than the margin (with its exact 95%
 upper bound), the false ``worse`` rate among entries within it, the share of correct settled verdicts (all entries and
 those near the margin), what each entry was called, and per race the mean candidate runs, candidate calls, judge
-calls, reference calls and cost (spent now, references and judge included); then whether the targets are met.
+calls, reference calls and cost (spent now, references and judge included), and for the group-sequential design the
+share of races each entry stopped at each look (``settled@2``, ``futile@3``); then whether the targets are met.
 
 At latency scale 0 the only real waits left are the openai SDK's retry backoff after the simulated 503s of
 sim/flaky (up to seconds per retry): this script sets that backoff to 0
@@ -47,6 +49,7 @@ import json
 import math
 import os
 import random
+import re
 import statistics
 import sys
 import tempfile
@@ -268,6 +271,20 @@ def _upper(k: int, n: int, level: float = 0.95) -> float:
     return hi
 
 
+def _stopped_at(races: list[dict[str, Any]], entry: str) -> dict[str, Any]:
+    """For a group-sequential race: the share of races in which ``entry`` stopped settled or futile at each look
+    (``settled@2``), or ran to the last (``max_runs``)."""
+    kinds: dict[str, int] = {}
+    for r in races:
+        why = r.get("stops", {}).get(entry, "")
+        look = re.search(r"at look (\d+) of", why)
+        if look is None:
+            continue
+        kind = f"{why.split(':')[0].split(' ')[0]}@{look.group(1)}"
+        kinds[kind] = kinds.get(kind, 0) + 1
+    return {"stopped_at": {k: round(v / len(races), 3) for k, v in sorted(kinds.items())}} if kinds else {}
+
+
 def summarise(races: list[dict[str, Any]], truth: dict[str, Any]) -> dict[str, Any]:
     table = truth["entries"]
     right = {e: ("worse" if t["class"] == "worse" else "as good") for e, t in table.items()}
@@ -298,6 +315,7 @@ def summarise(races: list[dict[str, Any]], truth: dict[str, Any]) -> dict[str, A
                 for label in ("as good", "worse", "inconclusive")
             }
             | {"runs": round(statistics.fmean(r["runs"][e] for r in races), 1)}
+            | _stopped_at(races, e)
             for e in table
         },
         "candidate_runs": mean("candidate_runs"),
@@ -364,6 +382,7 @@ def main() -> None:
     parser.add_argument("--at-fixed-spend", action="store_true", help="also race adaptive_at_fixed_spend")
     parser.add_argument("--fixed-spend", type=float, help="with --at-fixed-spend: the fixed design's mean spend")
     parser.add_argument("--raw", type=Path, help="also write every race's record here (JSON lines)")
+    parser.add_argument("--from-raw", type=Path, help="summarise the records a --raw run wrote instead of racing")
     parser.add_argument("--workers", default="auto", help="processes: a number, or auto (2 only on an idle machine)")
     args = parser.parse_args()
     workers = _workers(args.workers)
@@ -378,6 +397,11 @@ def main() -> None:
     indices = range(args.first, args.first + args.races)
     designs = [d for d in args.designs.split(",") if d]
     records: dict[str, list[dict[str, Any]]] = {}
+    if args.from_raw is not None:  # summarise the races another run wrote with --raw, racing nothing
+        for line in args.from_raw.read_text().splitlines():
+            record = json.loads(line)
+            records.setdefault(record["design"], []).append(record)
+        designs = []
     for design in designs:
         records[design] = list(_map(lambda i, d=design: (one_race, d, i), indices, workers, design))
     if args.at_fixed_spend:
