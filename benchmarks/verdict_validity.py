@@ -1,7 +1,8 @@
-"""Are the verdicts right? Race the simulated fleet many times, fixed and adaptive design, against a stored truth.
+"""Are the verdicts right? Race the simulated fleet many times in each design against a stored truth.
 
     python benchmarks/verdict_validity.py --truth                 # writes benchmarks/verdict_truth.json
     python benchmarks/verdict_validity.py --races 200             # one JSON line
+    python benchmarks/verdict_validity.py --from-raw raw.jsonl    # the line again, from a --raw run's records
 
 The job is the order agent (`gradebench.jobs.OrderAgent`, 26 order requests) on the simulated ``standard`` grade with
 ``also=["small"]``: 8 candidate entries, reference entry sim/steady, judge sim/oracle, margin 1 point of 10.
@@ -19,7 +20,10 @@ worse than the margin), ``within`` (truth ≥ −1), and ``near`` the margin (tr
 of the designs), each on a fresh temporary cache, the simulated fleet at latency scale 0. The designs:
 
 - ``fixed``: 4 runs of every entry on each of the 16 inputs (``runs=4``), the paired bootstrap: today's default;
-- ``adaptive``: ``runs="auto"``, ``max_runs=64`` (the fixed design's runs per entry);
+- ``adaptive``: ``runs="auto"``, ``max_runs=64`` (the fixed design's runs per entry): the betting bound after every
+  wave;
+- ``gsd``: ``runs="gsd"``, ``max_runs=64``: the group-sequential race, four looks at 16, 32, 48 and 64 paired units
+  (`gradebench._groupseq`);
 - ``adaptive_at_fixed_spend`` (with ``--at-fixed-spend``): ``runs="auto"`` with room for three times as many runs
   (``max_runs=192``) and ``budget=`` the fixed design's mean spend per race: what racing to a verdict settles for the
   same money — the settled entries stop and the money goes to the ones near the margin.
@@ -27,7 +31,8 @@ of the designs), each on a fresh temporary cache, the simulated fleet at latency
 Printed: for each design the false ``as good`` rate among entries truly worse than the margin (with its exact 95%
 upper bound), the false ``worse`` rate among entries within it, the share of correct settled verdicts (all entries and
 those near the margin), what each entry was called, and per race the mean candidate runs, candidate calls, judge
-calls, reference calls and cost (spent now, references and judge included); then whether the targets are met.
+calls, reference calls and cost (spent now, references and judge included), and for the group-sequential design the
+share of races each entry stopped at each look (``settled@2``, ``futile@3``); then whether the targets are met.
 
 At latency scale 0 the only real waits left are the openai SDK's retry backoff after the simulated 503s of
 sim/flaky (up to seconds per retry): this script sets that backoff to 0
@@ -44,6 +49,7 @@ import json
 import math
 import os
 import random
+import re
 import statistics
 import sys
 import tempfile
@@ -192,6 +198,8 @@ def design_options(design: str, fixed_spend: float | None) -> tuple[int | str, d
         return FIXED_RUNS, {}
     if design == "adaptive":
         return "auto", {"max_runs": FIXED_RUNS * SUBSET}
+    if design == "gsd":
+        return "gsd", {"max_runs": FIXED_RUNS * SUBSET}
     if design == "adaptive_at_fixed_spend":
         if fixed_spend is None:
             raise ValueError("adaptive_at_fixed_spend needs the fixed design's spend")
@@ -216,6 +224,7 @@ def one_race(design: str, index: int, fixed_spend: float | None = None) -> dict[
         "race": index,
         "verdicts": {e: v for e, v in zip(models["entry"], models["verdict"], strict=True) if e != REFERENCE},
         "runs": dict(zip(models["entry"], models["runs"], strict=True)),
+        "stops": {e: w for e, w in zip(models["entry"], models["stopped"], strict=True) if e != REFERENCE and w},
         "candidate_runs": candidates.height,
         "candidate_calls": count.get("candidate", 0),
         "judge_calls": count.get("judge", 0),
@@ -262,6 +271,20 @@ def _upper(k: int, n: int, level: float = 0.95) -> float:
     return hi
 
 
+def _stopped_at(races: list[dict[str, Any]], entry: str) -> dict[str, Any]:
+    """For a group-sequential race: the share of races in which ``entry`` stopped settled or futile at each look
+    (``settled@2``), or ran to the last (``max_runs``)."""
+    kinds: dict[str, int] = {}
+    for r in races:
+        why = r.get("stops", {}).get(entry, "")
+        look = re.search(r"at look (\d+) of", why)
+        if look is None:
+            continue
+        kind = f"{why.split(':')[0].split(' ')[0]}@{look.group(1)}"
+        kinds[kind] = kinds.get(kind, 0) + 1
+    return {"stopped_at": {k: round(v / len(races), 3) for k, v in sorted(kinds.items())}} if kinds else {}
+
+
 def summarise(races: list[dict[str, Any]], truth: dict[str, Any]) -> dict[str, Any]:
     table = truth["entries"]
     right = {e: ("worse" if t["class"] == "worse" else "as good") for e, t in table.items()}
@@ -292,6 +315,7 @@ def summarise(races: list[dict[str, Any]], truth: dict[str, Any]) -> dict[str, A
                 for label in ("as good", "worse", "inconclusive")
             }
             | {"runs": round(statistics.fmean(r["runs"][e] for r in races), 1)}
+            | _stopped_at(races, e)
             for e in table
         },
         "candidate_runs": mean("candidate_runs"),
@@ -305,18 +329,28 @@ def summarise(races: list[dict[str, Any]], truth: dict[str, Any]) -> dict[str, A
     }
 
 
+def _calls(design: dict[str, Any]) -> float:
+    return design["candidate_calls"] + design["judge_calls"]
+
+
 def targets(result: dict[str, Any]) -> dict[str, Any]:
-    fixed, adaptive = result["fixed"], result["adaptive"]
-    calls = (adaptive["candidate_calls"] + adaptive["judge_calls"]) / (fixed["candidate_calls"] + fixed["judge_calls"])
+    fixed = result["fixed"]
+    designs = [d for d in result.values() if isinstance(d, dict) and "races" in d]
     out: dict[str, Any] = {
-        "false_as_good_at_most_5pct": all(
-            d["false_as_good_rate"] <= 0.05 for k, d in result.items() if isinstance(d, dict) and "races" in d
-        ),
-        "adaptive_calls_share_of_fixed": round(calls, 3),
-        "adaptive_correct_at_least_fixed_with_half_the_calls": (
-            adaptive["correct_settled_rate"] >= fixed["correct_settled_rate"] and calls <= 0.5
-        ),
+        "false_as_good_at_most_5pct": all(d["false_as_good_rate"] <= 0.05 for d in designs),
+        "false_as_good_upper95_at_most_5pct": all(d["false_as_good_upper95"] <= 0.05 for d in designs),
     }
+    if "adaptive" in result:
+        adaptive, calls = result["adaptive"], _calls(result["adaptive"]) / _calls(fixed)
+        out["adaptive_calls_share_of_fixed"] = round(calls, 3)
+        out["adaptive_correct_at_least_fixed_with_half_the_calls"] = (
+            adaptive["correct_settled_rate"] >= fixed["correct_settled_rate"] and calls <= 0.5
+        )
+    if "gsd" in result:
+        gsd, calls = result["gsd"], _calls(result["gsd"]) / _calls(fixed)
+        out["gsd_calls_share_of_fixed"] = round(calls, 3)
+        out["gsd_correct_at_least_fixed"] = gsd["correct_settled_rate"] >= fixed["correct_settled_rate"]
+        out["gsd_correct_at_least_fixed_with_60pct_of_the_calls"] = out["gsd_correct_at_least_fixed"] and calls <= 0.6
     same = result.get("adaptive_at_fixed_spend")
     if same is not None:
         out["at_fixed_spend_calls_share_of_fixed"] = round(
@@ -344,10 +378,11 @@ def main() -> None:
     parser.add_argument("--scores", type=Path, help="with --truth: also write every run's score here")
     parser.add_argument("--races", type=int, default=200, help="races per design")
     parser.add_argument("--first", type=int, default=0, help="index of the first race")
-    parser.add_argument("--designs", default="fixed,adaptive", help="comma-separated: fixed, adaptive")
+    parser.add_argument("--designs", default="fixed,adaptive,gsd", help="comma-separated: fixed, adaptive, gsd")
     parser.add_argument("--at-fixed-spend", action="store_true", help="also race adaptive_at_fixed_spend")
     parser.add_argument("--fixed-spend", type=float, help="with --at-fixed-spend: the fixed design's mean spend")
     parser.add_argument("--raw", type=Path, help="also write every race's record here (JSON lines)")
+    parser.add_argument("--from-raw", type=Path, help="summarise the records a --raw run wrote instead of racing")
     parser.add_argument("--workers", default="auto", help="processes: a number, or auto (2 only on an idle machine)")
     args = parser.parse_args()
     workers = _workers(args.workers)
@@ -362,6 +397,11 @@ def main() -> None:
     indices = range(args.first, args.first + args.races)
     designs = [d for d in args.designs.split(",") if d]
     records: dict[str, list[dict[str, Any]]] = {}
+    if args.from_raw is not None:  # summarise the races another run wrote with --raw, racing nothing
+        for line in args.from_raw.read_text().splitlines():
+            record = json.loads(line)
+            records.setdefault(record["design"], []).append(record)
+        designs = []
     for design in designs:
         records[design] = list(_map(lambda i, d=design: (one_race, d, i), indices, workers, design))
     if args.at_fixed_spend:
@@ -386,7 +426,7 @@ def main() -> None:
     }
     for design, rs in records.items():
         result[design] = summarise(rs, truth)
-    if "fixed" in result and "adaptive" in result:
+    if "fixed" in result and len(records) > 1:
         result["targets"] = targets(result)
     result["wall_s"] = round(time.perf_counter() - started, 1)
     print(json.dumps(result))

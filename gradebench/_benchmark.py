@@ -72,10 +72,11 @@ class Benchmark:
         progress: bool = True,
     ):
         """``grade`` defaults to the job's declared grade, ``candidates`` to every callable entry of the grade; ``also``
-        names other grades (e.g. ``["small"]``) whose entries race too, against the same reference. ``runs="auto"``
-        races to a verdict, with at most ``max_runs`` runs an entry; ``budget`` caps what the race may spend now.
-        ``judges`` (entry names) is a panel: every run is judged by each, the score is their mean (see `RaceSpec`);
-        ``controls`` negative controls are judged blind among the runs (default 3, 0: none; see `RaceSpec.controls`)."""
+        names other grades (e.g. ``["small"]``) whose entries race too, against the same reference. ``runs="gsd"``
+        (or ``"auto"``) races to a verdict, with at most ``max_runs`` runs an entry; ``budget`` caps what the race may
+        spend now. ``judges`` (entry names) is a panel: every run is judged by each, the score is their mean (see
+        `RaceSpec`); ``controls`` negative controls are judged blind among the runs (default 3, 0: none; see
+        `RaceSpec.controls`)."""
         given: dict[str, Any] = dict(runs=runs, grade=grade, margin=margin, budget=budget, max_runs=max_runs)
         given.update(judge=judge, salt=salt, concurrency=concurrency, also=also, controls=controls)
         if candidates is not None:

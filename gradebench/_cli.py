@@ -298,9 +298,10 @@ def cmd_check(args: argparse.Namespace) -> int:
 
 
 def _runs(text: str) -> Runs:
-    """``--runs``: a number of runs, or ``auto`` (checked by the spec)."""
+    """``--runs``: a number of runs, or ``gsd`` / ``auto`` (checked by the spec)."""
     try:
-        return RaceSpec(runs=cast(Runs, text) if text == Design.AUTO else int(text)).runs
+        to_verdict = text in (Design.AUTO, Design.GROUP_SEQUENTIAL)
+        return RaceSpec(runs=cast(Runs, text) if to_verdict else int(text)).runs
     except ValueError as exc:
         raise argparse.ArgumentTypeError(str(exc)) from None
 
@@ -338,7 +339,10 @@ def build_parser() -> argparse.ArgumentParser:
         "print the table and the diagnostics, write parquet and charts.",
     )
     demo.add_argument(
-        "--runs", type=_runs, default=DEMO_RUNS, help="runs per input and entry, or 'auto' (race to a verdict)"
+        "--runs",
+        type=_runs,
+        default=DEMO_RUNS,
+        help="runs per input and entry, or race to a verdict: 'gsd' (four looks) or 'auto' (every wave)",
     )
     demo.add_argument("--inputs", type=int, default=DEMO_INPUTS, help="how many of the 26 example inputs")
     demo.add_argument("--salt", default="", help="a new salt draws fresh samples")

@@ -29,7 +29,7 @@ from ._codec import Columns, frame
 from ._compare_pairing import CHANGED, ONLY_AFTER, ONLY_BEFORE, EntryChange, Pairing, alone
 from ._compare_terms import JUDGE_KINDS, NOTE, REFUSE, WARN, Difference, differences, input_set
 from ._report import REPORT_FILES, BenchmarkReport
-from ._vocab import Design, Role
+from ._vocab import Role
 
 __all__ = ["DIFFERENCES_SCHEMA", "ENTRIES_SCHEMA", "Comparison", "compare", "read_side"]
 
@@ -216,7 +216,7 @@ def _entries(report: BenchmarkReport) -> list[str]:
 
 def _shape(report: BenchmarkReport) -> str:
     spec = report.meta.spec
-    runs = "to a verdict" if spec.design is Design.AUTO else f"{spec.runs} runs"
+    runs = "to a verdict" if spec.design.to_verdict else f"{spec.runs} runs"
     return f"{len(report.meta.inputs)} inputs × {runs}, salt {spec.salt!r}"
 
 

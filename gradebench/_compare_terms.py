@@ -349,7 +349,7 @@ def _design(b: ReportMeta, a: ReportMeta) -> Iterable[Difference]:
             f"runs per input and entry: {b.spec.runs} before, {a.spec.runs} after (each input's runs are averaged "
             "first, so the comparison stays paired by input)",
         )
-    auto = [side for side, meta in (("before", b), ("after", a)) if meta.spec.design is Design.AUTO]
+    auto = [side for side, meta in (("before", b), ("after", a)) if meta.spec.design.to_verdict]
     if auto:
         yield _differ(
             "design",

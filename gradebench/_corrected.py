@@ -29,7 +29,7 @@ from ._labels import HumanLabels, labellable
 from ._meta import ReportMeta
 from ._ppi import MIN_LABELS, corrected_difference, more_labels
 from ._stats import AS_GOOD, INCONCLUSIVE, MIN_INPUTS, WORSE, _num, plural
-from ._vocab import Design, Role, VerdictBasis
+from ._vocab import Role, VerdictBasis
 
 __all__ = ["Correction", "correct", "with_labels"]
 
@@ -115,7 +115,7 @@ def correct(
 ) -> Correction:
     """``entry``'s label-corrected verdict against the reference entry (module docstring), or why there is none."""
     reference, margin = meta.reference_entry, meta.spec.margin
-    if meta.spec.design is Design.AUTO:
+    if meta.spec.design.to_verdict:
         why = "raced to a verdict: its stopping read the judge's scores, so a fixed-sample correction would not hold"
         return Correction(entry=entry, reason=f"no label-corrected verdict: {why}; race runs=N to correct by labels")
     allowed = _allowed_inputs(runs, entry, reference, int(meta.spec.runs) if meta.stopped is not None else None)

@@ -23,6 +23,7 @@ from ._adaptive import Unit, completed_units, unit_verdicts
 from ._codec import Columns, frame
 from ._control_check import control_check, void_verdicts
 from ._evidence import evidence
+from ._gsdrace import look_verdicts
 from ._meta import ReportMeta
 from ._vocab import Design, Role, VerdictBasis
 
@@ -322,6 +323,8 @@ def _with_verdicts(
     reference = meta.reference_entry
     if meta.spec.design is Design.AUTO:
         verdicts, stops = _sequential_verdicts(runs, meta)
+    elif meta.spec.design is Design.GROUP_SEQUENTIAL:
+        verdicts, stops = look_verdicts(runs, meta)
     else:
         complete = int(meta.spec.runs) if meta.stopped is not None else None
         verdicts, stops = _stats.verdicts(runs, reference, margin=meta.spec.margin, complete=complete), {}
@@ -381,7 +384,7 @@ def _cut_short(models: pl.DataFrame, meta: ReportMeta) -> dict[str, str]:
         return {}
     cut = {}
     for entry, runs, tested in models.select("entry", "runs", pl.col("is_reference").not_()).iter_rows():
-        if meta.spec.design is Design.AUTO:
+        if meta.spec.design.to_verdict:
             if tested:
                 cut[entry] = f"{meta.stopped}: {_stats.plural(runs, 'run')} landed before the stop"
         elif runs < (planned := int(meta.spec.runs) * len(meta.inputs)):

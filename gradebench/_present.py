@@ -20,6 +20,7 @@ from ._agreement import JudgeAgreement, judges_lines, judges_text
 from ._control_check import VOID, ControlCheck
 from ._evidence import evidence, judge_failure
 from ._figures import fit_line, money
+from ._gsdrace import design_words
 from ._label_view import agreement_html, agreement_lines, label_notes
 from ._meta import ReportMeta
 from ._models import EntrySummary, reference_gold
@@ -144,6 +145,8 @@ def header(report: ReportView) -> str:
     shape = f"{plural(inputs, 'input')} × {plural(repeats, 'run')}"
     if m.spec.design is Design.AUTO:
         shape = f"{plural(inputs, 'input')} · raced to a verdict (at most {m.max_runs} runs an entry)"
+    elif m.spec.design is Design.GROUP_SEQUENTIAL:
+        shape = f"{plural(inputs, 'input')} · {design_words(m.max_runs, m.spec.margin)[0]}"
     return (
         f"{m.job or '?'} · grade {m.spec.grade or '?'} · reference {m.reference_entry or '-'}"
         f" · {judges_text(m.judges)} · {shape}"
@@ -233,7 +236,7 @@ class VerdictLine:
 
 def verdict_lines(report: ReportView) -> list[VerdictLine]:
     """Each tested entry's verdict line, in the models frame's order."""
-    margin, auto, found = report.meta.spec.margin, report.meta.spec.design is Design.AUTO, evidence(report.runs)
+    margin, auto, found = report.meta.spec.margin, report.meta.spec.design.to_verdict, evidence(report.runs)
     void = [f"void: {VOID}"] if report.control_check().void else []
     lines, panel = [], report.judge_agreement()
     for r in report.model_rows():
@@ -284,6 +287,8 @@ def _what_would_settle(row: EntrySummary, margin: float) -> str:
 
 def verdicts_title(report: ReportView) -> str:
     m = report.meta
+    if m.spec.design is Design.GROUP_SEQUENTIAL:
+        return f"verdict vs {m.reference_entry} ({design_words(m.max_runs, m.spec.margin)[1]}):"
     if m.spec.design is Design.AUTO:
         return (
             f"verdict vs {m.reference_entry} (raced to a verdict: anytime-valid bounds, "

@@ -21,6 +21,7 @@ from ._catalog import Entry
 from ._costs import run_costs
 from ._evidence import flawed_entries
 from ._fanout import fan_out, lane_width
+from ._gsdrace import LookRace
 from ._inputs import RaceInput
 from ._judge import judge_run
 from ._meta import ReportMeta
@@ -74,7 +75,7 @@ async def run_race(plan: RacePlan, *, emit: Listener, stops: dict[str, str], fin
         meta = meta.replace(controls=controls.plants)
         judging = asyncio.create_task(controls.run())  # the negative controls, judged beside the candidate runs
         try:
-            if spec.design is Design.AUTO:
+            if spec.design.to_verdict:
                 units, entry_stops = await race_to_verdict(race)
                 meta = meta.replace(units=units, stops=entry_stops)
             else:
@@ -190,10 +191,11 @@ def paired_score(run: Run) -> float | None:
 
 
 async def race_to_verdict(race: CandidateRace) -> tuple[list[tuple[str, int]], dict[str, str]]:
-    """Race waves of paired units until every candidate's verdict is settled (`gradebench._adaptive`); the units in
-    draw order and why each candidate stopped."""
+    """Race waves of paired units until every candidate's verdict is settled (`gradebench._adaptive`, or its
+    group-sequential looks: `gradebench._gsdrace`); the units in draw order and why each candidate stopped."""
     plan = race.plan
-    verdicts = VerdictRace(
+    make = VerdictRace if plan.spec.design is Design.AUTO else LookRace
+    verdicts: VerdictRace | LookRace = make(
         list(race.entries),
         plan.lineup.reference.name,
         [x.id for x in plan.inputs],

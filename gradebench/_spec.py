@@ -41,8 +41,9 @@ DEFAULT_CONTROLS = 3
 """Negative controls a race plants when none is asked for: one of each kind (`gradebench._planted`)."""
 MAX_RUNS_PER_INPUT = 4
 """A race to a verdict gives an entry at most this many runs per input unless ``max_runs`` says otherwise."""
-Runs = int | Literal["auto"]
-"""What ``runs`` takes: runs per input and entry, or ``auto`` (`Design.AUTO`): race to a verdict."""
+Runs = int | Literal["auto", "gsd"]
+"""What ``runs`` takes: runs per input and entry, or a race to a verdict: ``gsd`` (`Design.GROUP_SEQUENTIAL`: a few
+planned looks) or ``auto`` (`Design.AUTO`: an anytime-valid bound after every wave)."""
 JOB_SCORER = "job"
 """``scorer`` naming the job's own scorer."""
 NO_SCORER = "none"
@@ -76,9 +77,11 @@ class RaceSpec:
     candidates: tuple[str, ...] | None = None
     """Entry names to race; unset: every callable entry of the grade (and of also)."""
     runs: Runs = DEFAULT_RUNS
-    """Runs per input and entry, or auto: race to a verdict."""
+    """Runs per input and entry, or race to a verdict: gsd (in four planned looks) or auto (looking after every
+    wave)."""
     max_runs: int | None = None
-    """With runs = auto: the most runs an entry gets; unset: 4 per input (`MAX_RUNS_PER_INPUT`)."""
+    """Racing to a verdict (runs = gsd or auto): the most runs an entry gets; unset: 4 per input
+    (`MAX_RUNS_PER_INPUT`)."""
     margin: float = DEFAULT_MARGIN
     """The non-inferiority margin of the verdicts, in points of 10."""
     budget: float | None = None
@@ -108,8 +111,8 @@ class RaceSpec:
     0: none."""
 
     def __post_init__(self) -> None:
-        if self.runs != Design.AUTO and not _positive_int(self.runs):
-            raise ValueError(f"runs must be an integer >= 1 or 'auto', got {self.runs!r}")
+        if self.runs not in (Design.AUTO, Design.GROUP_SEQUENTIAL) and not _positive_int(self.runs):
+            raise ValueError(f"runs must be an integer >= 1, 'gsd' or 'auto', got {self.runs!r}")
         if self.max_runs is not None and not _positive_int(self.max_runs):
             raise ValueError(f"max_runs must be an integer >= 1, got {self.max_runs!r}")
         if self.budget is not None and not (_number(self.budget) and self.budget > 0):
@@ -158,13 +161,13 @@ class RaceSpec:
 
     @property
     def design(self) -> Design:
-        """``fixed`` (``runs`` per input and entry) or ``auto`` (a race to a verdict)."""
-        return Design.AUTO if self.runs == Design.AUTO else Design.FIXED
+        """``fixed`` (``runs`` per input and entry), ``gsd`` or ``auto`` (a race to a verdict)."""
+        return Design(self.runs) if isinstance(self.runs, str) else Design.FIXED
 
     def most_runs(self, inputs: int) -> int:
         """The most candidate runs an entry gets over ``inputs`` inputs: ``runs`` × inputs, or ``max_runs`` racing to
         a verdict (default `MAX_RUNS_PER_INPUT` per input)."""
-        if self.design is Design.AUTO:
+        if self.design.to_verdict:
             return self.max_runs or MAX_RUNS_PER_INPUT * inputs
         return int(self.runs) * inputs
 

@@ -74,7 +74,15 @@ class Design(enum.StrEnum):
     FIXED = "fixed"
     """``runs`` runs per input and entry."""
     AUTO = "auto"
-    """Race to a verdict: waves of paired runs until each verdict is settled (``runs="auto"``)."""
+    """Race to a verdict: waves of paired runs until each verdict is settled, an anytime-valid bound read after every
+    wave (``runs="auto"``)."""
+    GROUP_SEQUENTIAL = "gsd"
+    """Race to a verdict in a few planned looks with a group-sequential boundary (``runs="gsd"``)."""
+
+    @property
+    def to_verdict(self) -> bool:
+        """Whether the race runs in waves until each verdict is settled (either race to a verdict)."""
+        return self is not Design.FIXED
 
 
 class VerdictBasis(enum.StrEnum):

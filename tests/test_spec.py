@@ -21,9 +21,9 @@ from .conftest import scripted_catalog
 @pytest.mark.parametrize(
     ("fields", "message"),
     [
-        ({"runs": 0}, "runs must be an integer >= 1 or 'auto', got 0"),
-        ({"runs": True}, "runs must be an integer >= 1 or 'auto'"),
-        ({"runs": "many"}, "runs must be an integer >= 1 or 'auto'"),
+        ({"runs": 0}, "runs must be an integer >= 1, 'gsd' or 'auto', got 0"),
+        ({"runs": True}, "runs must be an integer >= 1, 'gsd' or 'auto'"),
+        ({"runs": "many"}, "runs must be an integer >= 1, 'gsd' or 'auto'"),
         ({"max_runs": 0}, "max_runs must be an integer >= 1"),
         ({"budget": 0}, "budget must be a number > 0"),
         ({"budget": math.nan}, "budget must be a number > 0"),

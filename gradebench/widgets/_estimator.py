@@ -17,7 +17,6 @@ import ipywidgets as w
 
 from .. import _present
 from .._estimate import Estimate
-from .._vocab import Design
 from ._form import Form
 from ._html import CSS, esc
 
@@ -142,7 +141,7 @@ class Estimator:
             self.button.disabled = False
             return None
         self.result = made
-        self._said = estimate_text(made, to_verdict=bench.spec.design is Design.AUTO, budget=bench.spec.budget)
+        self._said = estimate_text(made, to_verdict=bench.spec.design.to_verdict, budget=bench.spec.budget)
         self._say(self._said)
         self.button.disabled = False
         return made

@@ -88,7 +88,7 @@ class Task:
             inputs = len(self.form.selected_inputs())
             reference = bench.lineup.reference.name
             candidates = self.form.selected_candidates()
-            open_ended = bench.spec.design is Design.AUTO
+            open_ended = bench.spec.design.to_verdict
             self.progress.reset(
                 reference, candidates, bench.most_runs, inputs, open_ended=open_ended, stops=lambda: bench.stops
             )
