@@ -119,6 +119,7 @@ def fleet() -> gb.Catalog:
 
 def gsd_bench(tmp_path, cat: gb.Catalog | None = None, **options) -> gb.Benchmark:
     cat = cat or fleet()
+    options.setdefault("controls", 0)  # the scripted judge reads each run's nonce, which a planted control lacks
     bench = gb.Benchmark(
         answer_job, runs="gsd", max_runs=40, catalog=cat, grade="standard", cache=tmp_path, progress=False, **options
     )
