@@ -89,8 +89,21 @@ class RacePlan:
         return self.spec.most_runs(len(self.inputs))
 
     def session(self, *, cache_only: bool = False) -> Session:
-        """A session for this race (``cache_only``: one that answers from the cache alone and sends nothing)."""
-        return Session(self.catalog, self.cache, self.concurrency, self.transports, cache_only=cache_only)
+        """A session for this race (``cache_only``: one that answers from the cache alone and sends nothing); its
+        judges that batch send their verdicts through their Batch API."""
+        return Session(
+            self.catalog,
+            self.cache,
+            self.concurrency,
+            self.transports,
+            cache_only=cache_only,
+            batch=self.batches(),
+            progress=self.progress,
+        )
+
+    def batches(self) -> dict[str, str]:
+        """The judges whose verdicts go through a Batch API, and which one (see `gradebench._batch`)."""
+        return {j.name: api for j in self.lineup.judges if (api := j.batch_api(self.spec.judge_batch)) is not None}
 
     def check(self) -> RacePlan:
         """This plan, once it can run: inputs set, the reference and the judge callable, one currency under a budget

@@ -87,6 +87,10 @@ class RaceSpec:
     """The label-bias check: judge every run in both presentation orders."""
     judge_reasoning: bool = False
     """Show the judge the models' reasoning where providers returned it."""
+    judge_batch: bool = False
+    """Send the verdict requests through the judge provider's Batch API (its entry's batch, else OpenAI's shape): at
+    the batch price, within the provider's completion window (verdicts land when the batch does). An entry whose
+    catalog batch is set batches whatever this says."""
     salt: str = ""
     """The user salt of the cache keys: a new salt draws fresh samples."""
     concurrency: int | None = None
