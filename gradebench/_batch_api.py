@@ -23,7 +23,9 @@ from typing import Any, Final, Protocol
 
 import openai
 
-__all__ = ["BatchAPI", "BatchState", "LineResult", "OpenAIBatches", "RESENT_STATUSES", "read_jsonl"]
+from ._catalog import Entry
+
+__all__ = ["BatchAPI", "BatchState", "LineResult", "OpenAIBatches", "RESENT_STATUSES", "batch_api_of", "read_jsonl"]
 
 RESENT_STATUSES = frozenset({408, 409, 429})
 """Statuses of a batched request that never really ran (with every 5xx): it is sent again, as a request sent alone
@@ -31,6 +33,12 @@ would be retried."""
 
 OPENAI_ENDPOINT: Final = "/v1/chat/completions"
 """The ``url`` of every line and the ``endpoint`` of every batch gradebench submits."""
+
+
+def batch_api_of(entry: Entry, asked: bool) -> str | None:
+    """The batch API ``entry``'s verdicts go through: its own ``batch``, else OpenAI's shape when the race asks for
+    ``judge_batch`` (``asked``), else None (one request at a time)."""
+    return entry.batch or ("openai" if asked else None)
 
 
 @dataclass(frozen=True, kw_only=True)

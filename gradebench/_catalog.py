@@ -7,10 +7,11 @@ import os
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any
 
 import pydantic
 
+from ._catalog_file import CatalogFile
 from ._errors import CatalogError
 from ._family import family_of, normal_family
 from ._prices import CATALOG, DATABASE, PriceLookupError, batch_rate, check_known, database_cost
@@ -170,17 +171,17 @@ class Entry:
         ``cached_input_tokens`` are part of ``input_tokens``, priced at ``price_cached_in`` (genai-prices' cache-read
         price for an entry it prices).
         """
+        rated = batch and self._database_batch_rate  # the database's own batch rate, else the discount off the price
         if self.price_in is None or self.price_out is None:
             if self.provider is None:  # the catalog refuses such an entry; one built alone fails here, plainly
                 raise ValueError(f"entry {self.name!r} has no prices and no provider to look them up by")
             model = self.price_model or self.model
-            rated = batch and self._database_batch_rate
             full = database_cost(model, self.provider, input_tokens, output_tokens, cached_input_tokens, batch=rated)
-            return full if not batch or rated else full * (1 - self._batch_discount)
-        cached_price = self.price_in if self.price_cached_in is None else self.price_cached_in
-        fresh = input_tokens - cached_input_tokens
-        full = (fresh * self.price_in + cached_input_tokens * cached_price + output_tokens * self.price_out) / 1_000_000
-        return full * (1 - self._batch_discount) if batch else full
+        else:
+            cached_price = self.price_in if self.price_cached_in is None else self.price_cached_in
+            fresh = input_tokens - cached_input_tokens
+            full = (fresh * self.price_in + cached_input_tokens * cached_price + output_tokens * self.price_out) / 1e6
+        return full * (1 - self._batch_discount) if batch and not rated else full
 
     @property
     def _database_batch_rate(self) -> bool:
@@ -200,53 +201,6 @@ class Entry:
         if self._database_batch_rate:
             return f"{DATABASE} batch"
         return f"{self.price_source} batch -{self._batch_discount * 100:g}%"
-
-    def batch_api(self, asked: bool) -> str | None:
-        """The batch API this entry's verdicts go through: its own ``batch``, else OpenAI's shape when the race asks
-        for ``judge_batch`` (``asked``), else None (one request at a time)."""
-        return self.batch or ("openai" if asked else None)
-
-
-class _EntryFile(pydantic.BaseModel):
-    model_config = pydantic.ConfigDict(extra="forbid")
-
-    name: str = pydantic.Field(min_length=1)
-    model: str = pydantic.Field(min_length=1)
-    grade: str
-    base_url: str = pydantic.Field(min_length=1)
-    api_key_env: str | None = None
-    price_in: float | None = pydantic.Field(default=None, ge=0, allow_inf_nan=False)
-    price_out: float | None = pydantic.Field(default=None, ge=0, allow_inf_nan=False)
-    price_cached_in: float | None = pydantic.Field(default=None, ge=0, allow_inf_nan=False)
-    currency: str = "USD"
-    provider: str | None = pydantic.Field(default=None, min_length=1)
-    price_model: str | None = pydantic.Field(default=None, min_length=1)
-    routing: dict[str, Any] = {}
-    params: dict[str, Any] = {}
-    rename_params: dict[str, str] = {}
-    drop_params: tuple[str, ...] = ()
-    prompt_cache_key: pydantic.StrictBool = False
-    max_concurrency: int | None = pydantic.Field(default=None, ge=1)
-    rpm: int | None = pydantic.Field(default=None, ge=1)
-    max_retries: int = pydantic.Field(default=4, ge=0, le=20)
-    rate_limit_wait_s: float = pydantic.Field(default=300.0, ge=0)
-    timeout_s: float = pydantic.Field(default=120.0, gt=0)
-    latency_s: float | None = pydantic.Field(default=None, ge=0, allow_inf_nan=False)
-    family: str | None = pydantic.Field(default=None, min_length=1, pattern=r"\S")
-    batch: Literal["openai", "anthropic", "openrouter"] | None = None
-    batch_discount: float | None = pydantic.Field(default=None, ge=0, le=1, allow_inf_nan=False)
-    batch_poll_s: float = pydantic.Field(default=30.0, ge=0, allow_inf_nan=False)
-
-
-class _CatalogFile(pydantic.BaseModel):
-    model_config = pydantic.ConfigDict(extra="forbid")
-
-    grades: list[str] = pydantic.Field(min_length=1)
-    ceiling: str
-    picks: dict[str, str] = {}
-    concurrency: int = pydantic.Field(default=64, ge=1)
-    judge_params: dict[str, Any] | None = None
-    entries: list[_EntryFile] = pydantic.Field(min_length=1)
 
 
 class Catalog:
@@ -325,21 +279,21 @@ class Catalog:
 
     def _check_batch(self, e: Entry) -> None:
         """An entry built in code is held to what the catalog file allows of its batch fields."""
-        problem = None
-        if e.batch is not None and e.batch not in BATCH_APIS:
-            problem = "batch", f"must be one of {', '.join(BATCH_APIS)} (or unset), got {e.batch!r}"
-        elif e.batch_discount is not None and not (math.isfinite(e.batch_discount) and 0 <= e.batch_discount <= 1):
-            problem = (
-                "batch_discount",
-                f"must be a number in 0..1 (the share a batch takes off), got {e.batch_discount!r}",
-            )
-        elif not (math.isfinite(e.batch_poll_s) and e.batch_poll_s >= 0):
-            problem = "batch_poll_s", f"must be a number of seconds >= 0, got {e.batch_poll_s!r}"
-        if problem is not None:
-            fld, what = problem
-            raise CatalogError(
-                f"{self.source}: entry {e.name!r}: field {fld!r} {what}", path=self.source, entry=e.name, field=fld
-            )
+        problems = {
+            "batch": None if e.batch in (None, *BATCH_APIS) else f"must be one of {', '.join(BATCH_APIS)} (or unset)",
+            "batch_discount": None
+            if e.batch_discount is None or (math.isfinite(e.batch_discount) and 0 <= e.batch_discount <= 1)
+            else "must be a number in 0..1 (the share a batch takes off)",
+            "batch_poll_s": None if math.isfinite(e.batch_poll_s) and e.batch_poll_s >= 0 else "must be >= 0 seconds",
+        }
+        for fld, what in problems.items():
+            if what is not None:
+                raise CatalogError(
+                    f"{self.source}: entry {e.name!r}: field {fld!r} {what}, got {getattr(e, fld)!r}",
+                    path=self.source,
+                    entry=e.name,
+                    field=fld,
+                )
 
     def _check_prices(self, e: Entry) -> None:
         """An entry is priced by its own prices, both of them, or by genai-prices under a provider it knows."""
@@ -379,9 +333,9 @@ class Catalog:
     def from_dict(cls, raw: Mapping[str, Any], *, source: str = "<dict>") -> Catalog:
         """Validate a catalog given as a mapping (the parsed TOML)."""
         try:
-            parsed = _CatalogFile.model_validate(raw)
+            parsed = CatalogFile.model_validate(raw)
         except pydantic.ValidationError as exc:
-            loc, msg = first_problem(exc, _CatalogFile)
+            loc, msg = first_problem(exc, CatalogFile)
             entry = None
             if len(loc) >= 2 and loc[0] == "entries" and isinstance(loc[1], int):
                 items = raw.get("entries") or []

@@ -19,6 +19,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from ._batch_api import batch_api_of
 from ._catalog import Catalog, Entry
 from ._keys import JudgeKey
 from ._meta import ReportMeta
@@ -88,8 +89,8 @@ class JudgeSetup:
         return self.panel or (self.entry,)
 
     def batches(self) -> dict[str, str]:
-        """The judges whose verdicts go through a Batch API, and which one (see `Entry.batch_api`)."""
-        return {j.name: api for j in self.judges if (api := j.batch_api(self.batch)) is not None}
+        """The judges whose verdicts go through a Batch API, and which one (`gradebench._batch_api.batch_api_of`)."""
+        return {j.name: api for j in self.judges if (api := batch_api_of(j, self.batch)) is not None}
 
     def alone(self, judge: Entry) -> JudgeSetup:
         """This setup with ``judge`` judging by itself (one judge of a panel; the schema refusals stay shared)."""

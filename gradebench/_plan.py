@@ -15,6 +15,7 @@ from typing import Any
 import httpx2
 
 from . import scorers
+from ._batch_api import batch_api_of
 from ._budget import Budget, one_currency
 from ._cache import CallCache
 from ._catalog import Catalog, Entry
@@ -103,7 +104,8 @@ class RacePlan:
 
     def batches(self) -> dict[str, str]:
         """The judges whose verdicts go through a Batch API, and which one (see `gradebench._batch`)."""
-        return {j.name: api for j in self.lineup.judges if (api := j.batch_api(self.spec.judge_batch)) is not None}
+        asked = self.spec.judge_batch
+        return {j.name: api for j in self.lineup.judges if (api := batch_api_of(j, asked)) is not None}
 
     def check(self) -> RacePlan:
         """This plan, once it can run: inputs set, the reference and the judge callable, one currency under a budget

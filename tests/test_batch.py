@@ -59,9 +59,7 @@ def judge_calls(report: gb.BenchmarkReport) -> pl.DataFrame:
 
 def chat_requests(fleet: SimFleet, role: str = "judge") -> int:
     return sum(
-        1
-        for r in fleet.requests
-        if r.path.endswith("/chat/completions") and r.headers.get("x-gradebench-role") == role
+        1 for r in fleet.requests if r.path.endswith("/chat/completions") and r.headers.get("x-gradebench-role") == role
     )
 
 
@@ -312,9 +310,7 @@ async def test_a_rejudge_goes_in_one_batch_at_the_batch_price(tmp_path: Path) ->
     await made.run()
     rubric = "A good answer names the order's status."
     direct_estimate = await estimate_rejudge(made.report(), fleet.catalog(), rubric=rubric, cache=made.cache)
-    estimate = await estimate_rejudge(
-        made.report(), fleet.catalog(), rubric=rubric, cache=made.cache, judge_batch=True
-    )
+    estimate = await estimate_rejudge(made.report(), fleet.catalog(), rubric=rubric, cache=made.cache, judge_batch=True)
     assert estimate.cost == pytest.approx(direct_estimate.cost / 2) and estimate.cached == 0
     made.set_judge_batch()
     again = await made.rejudge(rubric=rubric)
