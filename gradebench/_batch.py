@@ -29,7 +29,7 @@ import asyncio
 import json
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Coroutine
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -56,7 +56,7 @@ LINGER_S = 0.2
 rejudge, the retries after a batch — go together)."""
 POLL_FAILURES = 5
 """Looks at a batch in a row that may fail (the network, the provider) before its requests fail; its note stays, so a
-later run looks again."""
+later run looks again (so does any failure this code did not expect: see `BatchLayer._spawn`)."""
 
 
 @dataclass
@@ -190,29 +190,39 @@ class BatchLayer:
         if self._timer is not None:
             self._timer.cancel()
             self._timer = None
-        if asks:
-            self._spawn(self._submit(asks))
-
-    def _spawn(self, work: Any) -> asyncio.Task[None]:
-        task = asyncio.get_running_loop().create_task(work)
-        self._tasks.add(task)
-        task.add_done_callback(self._tasks.discard)
-        return task
-
-    async def _submit(self, asks: dict[str, _Ask]) -> None:
+        if not asks:
+            return
         note = Submitted.new(self.api_name, self.entry.name, self.endpoint, {c: a.cache_key for c, a in asks.items()})
-        task = asyncio.current_task()
-        assert task is not None
-        self._watched[note.tag] = task  # this task submits it, then polls it
         for custom_id, ask in asks.items():
             self._notes[custom_id] = note
             self._waiters.setdefault(custom_id, []).extend(ask.futures)
         self.journal.write(note)  # before it exists: a process killed while creating it finds it again by its tag
+        self._spawn(note, self._submit(note, [a.line for a in asks.values()]))
+
+    def _spawn(self, note: Submitted, work: Coroutine[Any, Any, None]) -> None:
+        """Run ``work`` on ``note``'s batch in a task of its own (one at a time per batch): whatever it raises fails
+        the batch's requests with it (a note kept for a later run), so no verdict waits on a task that died."""
+
+        async def guarded() -> None:
+            try:
+                await work
+            except Exception as exc:  # a provider's answer this code did not expect: the rows say what it was
+                log.exception("gradebench: batch %s of %s", note.batch_id or note.tag, self.entry.name)
+                what = f"{self.entry.name}: batch {note.batch_id or note.tag}: {type(exc).__name__}: {exc}"
+                self._fail(note, what, keep=True)
+            finally:
+                self._watched.pop(note.tag, None)
+
+        task = asyncio.get_running_loop().create_task(guarded())
+        self._watched[note.tag] = task
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    async def _submit(self, note: Submitted, lines: list[dict[str, Any]]) -> None:
         try:
-            note.batch_id = await self.api.submit([a.line for a in asks.values()], note.tag)
+            note.batch_id = await self.api.submit(lines, note.tag)
         except (openai.OpenAIError, httpx2.HTTPError, ValueError, KeyError) as exc:
             self.journal.drop(note)
-            self._watched.pop(note.tag, None)
             self._fail(note, f"{self.entry.name}: the batch could not be submitted to {self.entry.base_url}: {exc}")
             return
         self.journal.write(note)
@@ -222,7 +232,7 @@ class BatchLayer:
             note.batch_id,
             self.entry.name,
             self.api_name,
-            len(asks),
+            len(lines),
         )
         await self._poll(note)
 
@@ -245,17 +255,17 @@ class BatchLayer:
             )
 
     def _watch(self, note: Submitted) -> None:
-        if note.batch_id is not None and note.tag not in self._watched:
-            self._watched[note.tag] = self._spawn(self._poll(note))
-        elif note.batch_id is None and note.tag not in self._watched:  # noted, then the process died
-            self._watched[note.tag] = self._spawn(self._recover(note))
+        if note.tag not in self._watched:  # a batch noted while being created, then its process died: looked for
+            self._spawn(note, self._poll(note) if note.batch_id is not None else self._recover(note))
 
     async def _recover(self, note: Submitted) -> None:
         """A batch noted while it was being created: found by its tag, or asked again in a new batch."""
         try:
             note.batch_id = await self.api.find(note.tag)
-        except (openai.OpenAIError, httpx2.HTTPError) as exc:
-            log.warning("gradebench: batch %s could not be looked for (%s)", note.tag, exc)
+        except (openai.OpenAIError, httpx2.HTTPError) as exc:  # an API that cannot list its batches, say
+            log.warning(
+                "gradebench: batch %s could not be looked for (%s); if it was made, it is paid twice", note.tag, exc
+            )
         if note.batch_id is None:
             log.warning(
                 "gradebench: batch %s of %s was being created when its process stopped and is not found: its %d "
@@ -280,23 +290,18 @@ class BatchLayer:
                 try:
                     state = await self.api.poll(note.batch_id)
                     failures = 0
-                except (openai.NotFoundError, httpx2.HTTPStatusError) as exc:
-                    if _status(exc) != 404:
-                        raise
-                    log.warning(
-                        "gradebench: batch %s is not known at %s: its requests go in a new batch",
-                        note.batch_id,
-                        self.entry.base_url,
-                    )
-                    self._ask_again(note)
-                    return
                 except (openai.OpenAIError, httpx2.HTTPError) as exc:
+                    if _status(exc) == 404:
+                        log.warning(
+                            "gradebench: batch %s is not known at %s: its requests go in a new batch",
+                            note.batch_id,
+                            self.entry.base_url,
+                        )
+                        self._ask_again(note)
+                        return
                     failures += 1
                     if failures >= POLL_FAILURES:
-                        self._fail(
-                            note, f"{self.entry.name}: batch {note.batch_id} could not be looked at: {exc}", keep=True
-                        )
-                        return
+                        raise
                     await asyncio.sleep(self.entry.batch_poll_s)
                     continue
                 bar.n = min(bar.total, state.completed + state.failed)
@@ -314,7 +319,6 @@ class BatchLayer:
             results = await self.api.results(state, note.requests)
         finally:
             bar.close()
-            self._watched.pop(note.tag, None)
         self._collect(note, state, results)
 
     # ------------------------------------------------------------------------------------------------ collecting

@@ -63,6 +63,19 @@ def chat_requests(fleet: SimFleet, role: str = "judge") -> int:
     )
 
 
+async def until(condition: Any, timeout: float = 60.0) -> None:
+    for _ in range(int(timeout / 0.002)):
+        if condition():
+            return
+        await asyncio.sleep(0.002)
+    raise AssertionError("timed out waiting")
+
+
+def noted(notes: Path) -> bool:
+    """Whether a batch note with its batch's id is on disk."""
+    return any(json.loads(p.read_text()).get("batch_id") for p in notes.glob("*.json"))
+
+
 # ---------------------------------------------------------------------------------------------- the race, batched
 
 
@@ -157,8 +170,7 @@ async def test_a_cancelled_batch_sends_what_it_did_not_run_alone(tmp_path: Path)
     catalog = fleet.catalog()
     made = bench(catalog, tmp_path / "cache")
     racing = asyncio.create_task(made.run())
-    while not fleet.batch.batches or next(iter(fleet.batch.batches.values())).looks < 3:
-        await asyncio.sleep(0.001)
+    await until(lambda: any(b.looks >= 3 for b in fleet.batch.batches.values()))
     (only,) = fleet.batch.batches.values()
     client = openai.AsyncOpenAI(base_url=catalog["sim/oracle"].base_url, api_key="x", http_client=_sim_http())
     cancelled = await client.batches.cancel(only.id)  # the user cancels it (the dashboard, a script)
@@ -208,8 +220,7 @@ async def test_a_stopped_race_picks_up_its_batch_when_run_again(tmp_path: Path) 
     catalog = fleet.catalog()
     racing = asyncio.create_task(bench(catalog, tmp_path / "cache").run())
     notes = tmp_path / "cache" / "batches"
-    while not any(json.loads(p.read_text()).get("batch_id") for p in notes.glob("*.json")):
-        await asyncio.sleep(0.001)
+    await until(lambda: noted(notes))
     racing.cancel()  # a notebook stopped while its batch runs
     with pytest.raises(asyncio.CancelledError):
         await racing
@@ -229,6 +240,49 @@ async def test_a_stopped_race_picks_up_its_batch_when_run_again(tmp_path: Path) 
     assert judged(report).equals(judged(direct.report()))
 
 
+async def _stopped_with_a_note(fleet: SimFleet, cache: Path) -> Path:
+    """A race stopped while its batch runs: the note it left."""
+    racing = asyncio.create_task(bench(fleet.catalog(), cache).run())
+    notes = cache / "batches"
+    await until(lambda: noted(notes))
+    racing.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await racing
+    (note,) = notes.glob("*.json")
+    return note
+
+
+@pytest.mark.parametrize("found", [True, False])
+async def test_a_batch_noted_while_it_was_being_created_is_found_by_its_tag(tmp_path: Path, found: bool) -> None:
+    fleet = SimFleet(latency_scale=0, batch=BatchOptions(polls=10**9))
+    note = await _stopped_with_a_note(fleet, tmp_path / "cache")
+    (only,) = fleet.batch.batches.values()
+    only.options = fleet.batch.with_options(polls=1)  # it finishes, and so would a new one
+    noted = {**json.loads(note.read_text()), "batch_id": None}  # the process died before it noted the id
+    if not found:  # ... and before the batch was made: no batch carries its tag
+        noted["tag"] = "gb-0000000000000000"
+        note.unlink()
+        note = note.with_name("gb-0000000000000000.json")
+    note.write_text(json.dumps(noted))
+    again = bench(fleet.catalog(), tmp_path / "cache")
+    await again.run()
+    assert len(fleet.batch.batches) == (1 if found else 2) and chat_requests(fleet) == 0
+    assert judge_calls(again.report())["error"].null_count() == judge_calls(again.report()).height
+    assert not list(note.parent.glob("*.json"))
+
+
+async def test_a_batch_the_provider_does_not_know_is_asked_again_in_a_new_one(tmp_path: Path) -> None:
+    fleet = SimFleet(latency_scale=0, batch=BatchOptions(polls=10**9))
+    note = await _stopped_with_a_note(fleet, tmp_path / "cache")
+    note.write_text(json.dumps({**json.loads(note.read_text()), "batch_id": "batch_of_another_account"}))
+    fleet.batch.with_options(polls=1)
+    again = bench(fleet.catalog(), tmp_path / "cache")
+    await again.run()
+    assert len(fleet.batch.batches) == 2 and chat_requests(fleet) == 0
+    assert [b.status for b in fleet.batch.batches.values()] == ["in_progress", "completed"]
+    assert judge_calls(again.report())["error"].null_count() == judge_calls(again.report()).height
+
+
 async def test_a_killed_process_leaves_its_batch_to_the_next_one(tmp_path: Path) -> None:
     from gradebench import jobs  # noqa: F401  (the server answers the example jobs by their policies)
 
@@ -236,11 +290,8 @@ async def test_a_killed_process_leaves_its_batch_to_the_next_one(tmp_path: Path)
     cache, notes = tmp_path / "cache", tmp_path / "cache" / "batches"
     async with await start_server(fleet=fleet) as server:
         first = await _child(server.base_url, cache, batch=True)
-        for _ in range(6000):  # until it has noted its batch and looked at it
-            if any(b.looks >= 2 for b in fleet.batch.batches.values()):
-                break
-            await asyncio.sleep(0.01)
-        assert any(json.loads(p.read_text()).get("batch_id") for p in notes.glob("*.json"))
+        await until(lambda: any(b.looks >= 2 for b in fleet.batch.batches.values()))  # noted, and looked at
+        assert noted(notes)
         first.kill()  # kill -9 while it waits for its batch
         await first.wait()
         (only,) = fleet.batch.batches.values()
@@ -302,6 +353,18 @@ async def test_the_swap_check_a_panel_and_judge_noise_batch_as_they_judge_alone(
     quiet = await direct.judge_noise(k=2)
     assert noisy.noise.sort("run_id")["replicas"].to_list() == quiet.noise.sort("run_id")["replicas"].to_list()
     assert len(batch_fleet.batch.batches) == 4  # the replicas: a batch per judge again
+
+
+async def test_a_race_to_a_verdict_batches_each_wave_and_draws_as_the_direct_race(tmp_path: Path) -> None:
+    made = {}
+    for batch in (False, True):
+        fleet = SimFleet(latency_scale=0)
+        made[batch] = bench(fleet.catalog(), tmp_path / str(batch), inputs=6, runs="auto", max_runs=12, batch=batch)
+        await made[batch].run()
+    a, b = made[False].report(), made[True].report()
+    assert a.meta.units == b.meta.units and a.meta.stops == b.meta.stops and judged(a).equals(judged(b))
+    waves = len({(r["input_id"], r["repeat"]) for r in b.runs.filter(pl.col("role") == Role.CANDIDATE).to_dicts()})
+    assert 2 <= len(fleet.batch.batches) <= waves  # a batch a wave: each wave waits for its verdicts
 
 
 async def test_a_rejudge_goes_in_one_batch_at_the_batch_price(tmp_path: Path) -> None:
