@@ -11,6 +11,9 @@ Each layer is a small callable ``await layer(request) -> CallAnswer`` with one j
 - `Refuse` — the end of the path of a session that answers from the cache alone: a miss raises `NotCached`, so nothing
   is sent and nothing spent (how an estimate learns which runs are already paid for).
 
+The verdicts of a judge that batches take `gradebench._batch.BatchLayer` where admission and the transport stand:
+behind the same cache layer, so a batch answer and a direct one are stored and found under the same key.
+
 A `Session` builds one path per entry; a `Seat` sends each call of its conversation down it.
 """
 

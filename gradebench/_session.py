@@ -205,7 +205,8 @@ class Session:
         if name == "anthropic":
             http = self._http_for(entry)
             if http is None:  # the network: a client of this session's own, closed with it
-                http = self._http.setdefault(f"net:{origin(entry.base_url)}", httpx2.AsyncClient())
+                where = f"net:{origin(entry.base_url)}"
+                http = self._http.get(where) or self._http.setdefault(where, httpx2.AsyncClient())
             return AnthropicBatches(entry, http)
         # openai and openrouter: the openai SDK's files and batches, through a plain client of the SDK's (its own
         # retries of 429s: a batch's few management calls need no pacing)

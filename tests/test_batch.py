@@ -439,3 +439,19 @@ def test_judge_batch_is_a_spec_field_a_run_config_key_and_a_report_keeps_it(tmp_
         load_config(config)
     spec = gb.RaceSpec(judge_batch=True)
     assert gb.RaceSpec.from_dict(spec.to_dict()) == spec
+
+
+def test_the_demo_and_a_rejudge_batch_from_the_command_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from gradebench._cli import main
+
+    out = tmp_path / "demo"
+    assert main(["demo", "--judge-batch", "--runs", "1", "--inputs", "2", "--out", str(out)]) == 0
+    assert "judged by sim/oracle through its Batch API" in capsys.readouterr().out
+    assert json.loads((out / "meta.json").read_text())["spec"]["judge_batch"] is True
+    calls = pl.read_parquet(out / "calls.parquet").filter(pl.col("role") == Role.JUDGE)
+    assert set(calls["price_source"]) == {"catalog batch -50%"}
+    again = tmp_path / "again"
+    assert main(["rejudge", str(out), "--rubric", "Name the order's status.", "--out", str(again)]) == 0
+    assert json.loads((again / "meta.json").read_text())["spec"]["judge_batch"] is True  # as the report's race judged
+    rejudged = pl.read_parquet(again / "calls.parquet").filter((pl.col("role") == Role.JUDGE) & ~pl.col("cache_hit"))
+    assert rejudged.height > 0 and set(rejudged["price_source"]) == {"catalog batch -50%"}
