@@ -63,7 +63,6 @@ later run looks again (so does any failure this code did not expect: see `BatchL
 class _Ask:
     """A request waiting to be submitted, and who waits for it."""
 
-    request: CallRequest
     cache_key: str
     line: dict[str, Any]
     size: int
@@ -147,9 +146,7 @@ class BatchLayer:
                     CallError(f"{self.entry.name}: cannot go in a batch: {exc}", entry=self.entry.name)
                 )
                 return
-            ask = self._pending[custom_id] = _Ask(
-                request=request, cache_key=cache_key, line=line, size=len(json.dumps(line)) + 1
-            )
+            ask = self._pending[custom_id] = _Ask(cache_key=cache_key, line=line, size=len(json.dumps(line)) + 1)
             self._pending_bytes += ask.size
         ask.futures.append(future)
         self._last = asyncio.get_running_loop().time()
