@@ -82,8 +82,10 @@ class ReportMeta:
         return dataclasses.replace(self, spec=self.spec.replace(**changes))
 
     def to_dict(self) -> dict[str, Any]:
-        """The meta as plain JSON values (what ``meta.json`` holds)."""
-        return json.loads(dumps(dataclasses.asdict(self)))
+        """The meta as plain JSON values (what ``meta.json`` holds; its spec as `RaceSpec.to_dict` writes it)."""
+        made = json.loads(dumps(dataclasses.asdict(self)))
+        made["spec"] = self.spec.to_dict()
+        return made
 
     @classmethod
     def from_dict(cls, raw: Mapping[str, Any], *, source: str = "meta") -> ReportMeta:

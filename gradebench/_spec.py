@@ -182,8 +182,12 @@ class RaceSpec:
         )
 
     def to_dict(self) -> dict[str, Any]:
-        """The spec as plain JSON values (what a report's ``meta.json`` holds under ``spec``)."""
-        return json.loads(dumps(dataclasses.asdict(self)))
+        """The spec as plain JSON values (what a report's ``meta.json`` holds under ``spec``). ``judge_batch`` is
+        written only when on: a race that does not batch writes the very meta it wrote before the option existed."""
+        made = json.loads(dumps(dataclasses.asdict(self)))
+        if not self.judge_batch:
+            del made["judge_batch"]
+        return made
 
     @classmethod
     def from_dict(cls, raw: Mapping[str, Any], *, source: str = "spec", also_known: Iterable[str] = ()) -> RaceSpec:

@@ -26,8 +26,8 @@ from gradebench.jobs import OrderAgent, SelectingAgent, load_inputs
 ADDED_META = ("families", "entries")  # entries: the catalog terms gb.compare reads
 ADDED_MODELS = ("verdict_basis", "more_labels")  # what human labels add to the verdicts (test_labels checks them)
 """Meta fields added by panels of judges (set aside here, checked apart)."""
-ADDED_SPEC = ("judges", "judge_batch")
-"""Race-spec fields added by panels of judges and by the judge through a Batch API."""
+ADDED_SPEC = ("judges",)
+"""Race-spec fields added by panels of judges."""
 
 
 def _digest(value: Any) -> str:

@@ -119,12 +119,14 @@ def test_a_batched_requests_custom_id_is_locked() -> None:
 
 
 def test_a_race_asked_not_to_batch_is_the_race_it_always_was() -> None:
-    """``judge_batch`` off (the default) adds nothing to a race: the spec's other fields, the meta's and the keys
-    are those of a race of the release before it (the digests of `tests/test_judges.py` hold them)."""
+    """``judge_batch`` off (the default) adds nothing to a race: its meta.json, its frames and its keys are those of
+    a race of the release before it (the digests of `tests/test_judges.py` hold every part of two such races)."""
     from gradebench._batch_api import batch_api_of
 
     spec = gb.RaceSpec()
     assert spec.judge_batch is False and gb.RaceSpec(judge_batch=False) == spec
+    assert "judge_batch" not in spec.to_dict() and gb.RaceSpec.from_dict(spec.to_dict()) == spec  # meta.json as before
+    assert gb.RaceSpec(judge_batch=True).to_dict()["judge_batch"] is True
     entry = dataclasses.replace(KEYLESS, batch=None)
     assert entry.identity() == KEYLESS.identity() and batch_api_of(entry, False) is None
     assert dataclasses.replace(KEYLESS, batch="openai").identity() == KEYLESS.identity()  # batching: the same keys
