@@ -103,8 +103,10 @@ class ReportMeta:
 
 def entry_terms(entry: Entry) -> dict[str, Any]:
     """What the catalog said of an entry that shapes its answers and their cost: the model and endpoint, the routing
-    pin, the default params (and those renamed or dropped), the prices and where they come from."""
-    return {
+    pin, the default params (and those renamed or dropped), the prices and where they come from, and its Batch API
+    (only when it has one: the terms of an entry without are those written before batches)."""
+    batch = {"batch": entry.batch} if entry.batch else {}
+    return batch | {
         "model": entry.model,
         "base_url": entry.base_url.rstrip("/"),
         "routing": dict(entry.routing),

@@ -98,6 +98,7 @@ async def test_a_batched_race_gives_the_direct_verdicts_at_half_the_judge_price(
     (only,) = batch_fleet.batch.batches.values()
     assert only.status == "completed" and only.counts["total"] == calls_b.height
     assert chat_requests(batch_fleet) == 0 and chat_requests(batch_fleet, "candidate") > 0
+    assert "batch_resent" not in b.diagnostics()["kind"].to_list()
     assert not list((tmp_path / "batched" / "batches").glob("*.json"))  # collected: no note left
 
 
@@ -148,6 +149,8 @@ async def test_requests_that_fail_inside_a_batch_are_sent_again_alone(tmp_path: 
     assert calls["error"].null_count() == calls.height  # every verdict landed
     assert (calls["price_source"] == "catalog").sum() == failed == chat_requests(fleet)  # sent alone: full price
     assert (calls["price_source"] == "catalog batch -50%").sum() == only.counts["completed"]
+    (said,) = report.diagnostics().filter(pl.col("kind") == "batch_resent").iter_rows(named=True)
+    assert said["entry"] == "sim/oracle" and said["detail"].startswith(f"{failed} verdict requests sent alone")
     direct = bench(SimFleet(latency_scale=0).catalog(), tmp_path / "direct", batch=False)
     await direct.run()
     assert judged(report).equals(judged(direct.report()))
@@ -163,6 +166,8 @@ async def test_an_expired_batch_sends_what_it_did_not_reach_alone(tmp_path: Path
     calls = judge_calls(made.report())
     assert (calls["price_source"] == "catalog batch -50%").sum() == reached
     assert chat_requests(fleet) == calls.height - reached and calls["error"].null_count() == calls.height
+    said = made.report().diagnostics().filter(pl.col("kind") == "batch_resent")["detail"].to_list()
+    assert len(said) == 1 and said[0].startswith(f"{calls.height - reached} verdict requests sent alone at the full")
 
 
 async def test_a_cancelled_batch_sends_what_it_did_not_run_alone(tmp_path: Path) -> None:
