@@ -460,3 +460,19 @@ def test_the_demo_and_a_rejudge_batch_from_the_command_line(tmp_path: Path, caps
     assert json.loads((again / "meta.json").read_text())["spec"]["judge_batch"] is True  # as the report's race judged
     rejudged = pl.read_parquet(again / "calls.parquet").filter((pl.col("role") == Role.JUDGE) & ~pl.col("cache_hit"))
     assert rejudged.height > 0 and set(rejudged["price_source"]) == {"catalog batch -50%"}
+
+
+async def test_a_batch_is_cut_at_the_most_requests_its_api_takes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from gradebench._batch_api import OpenAIBatches
+
+    monkeypatch.setattr(OpenAIBatches, "max_requests", 4)  # OpenAI's is 50,000: the race holds its batch open till then
+    fleet = SimFleet(latency_scale=0)
+    made = bench(fleet.catalog(), tmp_path / "cache")
+    await made.run()
+    sizes = sorted(b.counts["total"] for b in fleet.batch.batches.values())
+    assert sum(sizes) == judge_calls(made.report()).height and max(sizes) == 4 and len(sizes) >= 4
+    direct = bench(SimFleet(latency_scale=0).catalog(), tmp_path / "direct", batch=False)
+    await direct.run()
+    assert judged(made.report()).equals(judged(direct.report()))
