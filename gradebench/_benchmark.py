@@ -64,6 +64,7 @@ class Benchmark:
         max_runs: int | None = None,
         judge: str | None = None,
         judges: Iterable[str] | None = None,
+        judge_batch: bool | None = None,
         salt: str | None = None,
         concurrency: int | None = None,
         controls: int | None = None,
@@ -76,9 +77,11 @@ class Benchmark:
         (or ``"auto"``) races to a verdict, with at most ``max_runs`` runs an entry; ``budget`` caps what the race may
         spend now. ``judges`` (entry names) is a panel: every run is judged by each, the score is their mean (see
         `RaceSpec`); ``controls`` negative controls are judged blind among the runs (default 3, 0: none; see
-        `RaceSpec.controls`)."""
+        `RaceSpec.controls`). ``judge_batch=True`` sends the verdicts through the judge provider's Batch API, at its
+        batch price."""
         given: dict[str, Any] = dict(runs=runs, grade=grade, margin=margin, budget=budget, max_runs=max_runs)
         given.update(judge=judge, salt=salt, concurrency=concurrency, also=also, controls=controls)
+        given.update(judge_batch=judge_batch)
         if candidates is not None:
             given["candidates"] = [e.name for e in catalog.resolve(candidates)]
         changes = {k: v for k, v in given.items() if v is not None}
@@ -227,6 +230,12 @@ class Benchmark:
         ``reasoning_details``). Off by default: the judge grades what the job did, not how the model thought."""
         return self.set_spec(judge_reasoning=bool(on))
 
+    def set_judge_batch(self, on: bool = True) -> Benchmark:
+        """Send the verdict requests through the judge provider's Batch API (the judge entry's ``batch``, else
+        OpenAI's shape): each verdict costs the batch price and lands when its batch does, while the candidate runs
+        go on. A batch outlives the process: a rerun collects what an earlier one submitted (`gradebench._batch`)."""
+        return self.set_spec(judge_batch=bool(on))
+
     def set_scorer(self, scorer: Scorer | None) -> Benchmark:
         """A score in code, 0..1 or None, of each candidate output against the reference output (None: no scorer)."""
         if scorer is not None and not callable(scorer):
@@ -367,7 +376,13 @@ class Benchmark:
     def _judging(self) -> dict[str, Any]:
         """What judging stored runs again takes from this benchmark."""
         concurrency = self.spec.concurrency or self.catalog.concurrency
-        return dict(cache=self.cache, scorer=self.scorer, concurrency=concurrency, progress=self.progress)
+        return dict(
+            cache=self.cache,
+            scorer=self.scorer,
+            concurrency=concurrency,
+            progress=self.progress,
+            judge_batch=self.spec.judge_batch,
+        )
 
 
 def _panel(judges: Iterable[str]) -> tuple[str, ...]:

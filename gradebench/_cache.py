@@ -49,6 +49,9 @@ class Cached:
     """Time the original request took."""
     header_cost: float | None = None
     """A cost the endpoint reported in a header (LiteLLM's), or None."""
+    batch: str | None = None
+    """The batch that answered it (its id at the provider), or None for an answer to a request sent alone: a batch
+    answer is priced at the batch price, on a hit too."""
 
 
 _WALL = "wall:"
@@ -141,8 +144,10 @@ class CallCache:
         return Cached(*value) if value is not None else None
 
     def set(self, key: str, value: Cached) -> None:
-        # a tuple of plain values: the response text is stored once, as received, never re-encoded
-        self._put(key, (value.response, value.latency_s, value.header_cost))
+        # a tuple of plain values: the response text is stored once, as received, never re-encoded; a batch's id
+        # only where there is one, so an answer to a request sent alone is stored as it always was
+        fields = (value.response, value.latency_s, value.header_cost)
+        self._put(key, fields if value.batch is None else (*fields, value.batch))
 
     def get_wall(self, key: str) -> float | None:
         """The wall time a run took when it was made (see `set_wall`), or None."""

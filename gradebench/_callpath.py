@@ -11,6 +11,9 @@ Each layer is a small callable ``await layer(request) -> CallAnswer`` with one j
 - `Refuse` — the end of the path of a session that answers from the cache alone: a miss raises `NotCached`, so nothing
   is sent and nothing spent (how an estimate learns which runs are already paid for).
 
+The verdicts of a judge that batches take `gradebench._batch.BatchLayer` where admission and the transport stand:
+behind the same cache layer, so a batch answer and a direct one are stored and found under the same key.
+
 A `Session` builds one path per entry; a `Seat` sends each call of its conversation down it.
 """
 
@@ -19,6 +22,7 @@ from __future__ import annotations
 import asyncio
 import json
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -69,6 +73,8 @@ class CallAnswer:
     """True when the answer came from the on-disk cache."""
     parsed: dict[str, Any] | None = None
     """The body parsed, when the layer that read it has it (else `body` parses it)."""
+    batch: str | None = None
+    """The batch that answered it (its provider's id), or None: the request was sent alone."""
 
     def body(self) -> dict[str, Any]:
         """The response body, parsed."""
@@ -88,21 +94,32 @@ class NotCached(BaseException):
 
 
 class CacheLayer:
-    """Answers from the cache by the call's key; asks ``inner`` on a miss and stores its answer."""
+    """Answers from the cache by the call's key; asks ``inner`` on a miss and stores its answer.
 
-    def __init__(self, cache: CallCache, inner: CallLayer):
-        self.cache, self.inner = cache, inner
+    ``fresh(key)``, when given, says an answer the cache holds was paid for by this session all the same (a batch
+    it collected stored answers to requests not asked yet): served from the cache, it is no hit.
+    """
+
+    def __init__(self, cache: CallCache, inner: CallLayer, *, fresh: Callable[[str], bool] | None = None):
+        self.cache, self.inner, self.fresh = cache, inner, fresh
 
     async def __call__(self, request: CallRequest) -> CallAnswer:
         key = request.key.cache_key(request.entry.identity(), request.body)
         cached = self.cache.get(key)
         if cached is not None:
             return CallAnswer(
-                response=cached.response, latency_s=cached.latency_s, header_cost=cached.header_cost, cache_hit=True
+                response=cached.response,
+                latency_s=cached.latency_s,
+                header_cost=cached.header_cost,
+                cache_hit=self.fresh is None or not self.fresh(key),
+                batch=cached.batch,
             )
         answer = await self.inner(request)
         self.cache.set(
-            key, Cached(response=answer.response, latency_s=answer.latency_s, header_cost=answer.header_cost)
+            key,
+            Cached(
+                response=answer.response, latency_s=answer.latency_s, header_cost=answer.header_cost, batch=answer.batch
+            ),
         )
         return answer
 

@@ -11,16 +11,22 @@ from typing import TYPE_CHECKING, Any
 
 import pydantic
 
+from ._catalog_file import CatalogFile
 from ._errors import CatalogError
 from ._family import family_of, normal_family
-from ._prices import CATALOG, DATABASE, PriceLookupError, check_known, database_cost
+from ._prices import CATALOG, DATABASE, PriceLookupError, batch_rate, check_known, database_cost
 from ._redact import remember
 from ._tomlfile import first_problem, problem_text, read_toml
 
 if TYPE_CHECKING:
     from ._check import CatalogCheck
 
-__all__ = ["Catalog", "Entry", "Grade"]
+__all__ = ["BATCH_APIS", "DEFAULT_BATCH_DISCOUNT", "Catalog", "Entry", "Grade"]
+
+BATCH_APIS = ("openai", "anthropic", "openrouter")
+"""The batch APIs an entry's verdicts can go through (its ``batch``)."""
+DEFAULT_BATCH_DISCOUNT = 0.5
+"""What a batch takes off the price when neither the entry nor the price database says (OpenAI's, Anthropic's)."""
 
 
 class Grade:
@@ -88,6 +94,16 @@ class Entry:
     """Who made the model (``openai``, ``anthropic``, ``meta``, ...): a judge of a candidate's family may favour it
     (the ``judge_family`` diagnostic). Unset: told from the model id, else from a ``provider`` that makes models (see
     `gradebench._family.family_of`); None when neither tells. Kept in lower case."""
+    batch: str | None = None
+    """The Batch API this entry's verdicts go through, as a judge: ``openai`` (a JSONL file uploaded to ``/files``,
+    then ``/batches``, at ``base_url``), ``anthropic`` (``/messages/batches`` at ``base_url``) or ``openrouter``
+    (OpenAI's shape at ``base_url``). None: one request at a time, unless the race asks for ``judge_batch`` (then
+    OpenAI's shape). See `gradebench._batch`."""
+    batch_discount: float | None = None
+    """The share of the price a batch takes off (0.5: a batched call costs half); None: the price database's batch
+    rate for an entry it prices and has one for, else `DEFAULT_BATCH_DISCOUNT`."""
+    batch_poll_s: float = 30.0
+    """Seconds between two looks at a batch this entry is working on."""
 
     def __post_init__(self) -> None:
         told = family_of(self.model, self.provider) if self.family is None else normal_family(self.family)
@@ -146,59 +162,45 @@ class Entry:
             return f"{price_in:g} in / {price_out:g} out USD per 1M ({DATABASE})"
         return f"{self.price_in:g} in / {self.price_out:g} out {self.currency} per 1M"
 
-    def cost(self, input_tokens: int, output_tokens: int, cached_input_tokens: int = 0) -> float:
-        """Cost of a call with these token counts by the entry's price table (`price_source`), in its currency.
+    def cost(
+        self, input_tokens: int, output_tokens: int, cached_input_tokens: int = 0, *, batch: bool = False
+    ) -> float:
+        """Cost of a call with these token counts by the entry's price table (`price_source`), in its currency;
+        ``batch``: of a call answered in a batch (`batch_price_source` says how it is priced).
 
         ``cached_input_tokens`` are part of ``input_tokens``, priced at ``price_cached_in`` (genai-prices' cache-read
         price for an entry it prices).
         """
+        rated = batch and self._database_batch_rate  # the database's own batch rate, else the discount off the price
         if self.price_in is None or self.price_out is None:
             if self.provider is None:  # the catalog refuses such an entry; one built alone fails here, plainly
                 raise ValueError(f"entry {self.name!r} has no prices and no provider to look them up by")
             model = self.price_model or self.model
-            return database_cost(model, self.provider, input_tokens, output_tokens, cached_input_tokens)
-        cached_price = self.price_in if self.price_cached_in is None else self.price_cached_in
-        fresh = input_tokens - cached_input_tokens
-        return (fresh * self.price_in + cached_input_tokens * cached_price + output_tokens * self.price_out) / 1_000_000
+            full = database_cost(model, self.provider, input_tokens, output_tokens, cached_input_tokens, batch=rated)
+        else:
+            cached_price = self.price_in if self.price_cached_in is None else self.price_cached_in
+            fresh = input_tokens - cached_input_tokens
+            full = (fresh * self.price_in + cached_input_tokens * cached_price + output_tokens * self.price_out) / 1e6
+        return full * (1 - self._batch_discount) if batch and not rated else full
 
+    @property
+    def _database_batch_rate(self) -> bool:
+        """Whether the price database's own batch rate prices this entry's batched calls."""
+        if self.batch_discount is not None or not self.priced_by_database or self.provider is None:
+            return False
+        return batch_rate(self.price_model or self.model, self.provider)
 
-class _EntryFile(pydantic.BaseModel):
-    model_config = pydantic.ConfigDict(extra="forbid")
+    @property
+    def _batch_discount(self) -> float:
+        return DEFAULT_BATCH_DISCOUNT if self.batch_discount is None else self.batch_discount
 
-    name: str = pydantic.Field(min_length=1)
-    model: str = pydantic.Field(min_length=1)
-    grade: str
-    base_url: str = pydantic.Field(min_length=1)
-    api_key_env: str | None = None
-    price_in: float | None = pydantic.Field(default=None, ge=0, allow_inf_nan=False)
-    price_out: float | None = pydantic.Field(default=None, ge=0, allow_inf_nan=False)
-    price_cached_in: float | None = pydantic.Field(default=None, ge=0, allow_inf_nan=False)
-    currency: str = "USD"
-    provider: str | None = pydantic.Field(default=None, min_length=1)
-    price_model: str | None = pydantic.Field(default=None, min_length=1)
-    routing: dict[str, Any] = {}
-    params: dict[str, Any] = {}
-    rename_params: dict[str, str] = {}
-    drop_params: tuple[str, ...] = ()
-    prompt_cache_key: pydantic.StrictBool = False
-    max_concurrency: int | None = pydantic.Field(default=None, ge=1)
-    rpm: int | None = pydantic.Field(default=None, ge=1)
-    max_retries: int = pydantic.Field(default=4, ge=0, le=20)
-    rate_limit_wait_s: float = pydantic.Field(default=300.0, ge=0)
-    timeout_s: float = pydantic.Field(default=120.0, gt=0)
-    latency_s: float | None = pydantic.Field(default=None, ge=0, allow_inf_nan=False)
-    family: str | None = pydantic.Field(default=None, min_length=1, pattern=r"\S")
-
-
-class _CatalogFile(pydantic.BaseModel):
-    model_config = pydantic.ConfigDict(extra="forbid")
-
-    grades: list[str] = pydantic.Field(min_length=1)
-    ceiling: str
-    picks: dict[str, str] = {}
-    concurrency: int = pydantic.Field(default=64, ge=1)
-    judge_params: dict[str, Any] | None = None
-    entries: list[_EntryFile] = pydantic.Field(min_length=1)
+    @property
+    def batch_price_source(self) -> str:
+        """How a batched call of this entry is priced: ``genai-prices <version> batch`` (the database's batch rate), or
+        the price table's source with the discount taken off, e.g. ``catalog batch -50%``."""
+        if self._database_batch_rate:
+            return f"{DATABASE} batch"
+        return f"{self.price_source} batch -{self._batch_discount * 100:g}%"
 
 
 class Catalog:
@@ -251,6 +253,7 @@ class Catalog:
                         field=price,
                     )
             self._check_prices(e)
+            self._check_batch(e)
             if e.grade not in self.grades:
                 raise CatalogError(
                     f"{self.source}: entry {e.name!r}: field 'grade' is {e.grade!r}, not one of {list(self.grades)}",
@@ -273,6 +276,24 @@ class Catalog:
                 path=self.source,
                 field="ceiling",
             )
+
+    def _check_batch(self, e: Entry) -> None:
+        """An entry built in code is held to what the catalog file allows of its batch fields."""
+        problems = {
+            "batch": None if e.batch in (None, *BATCH_APIS) else f"must be one of {', '.join(BATCH_APIS)} (or unset)",
+            "batch_discount": None
+            if e.batch_discount is None or (math.isfinite(e.batch_discount) and 0 <= e.batch_discount <= 1)
+            else "must be a number in 0..1 (the share a batch takes off)",
+            "batch_poll_s": None if math.isfinite(e.batch_poll_s) and e.batch_poll_s >= 0 else "must be >= 0 seconds",
+        }
+        for fld, what in problems.items():
+            if what is not None:
+                raise CatalogError(
+                    f"{self.source}: entry {e.name!r}: field {fld!r} {what}, got {getattr(e, fld)!r}",
+                    path=self.source,
+                    entry=e.name,
+                    field=fld,
+                )
 
     def _check_prices(self, e: Entry) -> None:
         """An entry is priced by its own prices, both of them, or by genai-prices under a provider it knows."""
@@ -312,9 +333,9 @@ class Catalog:
     def from_dict(cls, raw: Mapping[str, Any], *, source: str = "<dict>") -> Catalog:
         """Validate a catalog given as a mapping (the parsed TOML)."""
         try:
-            parsed = _CatalogFile.model_validate(raw)
+            parsed = CatalogFile.model_validate(raw)
         except pydantic.ValidationError as exc:
-            loc, msg = first_problem(exc, _CatalogFile)
+            loc, msg = first_problem(exc, CatalogFile)
             entry = None
             if len(loc) >= 2 and loc[0] == "entries" and isinstance(loc[1], int):
                 items = raw.get("entries") or []

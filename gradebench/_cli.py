@@ -179,14 +179,23 @@ def cmd_demo(args: argparse.Namespace) -> int:
     from .jobs import OrderAgent, load_inputs
 
     catalog = sim.catalog()
-    bench = Benchmark(OrderAgent, runs=args.runs, catalog=catalog, grade="standard", salt=args.salt, budget=args.budget)
+    bench = Benchmark(
+        OrderAgent,
+        runs=args.runs,
+        catalog=catalog,
+        grade="standard",
+        salt=args.salt,
+        budget=args.budget,
+        judge_batch=args.judge_batch or None,
+    )
     available = load_inputs("orders")
     if args.inputs > len(available):
         print(f"--inputs {args.inputs}: the order agent has {len(available)} example inputs; using all of them")
     bench.set_inputs(available[: args.inputs])
     print(
         f"Racing {OrderAgent.name} on the simulated '{bench.spec.grade}' grade: {len(bench.entries)} entries x "
-        f"{args.runs} runs x {len(bench.inputs)} inputs, judged by {bench.judge_entry.name}\n"
+        f"{args.runs} runs x {len(bench.inputs)} inputs, judged by {bench.judge_entry.name}"
+        f"{' through its Batch API' if bench.spec.judge_batch else ''}\n"
     )
     return _race(bench, args.max_cost, Path(args.out))
 
@@ -204,7 +213,10 @@ def cmd_rejudge(args: argparse.Namespace) -> int:
         raise ConfigError("--in-place and --out say two places for the new report: give one", field="out")
     out = directory if args.in_place else Path(args.out) if args.out else _beside(directory, "rejudged")
     where = "over the report in it" if out == directory else "a new folder" if not out.exists() else "there"
-    estimate = until_stopped(estimate_rejudge(report, catalog, rubric=rubric, judge=args.judge, cache=args.cache))
+    batch = args.judge_batch or None  # not given: as the report's race judged
+    estimate = until_stopped(
+        estimate_rejudge(report, catalog, rubric=rubric, judge=args.judge, cache=args.cache, judge_batch=batch)
+    )
     print(f"Rejudging {directory}: {estimate.line()}; the new report goes to {out} ({where})\n")
     if args.max_cost is not None and estimate.cost > args.max_cost:
         print(
@@ -214,7 +226,9 @@ def cmd_rejudge(args: argparse.Namespace) -> int:
         )
         return 3
     new = until_stopped(
-        rejudge_report(report, catalog, rubric=rubric, judge=args.judge, cache=args.cache, scorer=scorer)
+        rejudge_report(
+            report, catalog, rubric=rubric, judge=args.judge, cache=args.cache, scorer=scorer, judge_batch=batch
+        )
     )
     _print_report(new, out)
     return 0
@@ -319,6 +333,12 @@ class _RawEpilogHelp(_Help, argparse.RawDescriptionHelpFormatter):
     """`_Help`, its description and epilog kept as written (a table of model ids)."""
 
 
+_JUDGE_BATCH = (
+    "send the verdicts through the judge provider's Batch API, at its batch price (they land when the batch does; a "
+    "batch an earlier run submitted is collected, not paid again)"
+)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="gradebench",
@@ -350,6 +370,7 @@ def build_parser() -> argparse.ArgumentParser:
     for command in (demo,):
         command.add_argument("--budget", type=float, help="the most the race may spend now (USD)")
         command.add_argument("--max-cost", type=float, help="refuse to start when the estimate is above this")
+    demo.add_argument("--judge-batch", action="store_true", help=_JUDGE_BATCH)
     demo.set_defaults(fn=cmd_demo)
 
     run = add_parser(
@@ -386,6 +407,7 @@ def build_parser() -> argparse.ArgumentParser:
     rejudge.add_argument("--out", help="where to write the new report (default: a new folder DIR-rejudged beside DIR)")
     rejudge.add_argument("--in-place", action="store_true", help="replace the report in DIR with the new one")
     rejudge.add_argument("--max-cost", type=float, help="refuse to judge when the estimate is above this")
+    rejudge.add_argument("--judge-batch", action="store_true", help=_JUDGE_BATCH)
     rejudge.set_defaults(fn=cmd_rejudge)
 
     compared = add_parser(

@@ -119,6 +119,7 @@ def run_costs(
     if setup.panel:
         return _summed([run_costs(references, values, entries, setup.alone(judge)) for judge in setup.panel])
     judge = setup.entry
+    batch = judge.name in setup.batches()  # verdicts through a Batch API: at its price
     schema = judge.name not in setup.schema_rejected
     orders = (False, True) if setup.swap else (False,)
     out: dict[tuple[str, str], RunCost] = {}
@@ -134,7 +135,7 @@ def run_costs(
             c.output_tokens if c.output_tokens is not None else _tokens(len(c.response_json or "")) for c in answered
         )
         latency = sum(c.latency_s for c in ref.calls)
-        first = sum(judge.cost(p, JUDGE_OUTPUT_TOKENS) for p in prompt)
+        first = sum(judge.cost(p, JUDGE_OUTPUT_TOKENS, batch=batch) for p in prompt)
         for entry in entries:
             out[(entry.name, input_id)] = RunCost(
                 calls=len(answered),
@@ -157,7 +158,9 @@ def run_costs(
             judge_input_tokens=sum(prompt),
             judge_cached_tokens=sum(cached),
             judge_output_tokens=len(orders) * JUDGE_OUTPUT_TOKENS,
-            judge_cost=sum(judge.cost(p, JUDGE_OUTPUT_TOKENS, c) for p, c in zip(prompt, cached, strict=True)),
+            judge_cost=sum(
+                judge.cost(p, JUDGE_OUTPUT_TOKENS, c, batch=batch) for p, c in zip(prompt, cached, strict=True)
+            ),
             latency_s=0.0,
         )
     return out

@@ -19,7 +19,9 @@ Kinds (one row each, ordered by kind then entry):
   is unknown is never flagged (nothing is said that is not known);
 - ``identical_outputs``: an entry whose repeats never differ on any input (fine for a deterministic job; collapsed
   salting when ``shared_generation`` fires too); ``shared_generation``: two runs were served one generation (the same
-  response id and the same content: some servers reuse one id for different answers, which is not a shared one).
+  response id and the same content: some servers reuse one id for different answers, which is not a shared one);
+- ``batch_resent``: a judge that batches sent verdict requests alone, at the full price, because their batch did not
+  run them (it expired, was cancelled, or failed them inside with a server error): one row per judge, with the count.
 """
 
 from __future__ import annotations
@@ -69,6 +71,7 @@ def diagnose(
     found: list[dict[str, Any]] = []
     if meta is not None:
         found += judge_family(meta, agreement)
+        found += _batch_resent(calls, meta)
 
     def flag(kind: str, row: Mapping[str, Any], detail: str, run_id: str | None = None) -> None:
         found.append({"kind": kind, "entry": row["entry"], "run_id": run_id or row.get("run_id"), "detail": detail})
@@ -114,6 +117,27 @@ def diagnose(
     return pl.DataFrame({k: [row.get(k) for row in found] for k in DIAGNOSTICS_SCHEMA}, schema=DIAGNOSTICS_SCHEMA).sort(
         "kind", "entry", maintain_order=True
     )
+
+
+def _batch_resent(calls: pl.DataFrame, meta: ReportMeta) -> list[dict[str, Any]]:
+    """Per judge that batches: its verdict requests made now at a price that is not the batch's (sent alone)."""
+    batching = [j for j in meta.judges if meta.spec.judge_batch or meta.entries.get(j, {}).get("batch")]
+    alone = calls.filter(
+        (pl.col("role") == Role.JUDGE)
+        & pl.col("entry").is_in(batching)
+        & pl.col("response").is_not_null()
+        & ~pl.col("cache_hit")
+        & ~pl.col("price_source").fill_null("").str.contains(" batch")
+    )
+    rows = []
+    for row in alone.group_by("entry", maintain_order=True).len().iter_rows(named=True):
+        n = row["len"]
+        detail = (
+            f"{n} verdict request{'s' * (n != 1)} sent alone at the full price: {'their' if n != 1 else 'its'} batch "
+            "did not run them (expired, cancelled, or a server error inside it; the log says which)"
+        )
+        rows.append({"kind": "batch_resent", "entry": row["entry"], "run_id": None, "detail": detail})
+    return rows
 
 
 def _disputed(candidates: pl.DataFrame, runs: pl.DataFrame, found: list[dict[str, Any]]) -> None:

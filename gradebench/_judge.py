@@ -19,6 +19,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from ._batch_api import batch_api_of
 from ._catalog import Catalog, Entry
 from ._keys import JudgeKey
 from ._meta import ReportMeta
@@ -79,11 +80,17 @@ class JudgeSetup:
     panel: tuple[Entry, ...] = ()
     """A panel of judges (``entry`` first): every run is judged by each (see `gradebench._panel`); empty: ``entry``
     alone."""
+    batch: bool = False
+    """The race asks for the judge through a Batch API (``judge_batch``; an entry's own ``batch`` asks alone)."""
 
     @property
     def judges(self) -> tuple[Entry, ...]:
         """Every entry that judges: the panel, or ``entry`` alone."""
         return self.panel or (self.entry,)
+
+    def batches(self) -> dict[str, str]:
+        """The judges whose verdicts go through a Batch API, and which one (`gradebench._batch_api.batch_api_of`)."""
+        return {j.name: api for j in self.judges if (api := batch_api_of(j, self.batch)) is not None}
 
     def alone(self, judge: Entry) -> JudgeSetup:
         """This setup with ``judge`` judging by itself (one judge of a panel; the schema refusals stay shared)."""
@@ -99,9 +106,11 @@ class JudgeSetup:
         judge: str | None = None,
         judges: tuple[str, ...] | None = None,
         scorer: Scorer | None = None,
+        batch: bool | None = None,
     ) -> JudgeSetup:
         """The judge (or panel) of a report: ``judges`` (entry names) or ``judge`` replace the report's own, and
-        ``rubric`` its rubric; ``scorer``, the report's recorded one, whose gold label is withheld from the judge."""
+        ``rubric`` its rubric; ``scorer``, the report's recorded one, whose gold label is withheld from the judge;
+        ``batch``, the report's ``judge_batch``."""
         names = judges or ((judge,) if judge else None) or tuple(meta.judges) or (catalog.ceiling_name,)
         panel = tuple(catalog[name] for name in names)
         return cls(
@@ -116,6 +125,7 @@ class JudgeSetup:
             swap=meta.spec.judge_swap,
             reasoning=meta.spec.judge_reasoning,
             gold=gold_path(meta.spec.scorer or "") if scorer is None else gold_path(scorer),
+            batch=meta.spec.judge_batch if batch is None else batch,
         )
 
 

@@ -86,8 +86,10 @@ class ReportMeta:
         return dataclasses.replace(self, spec=self.spec.replace(**changes))
 
     def to_dict(self) -> dict[str, Any]:
-        """The meta as plain JSON values (what ``meta.json`` holds)."""
-        return json.loads(dumps(dataclasses.asdict(self)))
+        """The meta as plain JSON values (what ``meta.json`` holds; its spec as `RaceSpec.to_dict` writes it)."""
+        made = json.loads(dumps(dataclasses.asdict(self)))
+        made["spec"] = self.spec.to_dict()
+        return made
 
     @classmethod
     def from_dict(cls, raw: Mapping[str, Any], *, source: str = "meta") -> ReportMeta:
@@ -105,8 +107,10 @@ class ReportMeta:
 
 def entry_terms(entry: Entry) -> dict[str, Any]:
     """What the catalog said of an entry that shapes its answers and their cost: the model and endpoint, the routing
-    pin, the default params (and those renamed or dropped), the prices and where they come from."""
-    return {
+    pin, the default params (and those renamed or dropped), the prices and where they come from, and its Batch API
+    (only when it has one: the terms of an entry without are those written before batches)."""
+    batch = {"batch": entry.batch} if entry.batch else {}
+    return batch | {
         "model": entry.model,
         "base_url": entry.base_url.rstrip("/"),
         "routing": dict(entry.routing),

@@ -15,6 +15,7 @@ from typing import Any
 import httpx2
 
 from . import scorers
+from ._batch_api import batch_api_of
 from ._budget import Budget, one_currency
 from ._cache import CallCache
 from ._catalog import Catalog, Entry
@@ -90,8 +91,22 @@ class RacePlan:
         return self.spec.most_runs(len(self.inputs))
 
     def session(self, *, cache_only: bool = False) -> Session:
-        """A session for this race (``cache_only``: one that answers from the cache alone and sends nothing)."""
-        return Session(self.catalog, self.cache, self.concurrency, self.transports, cache_only=cache_only)
+        """A session for this race (``cache_only``: one that answers from the cache alone and sends nothing); its
+        judges that batch send their verdicts through their Batch API."""
+        return Session(
+            self.catalog,
+            self.cache,
+            self.concurrency,
+            self.transports,
+            cache_only=cache_only,
+            batch=self.batches(),
+            progress=self.progress,
+        )
+
+    def batches(self) -> dict[str, str]:
+        """The judges whose verdicts go through a Batch API, and which one (see `gradebench._batch`)."""
+        asked = self.spec.judge_batch
+        return {j.name: api for j in self.lineup.judges if (api := batch_api_of(j, asked)) is not None}
 
     def check(self) -> RacePlan:
         """This plan, once it can run: inputs set, the reference and the judge callable, one currency under a budget

@@ -4,7 +4,8 @@ genai-prices (pydantic's price database, shipped with the package, read offline)
 their input, output and cache-read prices, tiers included. An entry is looked up once, when its catalog is made: a
 model the database does not know is a load error naming the entry. Every call it prices says so in its
 ``price_source`` (`DATABASE`): the database's figures are approximate by its own account, so the source stays beside
-the number.
+the number. Where the database has a batch rate for a model (``price_context={"processing": "batch"}``: OpenAI's,
+Anthropic's, Google's, ...), a call answered in a batch is priced at it (`batch_rate`).
 """
 
 from __future__ import annotations
@@ -17,7 +18,19 @@ from decimal import Decimal
 from genai_prices import Usage, calc_price
 from genai_prices.data_snapshot import get_snapshot
 
-__all__ = ["CATALOG", "DATABASE", "PROVIDER", "PriceLookupError", "check_known", "database_cost", "known_providers"]
+__all__ = [
+    "CATALOG",
+    "DATABASE",
+    "PROVIDER",
+    "PriceLookupError",
+    "batch_rate",
+    "check_known",
+    "database_cost",
+    "known_providers",
+]
+
+_BATCH = {"processing": "batch"}
+"""genai-prices' price context of a request answered in a batch."""
 
 CATALOG = "catalog"
 """``price_source`` of a call priced by the catalog's own ``price_in``/``price_out``."""
@@ -61,8 +74,23 @@ def check_known(model: str, provider: str) -> None:
         ) from None
 
 
-def database_cost(model: str, provider: str, input_tokens: int, output_tokens: int, cached_input_tokens: int) -> float:
-    """What genai-prices gives for one call, in USD (``cached_input_tokens`` are part of ``input_tokens``)."""
+def database_cost(
+    model: str, provider: str, input_tokens: int, output_tokens: int, cached_input_tokens: int, *, batch: bool = False
+) -> float:
+    """What genai-prices gives for one call, in USD (``cached_input_tokens`` are part of ``input_tokens``); ``batch``:
+    at the model's batch rate (see `batch_rate`)."""
     usage = Usage(input_tokens=input_tokens, cache_read_tokens=cached_input_tokens, output_tokens=output_tokens)
-    total: Decimal = calc_price(usage, model_ref=model, provider_id=provider).total_price
+    context = _BATCH if batch else None
+    total: Decimal = calc_price(usage, model_ref=model, provider_id=provider, price_context=context).total_price
     return float(total)
+
+
+@functools.cache
+def batch_rate(model: str, provider: str) -> bool:
+    """Whether genai-prices has a batch rate of its own for ``model`` at ``provider`` (a price variant for batch
+    processing); without one a batch is priced by the entry's ``batch_discount``."""
+    try:
+        found = calc_price(Usage(input_tokens=0, output_tokens=0), model_ref=model, provider_id=provider).model
+    except LookupError:
+        return False
+    return any(v.when.get("processing") == "batch" for v in found.price_variants or ())

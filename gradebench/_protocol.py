@@ -4,7 +4,10 @@
 - the tags of the judge's prompt (``<task>``, ``<input>``, ``<rubric>``, ``<checked_in_code>`` and the two
   ``<transcript label=".." role="..">`` sections, each tag alone on its line), written by the judge and read back by
   the simulated judge;
-- the text of a chat message as providers send it: a string or a list of parts, refusals, reasoning.
+- the text of a chat message as providers send it: a string or a list of parts, refusals, reasoning;
+- the ``custom_id`` of a request sent in a batch (`batch_custom_id`): a batch line carries no headers, so its labels
+  travel in its id (`batch_labels` reads them back, as the simulated fleet does to answer a batched request as it
+  answers the same request sent alone).
 """
 
 from __future__ import annotations
@@ -22,6 +25,8 @@ __all__ = [
     "RUN_HEADER",
     "SAMPLE_HEADER",
     "SEQ_HEADER",
+    "batch_custom_id",
+    "batch_labels",
     "block",
     "content_text",
     "label_headers",
@@ -48,6 +53,38 @@ def label_headers(*, benchmark: str, run: str, role: str, seq: int, attempt: int
         SEQ_HEADER: str(seq),
         ATTEMPT_HEADER: str(attempt),
         SAMPLE_HEADER: str(sample),
+    }
+
+
+CUSTOM_ID_LENGTH = 64
+"""The longest ``custom_id`` every batch API takes (Anthropic's: 1 to 64 of ``[a-zA-Z0-9_-]``)."""
+_CUSTOM_ID = re.compile(
+    r"^gb-(?P<run>[0-9a-zA-Z]+)-(?P<seq>\d+)-(?P<attempt>\d+)-(?P<sample>\d+)-(?P<digest>[0-9a-f]+)$"
+)
+
+
+def batch_custom_id(labels: dict[str, str], cache_key: str) -> str:
+    """The ``custom_id`` of a request sent in a batch: ``gb-RUN-SEQ-ATTEMPT-SAMPLE-DIGEST`` (its labels, then as
+    much of its cache key as fits in `CUSTOM_ID_LENGTH`: unique within any batch, naming nothing)."""
+    head = f"gb-{labels[RUN_HEADER]}-{labels[SEQ_HEADER]}-{labels[ATTEMPT_HEADER]}-{labels[SAMPLE_HEADER]}-"
+    room = CUSTOM_ID_LENGTH - len(head)
+    if room < 24:  # fewer than 96 bits of the key would not keep two requests of one batch apart
+        raise ValueError(f"labels too long for a batch custom_id: {head!r}")
+    return head + cache_key[:room]
+
+
+def batch_labels(custom_id: str) -> dict[str, str] | None:
+    """The label headers a `batch_custom_id` carries (the role is ``judge``: only verdicts are batched), or None for
+    an id gradebench did not make."""
+    found = _CUSTOM_ID.match(custom_id)
+    if found is None:
+        return None
+    return {
+        RUN_HEADER: found["run"],
+        ROLE_HEADER: "judge",
+        SEQ_HEADER: found["seq"],
+        ATTEMPT_HEADER: found["attempt"],
+        SAMPLE_HEADER: found["sample"],
     }
 
 

@@ -3,12 +3,14 @@ every verdict is settled — each run judged as it lands, under the budget, with
 
 `run_race` is what `gradebench.Benchmark.run` does. Runs go through the one fan-out (`gradebench._fanout`), lane by
 entry; what finished is handed to ``finish`` as a report's runs however the race ends (done, stopped by the budget,
-cancelled, or a reference that failed).
+cancelled, or a reference that failed). With a judge that batches (`gradebench._batch`), a run goes on to its
+verdict in a task of its own once it lands, so the candidate runs never wait for a batch.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -50,6 +52,21 @@ class RaceEvent:
 
 Listener = Callable[[RaceEvent], None]
 Finish = Callable[[list[Run], ReportMeta], None]
+_Planned = tuple[int, Entry, RaceInput, int]
+"""A candidate run planned: its place in the race, the entry, the input and the repeat."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class _Landed:
+    """A candidate run that landed, with what its verdict needs."""
+
+    run: Run
+    item: RaceInput
+    entry: Entry
+    held: float
+    """What it reserved of the budget."""
+    planned: int
+    """The runs planned when it started (its events' ``planned``)."""
 
 
 async def run_race(plan: RacePlan, *, emit: Listener, stops: dict[str, str], finish: Finish) -> list[Any]:
@@ -133,17 +150,47 @@ class CandidateRace:
             self._bar = tqdm(desc=f"{self.plan.job.name} race", unit="run", disable=not self.plan.progress)
         self._bar.total = (self._bar.total or 0) + len(planned)
         start, self._planned = self._planned, self._planned + len(planned)
-        concurrency = self.plan.concurrency
-        results = await fan_out(
-            [(start + i, *one) for i, one in enumerate(planned)],
-            self._one,
-            lane=lambda one: one[1].name,
-            width=lambda name: lane_width(concurrency, self._entries[str(name)].max_concurrency),
-        )
+        items = [(start + i, *one) for i, one in enumerate(planned)]
+        if self.session.batch:
+            results = await self._run_batched(items)
+        else:
+            results = await fan_out(items, self._one, lane=lambda one: one[1].name, width=self._width)
         self.landed.extend(r for r in results if r is not None)
         return results
 
-    async def _one(self, planned: tuple[int, Entry, RaceInput, int]) -> Run | None:
+    def _width(self, name: object) -> int:
+        return lane_width(self.plan.concurrency, self._entries[str(name)].max_concurrency)
+
+    async def _run_batched(self, items: list[_Planned]) -> list[Run | None]:
+        """The runs with a judge that batches: each run, once landed, waits for its verdict in a task of its own, so
+        the candidate runs never wait for a batch, and the batch is held open while they land (its verdicts go
+        together). Under a budget it is not held: a run's reservation is settled only by its verdict, so the runs
+        waiting for money wait for a batch to land."""
+        judged: list[Run | None] = [None] * len(items)
+
+        async def fill(index: int, landed: _Landed) -> None:
+            judged[index] = await self._judge(landed)
+
+        async with asyncio.TaskGroup() as verdicts:
+
+            async def land(numbered: tuple[int, _Planned]) -> None:
+                landed = await self._land(numbered[1])
+                if landed is not None:
+                    verdicts.create_task(fill(numbered[0], landed))
+
+            with self.session.hold_batches() if self.budget is None else contextlib.nullcontext():
+                await fan_out(
+                    list(enumerate(items)), land, lane=lambda numbered: numbered[1][1].name, width=self._width
+                )
+        return judged
+
+    async def _one(self, planned: _Planned) -> Run | None:
+        landed = await self._land(planned)
+        return None if landed is None else await self._judge(landed)
+
+    async def _land(self, planned: _Planned) -> _Landed | None:
+        """One candidate run, made under the budget: the run and what its verdict needs, or None when the budget
+        did not start it."""
         place, entry, item, repeat = planned
         budget, total = self.budget, self._bar.total
         held = 0.0
@@ -157,13 +204,18 @@ class CandidateRace:
         self._counts["failed"] += not run.ok
         self._bar.set_postfix(self._counts, refresh=False)
         self._emit(RaceEvent(kind=EventKind.LANDED, run=run, planned=total))
+        return _Landed(run=run, item=item, entry=entry, held=held, planned=total)
+
+    async def _judge(self, landed: _Landed) -> Run:
+        """A landed run, judged; its reservation settled by what it and its verdict spent."""
+        run, item = landed.run, landed.item
         run = await judge_run(self.session, run, self.references[item.id], item.value, self.setup, self.plan.scorer)
-        if budget is not None:
-            budget.settle(entry.name, held, run.spent_now_with_verdict)
+        if self.budget is not None:
+            self.budget.settle(landed.entry.name, landed.held, run.spent_now_with_verdict)
         self._counts["judged"] += run.ok  # a failed run is not sent to the judge: "judged" never counts it
         self._bar.set_postfix(self._counts, refresh=False)
         self._bar.update(1)
-        self._emit(RaceEvent(kind=EventKind.JUDGED, run=run, planned=total))
+        self._emit(RaceEvent(kind=EventKind.JUDGED, run=run, planned=landed.planned))
         self.done.append(run)
         return run
 

@@ -89,10 +89,14 @@ async def estimate_rejudge(
     judge: str | None = None,
     judges: Sequence[str] | None = None,
     cache: CallCache | str | os.PathLike[str] | None = None,
+    judge_batch: bool | None = None,
 ) -> RejudgeEstimate:
     """What `rejudge_report` with these options will cost: each run's verdict looked up in the cache alone (nothing is
-    sent), the ones missing priced from their own prompts at the judge's prices."""
-    setup = JudgeSetup.from_meta(report.meta, catalog, rubric=rubric, judge=judge, judges=_names(judges))
+    sent), the ones missing priced from their own prompts at the judge's prices (its batch price, batching)."""
+    setup = JudgeSetup.from_meta(
+        report.meta, catalog, rubric=rubric, judge=judge, judges=_names(judges), batch=judge_batch
+    )
+    batched = setup.batches()
     references, candidates = _taken_up(report)
     judged = [r for r in candidates if r.ok]
     inputs = report.meta.inputs
@@ -112,7 +116,7 @@ async def estimate_rejudge(
             value = inputs.get(run.input_id)
             prompts = [judge_messages(run, reference, value, setup, facts=facts, candidate_first=o) for o in orders]
             return sum(
-                one.cost(judge_prompt_tokens(p, setup.alone(one)), JUDGE_OUTPUT_TOKENS)
+                one.cost(judge_prompt_tokens(p, setup.alone(one)), JUDGE_OUTPUT_TOKENS, batch=one.name in batched)
                 for one in setup.judges
                 for p in prompts
             )
@@ -146,16 +150,19 @@ async def _judge_each(
     runs: Sequence[Run],
     work: Callable[[Session, Run], Any],
     *,
+    setup: JudgeSetup,
     cache: CallCache | str | os.PathLike[str] | None,
     concurrency: int | None,
     progress: bool,
     desc: str,
 ) -> list[Any]:
-    """``work(session, run)`` for each stored run, through the race engine, with a progress bar."""
+    """``work(session, run)`` for each stored run, through the race engine, with a progress bar. With a judge that
+    batches every run asks at once (its verdict waits for the batch, not for a worker)."""
     store = cache if isinstance(cache, CallCache) else CallCache(cache)
     limit = concurrency or catalog.concurrency
+    batch = setup.batches()
     bar = tqdm(total=len(runs), desc=desc, unit="run", disable=not progress)
-    async with Session(catalog, store, limit, mounted()) as session:
+    async with Session(catalog, store, limit, mounted(), batch=batch, progress=progress) as session:
 
         async def one(run: Run) -> Any:
             result = await work(session, run)
@@ -163,7 +170,7 @@ async def _judge_each(
             return result
 
         try:
-            return await fan_out(runs, one, width=lane_width(limit))
+            return await fan_out(runs, one, width=max(1, len(runs)) if batch else lane_width(limit))
         finally:
             bar.close()
 
@@ -177,11 +184,13 @@ async def judge_noise_report(
     cache: CallCache | str | os.PathLike[str] | None = None,
     concurrency: int | None = None,
     progress: bool = True,
+    judge_batch: bool | None = None,
 ) -> BenchmarkReport:
-    """`Benchmark.judge_noise` for any report (e.g. one read back from parquet): that report with its noise floor."""
+    """`Benchmark.judge_noise` for any report (e.g. one read back from parquet): that report with its noise floor
+    (``judge_batch``: through the judge's Batch API; None: as the report's race judged)."""
     if not isinstance(k, int) or k < 1:
         raise ValueError(f"k must be an integer >= 1, got {k!r}")
-    setup = JudgeSetup.from_meta(report.meta, catalog)
+    setup = JudgeSetup.from_meta(report.meta, catalog, batch=judge_batch)
     for one in setup.judges:
         one.api_key()  # fail before any call when a judge cannot be called
     references, candidates = _taken_up(report)
@@ -215,6 +224,7 @@ async def judge_noise_report(
         catalog,
         chosen,
         replicas,
+        setup=setup,
         cache=cache,
         concurrency=concurrency or report.meta.spec.concurrency,
         progress=progress,
@@ -234,14 +244,17 @@ async def rejudge_report(
     scorer: Scorer | None = None,
     concurrency: int | None = None,
     progress: bool = True,
+    judge_batch: bool | None = None,
 ) -> BenchmarkReport:
     """Judge the runs of a report again (e.g. one from `BenchmarkReport.read_parquet`); only the judge is called.
 
     The report's judges judge again (its panel, when it had one), unless ``judge`` (one entry) or ``judges`` (a
     panel) replace them. A ``scorer`` given now scores again; otherwise the scores stand (they do not depend on the
-    judge).
+    judge). ``judge_batch``: through the judges' Batch API (None: as the report's race judged).
     """
-    setup = JudgeSetup.from_meta(report.meta, catalog, rubric=rubric, judge=judge, judges=_names(judges), scorer=scorer)
+    setup = JudgeSetup.from_meta(
+        report.meta, catalog, rubric=rubric, judge=judge, judges=_names(judges), scorer=scorer, batch=judge_batch
+    )
     for one in setup.judges:
         one.api_key()  # fail before any call when a judge cannot be called
     references, candidates = _taken_up(report)
@@ -261,6 +274,7 @@ async def rejudge_report(
         catalog,
         [*candidates, *(planted_run(p, references) for p in plants)],
         again,
+        setup=setup,
         cache=cache,
         concurrency=concurrency or report.meta.spec.concurrency,
         progress=progress,
@@ -289,7 +303,7 @@ def _rejudged_meta(
     spec = report.meta.spec
     if judges is not None or judge is not None:  # one judge given replaces a panel, and a panel one judge
         spec = spec.replace(judge=None, judges=None).replace(judges=_names(judges) or (judge,))
-    spec = spec.replace(rubric=setup.rubric)
+    spec = spec.replace(rubric=setup.rubric, judge_batch=setup.batch)
     return report.meta.replace(
         spec=spec,
         judge_entry=setup.entry.name,

@@ -246,7 +246,7 @@ class Seat:
             self.calls.append(failed)  # a failed call is part of the run's record too
             _log_call(failed)
             raise
-        usage = read_usage(entry, answer.body(), answer.header_cost)
+        usage = read_usage(entry, answer.body(), answer.header_cost, batch=answer.batch is not None)
         call = Call(
             **base,
             response_packed=pack(answer.response),

@@ -8,26 +8,34 @@ is called through the openai SDK's own default HTTP client (proxies from the env
 
 The clients are the openai SDK's own, with two changes of meaning (`GradebenchClient`): a 429 is handed straight back
 to admission control instead of being retried by count, and a 200 whose body is only an error object is that error.
+
+A session made with ``batch`` (judge entry name → batch API) sends those entries' judge calls through their Batch
+API (`gradebench._batch`); `Session.hold_batches` keeps the batches open while a race's candidate runs land.
 """
 
 from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import contextlib
 import json
 import time
-from collections.abc import Callable, Coroutine, Mapping
+from collections.abc import Callable, Coroutine, Iterator, Mapping
 from typing import Any, TypeVar
 
 import httpx2
 import openai
 
 from ._admission import ERROR_IN_200, Admission
+from ._batch import BatchLayer
+from ._batch_anthropic import AnthropicBatches
+from ._batch_api import BatchAPI, OpenAIBatches
 from ._cache import CallCache
 from ._callpath import AdmissionLayer, CacheLayer, CallLayer, Refuse, Transport
 from ._catalog import Catalog, Entry
 from ._keys import SeatKey
 from ._seat import JobLimits, Seat
+from ._vocab import Role
 
 __all__ = ["GradebenchClient", "Session", "client_for", "mount", "mounted", "origin", "run_sync"]
 
@@ -135,6 +143,8 @@ class Session:
         transports: Mapping[str, httpx2.AsyncBaseTransport] | None = None,
         *,
         cache_only: bool = False,
+        batch: Mapping[str, str] | None = None,
+        progress: bool = False,
     ):
         self.catalog = catalog
         self.cache = cache
@@ -143,14 +153,22 @@ class Session:
         self.cache_only = cache_only
         """Seats answer from the cache only (the path ends in `Refuse`: a miss raises `NotCached`): nothing is sent,
         nothing spent."""
+        self.batch = {} if cache_only else dict(batch or {})
+        """The judge entries whose judge calls go through a Batch API, and which (``openai``, ``anthropic``, ...)."""
+        self.progress = progress
+        """Show a progress bar for each batch."""
         self._clients: dict[tuple[Any, ...], openai.AsyncOpenAI] = {}
         self._paths: dict[str, CallLayer] = {}
         self._http: dict[str, httpx2.AsyncClient] = {}
+        self._batches: dict[str, BatchLayer] = {}
+        self._holds = 0
 
     async def __aenter__(self) -> Session:
         return self
 
     async def __aexit__(self, *exc: object) -> None:
+        for layer in self._batches.values():  # the batches go on at the provider; their notes stay on disk
+            await layer.aclose()
         self.cache.flush()  # what landed stays, however the race ended
         for client in self._clients.values():
             await client.close()
@@ -158,8 +176,65 @@ class Session:
             await http.aclose()
 
     def seat(self, entry: Entry, key: SeatKey, limits: JobLimits | None = None) -> Seat:
-        """A seat at ``entry`` for one run (or one verdict), on this session's call path to it."""
-        return Seat(entry, self.path(entry), key, limits)
+        """A seat at ``entry`` for one run (or one verdict), on this session's call path to it (a verdict of a judge
+        that batches: through its Batch API)."""
+        batched = key.role is Role.JUDGE and entry.name in self.batch
+        return Seat(entry, self.batch_path(entry) if batched else self.path(entry), key, limits)
+
+    def batch_path(self, entry: Entry) -> CallLayer:
+        """The call path of ``entry``'s judge calls through its Batch API: the cache, then the batch."""
+        key = f"batch:{entry.name}"
+        path = self._paths.get(key)
+        if path is None:
+            layer = self.batch_layer(entry)
+            path = self._paths[key] = CacheLayer(self.cache, layer, fresh=layer.collected)
+        return path
+
+    def batch_layer(self, entry: Entry) -> BatchLayer:
+        """The batches of ``entry``'s judge calls (see `gradebench._batch`)."""
+        layer = self._batches.get(entry.name)
+        if layer is None:
+            name = self.batch[entry.name]
+            direct = AdmissionLayer(self.admission, Transport(self.client(entry)))  # what a batch never ran goes by
+            layer = self._batches[entry.name] = BatchLayer(
+                entry, name, self._batch_api(entry, name), self.cache, direct, held=self._held, progress=self.progress
+            )
+        return layer
+
+    def _batch_api(self, entry: Entry, name: str) -> BatchAPI:
+        if name == "anthropic":
+            http = self._http_for(entry)
+            if http is None:  # the network: a client of this session's own, closed with it
+                where = f"net:{origin(entry.base_url)}"
+                http = self._http.get(where) or self._http.setdefault(where, httpx2.AsyncClient())
+            return AnthropicBatches(entry, http)
+        # openai and openrouter: the openai SDK's files and batches, through a plain client of the SDK's (its own
+        # retries of 429s: a batch's few management calls need no pacing)
+        client = openai.AsyncOpenAI(
+            base_url=entry.base_url,
+            api_key=entry.api_key(),
+            max_retries=entry.max_retries,
+            timeout=entry.timeout_s,
+            http_client=self._http_for(entry),
+        )
+        self._clients[("batch", entry.name)] = client
+        return OpenAIBatches(client)
+
+    @contextlib.contextmanager
+    def hold_batches(self) -> Iterator[None]:
+        """Keep every batch open while the block runs (a race's candidate runs landing: their verdicts go together);
+        after it, a batch is submitted once its requests stop coming."""
+        self._holds += 1
+        try:
+            yield
+        finally:
+            self._holds -= 1
+            if not self._holds:
+                for layer in self._batches.values():
+                    layer.released()
+
+    def _held(self) -> bool:
+        return self._holds > 0
 
     def path(self, entry: Entry) -> CallLayer:
         """The call path to ``entry``: the cache, then admission control, then the transport (the cache alone, when

@@ -101,6 +101,10 @@ class RaceSpec:
     """The label-bias check: judge every run in both presentation orders."""
     judge_reasoning: bool = False
     """Show the judge the models' reasoning where providers returned it."""
+    judge_batch: bool = False
+    """Send the verdict requests through the judge provider's Batch API (its entry's batch, else OpenAI's shape): at
+    the batch price, within the provider's completion window (verdicts land when the batch does). An entry whose
+    catalog batch is set batches whatever this says."""
     salt: str = ""
     """The user salt of the cache keys: a new salt draws fresh samples."""
     concurrency: int | None = None
@@ -198,8 +202,12 @@ class RaceSpec:
         )
 
     def to_dict(self) -> dict[str, Any]:
-        """The spec as plain JSON values (what a report's ``meta.json`` holds under ``spec``)."""
-        return json.loads(dumps(dataclasses.asdict(self)))
+        """The spec as plain JSON values (what a report's ``meta.json`` holds under ``spec``). ``judge_batch`` is
+        written only when on: a race that does not batch writes the very meta it wrote before the option existed."""
+        made = json.loads(dumps(dataclasses.asdict(self)))
+        if not self.judge_batch:
+            del made["judge_batch"]
+        return made
 
     @classmethod
     def from_dict(cls, raw: Mapping[str, Any], *, source: str = "spec", also_known: Iterable[str] = ()) -> RaceSpec:

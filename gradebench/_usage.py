@@ -4,7 +4,8 @@ Tokens are ``usage.prompt_tokens`` and ``completion_tokens``, with ``prompt_toke
 input) and ``completion_tokens_details.reasoning_tokens`` (part of the output). A cost the provider reports in USD
 (OpenRouter's ``usage.cost``, a LiteLLM proxy's `LITELLM_COST_HEADER`) is the call's cost; otherwise the entry's price
 table gives it (the catalog's prices, or genai-prices' for an entry that names its provider), and ``price_source``
-says which. A number the answer does not give stays None: unknown is never 0.
+says which. An answer that came in a batch is priced at the entry's batch price (`Entry.batch_price_source`).
+A number the answer does not give stays None: unknown is never 0.
 """
 
 from __future__ import annotations
@@ -66,8 +67,9 @@ def number(value: Any) -> float | None:
     return float(value)
 
 
-def read_usage(entry: Entry, body: Mapping[str, Any], header_cost: float | None) -> Usage:
-    """The tokens and cost an answer reports (``body`` parsed; ``header_cost`` from a response header, or None)."""
+def read_usage(entry: Entry, body: Mapping[str, Any], header_cost: float | None, *, batch: bool = False) -> Usage:
+    """The tokens and cost an answer reports (``body`` parsed; ``header_cost`` from a response header, or None;
+    ``batch``: the answer came in a batch)."""
     usage = body.get("usage")
     usage = usage if isinstance(usage, dict) else {}
     tin, tout = _count(usage.get("prompt_tokens")), _count(usage.get("completion_tokens"))
@@ -77,12 +79,12 @@ def read_usage(entry: Entry, body: Mapping[str, Any], header_cost: float | None)
         cached = min(cached or 0, tin)
     if tout is not None:
         reasoning = min(reasoning or 0, tout)
-    table = entry.cost(tin, tout, cached or 0) if tin is not None and tout is not None else None
+    table = entry.cost(tin, tout, cached or 0, batch=batch) if tin is not None and tout is not None else None
     # Providers report cost in USD (OpenRouter's usage.cost, LiteLLM's header); another currency keeps the table's.
     reported = number(usage.get("cost")) if "cost" in usage else header_cost
     cost: float | None = table
     source = CostSource.PRICE_TABLE if table is not None else None
-    priced_by = entry.price_source if table is not None else None
+    priced_by = (entry.batch_price_source if batch else entry.price_source) if table is not None else None
     if reported is not None and entry.currency.upper() == "USD":
         cost, source, priced_by = reported, CostSource.PROVIDER, PROVIDER
     return Usage(

@@ -9,6 +9,10 @@ with a fixed verdict unless the script answers them itself::
     bench = gb.Benchmark(RefundDesk, runs=1, catalog=endpoint.catalog(), grade="standard", cache=tmp_path)
     bench.set_input({"message": "Refund order A-1?"})
     assert bench.run_sync() == {"decision": "refund"}
+
+The endpoint also serves OpenAI's Files and Batch APIs (the simulated fleet's, `BatchOptions` says how they behave:
+delay, expiry, requests failing inside a batch), each batched request answered as the same request sent alone, so a
+race with ``judge_batch=True`` is tested offline too; ``endpoint.batch.batches`` holds every batch it was sent.
 """
 
 from __future__ import annotations
@@ -24,8 +28,9 @@ from ._catalog import Catalog, Entry
 from ._protocol import ROLE_HEADER
 from ._session import mount
 from ._vocab import Role
+from .sim._batches import BatchOptions, BatchService
 
-__all__ = ["Answer", "ScriptedEndpoint", "completion", "verdict"]
+__all__ = ["Answer", "BatchOptions", "ScriptedEndpoint", "completion", "verdict"]
 
 Answer = Mapping[str, Any] | httpx2.Response
 """What a script answers with: a chat completion body (see `completion`) or a whole ``httpx2.Response``."""
@@ -80,7 +85,7 @@ class ScriptedEndpoint:
 
     ``answers``: a list of `Answer` given in order, or a function ``(body, request) -> Answer``. ``verdict``:
     ``(accuracy, work, reason)`` answers every judge request (those labelled ``x-gradebench-role: judge``) without
-    using the script; None sends judge requests to the script too.
+    using the script; None sends judge requests to the script too. ``batch``: how its Batch API behaves.
     """
 
     def __init__(
@@ -89,6 +94,7 @@ class ScriptedEndpoint:
         *,
         verdict: tuple[int, int, str] | None = (7, 3, "matches the reference"),
         base_url: str | None = None,
+        batch: BatchOptions | None = None,
     ):
         self._script = answers if callable(answers) else list(answers)
         self._verdict = verdict
@@ -97,10 +103,22 @@ class ScriptedEndpoint:
         self.requests: list[httpx2.Request] = []
         """Every request answered, in order."""
         self.bodies: list[dict[str, Any]] = []
-        """Their JSON bodies."""
+        """Their JSON bodies (a batched request's too: its request has the labels its ``custom_id`` carries)."""
+        self.batch = BatchService(self._batched, batch)
+        """The Files and Batch APIs it serves: ``batch.batches`` holds every batch."""
         mount(self.base_url, httpx2.MockTransport(self))
 
-    def __call__(self, request: httpx2.Request) -> httpx2.Response:
+    def __call__(self, request: httpx2.Request) -> Any:
+        if BatchService.serves(request.url.path):
+            return self.batch.handle(request)  # a coroutine: the transport awaits it
+        return self._answer(request)
+
+    async def _batched(self, body: dict[str, Any], labels: dict[str, str]) -> tuple[int, dict[str, Any]]:
+        request = httpx2.Request("POST", f"{self.base_url}/chat/completions", headers=labels, json=body)
+        response = self._answer(request)
+        return response.status_code, json.loads(response.content)
+
+    def _answer(self, request: httpx2.Request) -> httpx2.Response:
         body = json.loads(request.content) if request.content else {}
         self.requests.append(request)
         self.bodies.append(body)
@@ -117,8 +135,10 @@ class ScriptedEndpoint:
     def catalog(self, **entry_fields: Any) -> Catalog:
         """A catalog of three entries answered by this endpoint: ``test/reference`` (the ``standard`` pick),
         ``test/candidate`` (also ``standard``) and ``test/judge`` (``large``, the ceiling). ``entry_fields`` apply to
-        all three (prices, ``params``, ``max_retries``, ...)."""
-        fields = {"base_url": self.base_url, "price_in": 1.0, "price_out": 2.0, "max_retries": 0, **entry_fields}
+        all three (prices, ``params``, ``max_retries``, ``batch``, ...); a batch is looked at without waiting."""
+        fields: dict[str, Any] = {"base_url": self.base_url, "price_in": 1.0, "price_out": 2.0, "max_retries": 0}
+        fields["batch_poll_s"] = 0.0
+        fields.update(entry_fields)
         entries = [
             Entry(name="test/reference", model="reference-1", grade="standard", **fields),
             Entry(name="test/candidate", model="candidate-1", grade="standard", **fields),

@@ -102,3 +102,31 @@ def test_every_part_of_the_salt_changes_the_key() -> None:
 
 def _fields(key: RunKey) -> dict:
     return {f: getattr(key, f) for f in ("benchmark_id", "user_salt", "input_id", "role", "entry", "repeat", "sample")}
+
+
+def test_a_batched_requests_custom_id_is_locked() -> None:
+    """A batch line carries its labels in its ``custom_id`` (a batch line has no headers): a note of a batch written
+    by one release is matched by the next, so the id is locked like the key it is cut from."""
+    from gradebench._protocol import batch_custom_id, batch_labels
+
+    judge = JudgeKey(benchmark_id="bdc711a35e3e", user_salt="s1", run_id="a9d97802bc3c", candidate_first=True, sample=3)
+    key = CallKey(seat=judge, seq=0, attempt=2)
+    digest = key.cache_key(KEYLESS.identity(), BODY)
+    custom_id = batch_custom_id(key.labels(), digest)
+    assert custom_id == "gb-a9d97802bc3c-0-2-3-a7bdccc94773cccc4d1f72146c532254cda136b853"
+    assert len(custom_id) == 64 and digest.startswith(custom_id.rsplit("-", 1)[1])
+    assert batch_labels(custom_id) == {k: v for k, v in key.labels().items() if k != "x-gradebench-benchmark"}
+
+
+def test_a_race_asked_not_to_batch_is_the_race_it_always_was() -> None:
+    """``judge_batch`` off (the default) adds nothing to a race: its meta.json, its frames and its keys are those of
+    a race of the release before it (the digests of `tests/test_judges.py` hold every part of two such races)."""
+    from gradebench._batch_api import batch_api_of
+
+    spec = gb.RaceSpec()
+    assert spec.judge_batch is False and gb.RaceSpec(judge_batch=False) == spec
+    assert "judge_batch" not in spec.to_dict() and gb.RaceSpec.from_dict(spec.to_dict()) == spec  # meta.json as before
+    assert gb.RaceSpec(judge_batch=True).to_dict()["judge_batch"] is True
+    entry = dataclasses.replace(KEYLESS, batch=None)
+    assert entry.identity() == KEYLESS.identity() and batch_api_of(entry, False) is None
+    assert dataclasses.replace(KEYLESS, batch="openai").identity() == KEYLESS.identity()  # batching: the same keys

@@ -1,4 +1,6 @@
-"""The simulated OpenAI-compatible fleet: one async handler that answers ``/v1/chat/completions`` and ``/v1/models``.
+"""The simulated OpenAI-compatible fleet: one async handler that answers ``/v1/chat/completions`` and ``/v1/models``,
+and OpenAI's Files and Batch APIs (``/v1/files``, ``/v1/batches``: `gradebench.sim._batches`), whose requests it
+answers as it answers the same requests sent alone.
 
 The handler is served in-process through ``httpx2.MockTransport`` (the real openai client on top) or over a loopback
 socket (``gradebench.sim._server``). The fleet owns the HTTP side: routing, the request log, failure injection, the
@@ -30,6 +32,7 @@ from .._protocol import ATTEMPT_HEADER, RUN_HEADER, SAMPLE_HEADER, SEQ_HEADER
 from .._session import mount
 from . import _reasoning as reasoning
 from ._answer import compose_answer, truncate
+from ._batches import BatchOptions, BatchService
 from ._drift import BEHAVIOUR_FIELDS as _BEHAVIOUR
 from ._drift import Drift, drifted
 from ._perturb import canonical, rng_for, stable_hex
@@ -107,10 +110,12 @@ class SimFleet:
         policies: Iterable[Policy] | None = None,
         record: bool = True,
         drift: Drift | None = None,
+        batch: BatchOptions | None = None,
     ):
         """``latency_scale`` None reads ``GRADEBENCH_SIM_LATENCY_SCALE`` (default 1); ``policies`` None: the ones
         registered with `register_policy` (the example jobs register theirs when imported), looked up per request;
-        ``drift``: entries that now answer as another profile does, behind the same name (see `set_drift`)."""
+        ``drift``: entries that now answer as another profile does, behind the same name (see `set_drift`);
+        ``batch``: how its Batch API behaves (delay, expiry, errors; see `BatchOptions`)."""
         if latency_scale is None:
             latency_scale = float(os.environ.get(LATENCY_ENV, "1"))
         if latency_scale < 0:
@@ -128,6 +133,9 @@ class SimFleet:
         self._buckets: dict[str, _Bucket] = {}
         self.prompt_cache = PromptCache(clock=self.clock)
         """The prompt prefixes each model has seen (``prompt_cache.clear()`` for a cold cache)."""
+        self.batch = BatchService(self._batched, batch, scale=self.latency_scale, seed=seed)
+        """The Files and Batch APIs: ``batch.batches`` holds every batch, ``batch.with_options(...)`` changes how new
+        ones behave."""
 
     def set_drift(self, drift: Drift | None) -> None:
         """From now on, answer each entry named in ``drift`` (by entry name or model id) as the profile it maps to
@@ -170,6 +178,7 @@ class SimFleet:
             mount(DEFAULT_BASE_URL, self.transport())
         url = base_url or DEFAULT_BASE_URL
         scale = self.latency_scale
+        poll = 0.5 * scale  # a look at a batch every half simulated second: one finishes in a few
         entries = [
             Entry(
                 name=p.name,
@@ -189,6 +198,7 @@ class SimFleet:
                 latency_s=(p.latency_ms + p.ms_per_token * TYPICAL_TOKENS * p.verbosity) / 1000 * scale,
                 simulated=True,
                 family=p.family,
+                batch_poll_s=poll,
             )
             for p in self.profiles.values()
         ]
@@ -247,6 +257,8 @@ class SimFleet:
             if request.method != "POST":
                 return _error(405, f"method {request.method} not allowed", "invalid_request_error")
             return await self._chat(request, body)
+        if BatchService.serves(path):
+            return await self.batch.handle(request)
         if path.endswith("/models") or "/models/" in path:
             if request.method != "GET":
                 return _error(405, f"method {request.method} not allowed", "invalid_request_error")
@@ -265,7 +277,14 @@ class SimFleet:
             return httpx2.Response(200, json=card)
         return httpx2.Response(200, json={"object": "list", "data": cards})
 
-    async def _chat(self, request: httpx2.Request, body: Any) -> httpx2.Response:
+    async def _batched(self, body: dict[str, Any], labels: dict[str, str]) -> tuple[int, dict[str, Any]]:
+        """One request of a batch, answered as the same request sent alone (its labels from its ``custom_id``), but
+        with no latency, rate limit or injected overload: the batch is the provider's to pace."""
+        request = httpx2.Request("POST", f"{DEFAULT_BASE_URL}/chat/completions", headers=labels, json=body)
+        response = await self._chat(request, body, live=False)
+        return response.status_code, json.loads(response.content)
+
+    async def _chat(self, request: httpx2.Request, body: Any, *, live: bool = True) -> httpx2.Response:
         if body is ... or body is None:
             return _error(400, "request body is not valid JSON", "invalid_request_error")
         if not isinstance(body, dict):
@@ -291,10 +310,10 @@ class SimFleet:
 
         # Failure injection rolls again on every SDK retry (its retry count is part of this key only).
         fail_rng = rng_for(*key, request.headers.get("x-stainless-retry-count", ""), "fail")
-        if fail_rng.random() < profile.failure_rate:
+        if live and fail_rng.random() < profile.failure_rate:
             await self._sleep(fail_rng.uniform(20, 80))
             return _error(503, "simulated overload", "server_error")
-        if profile.server_rpm and scale > 0:
+        if live and profile.server_rpm and scale > 0:
             bucket = self._buckets.get(profile.model)
             if bucket is None:
                 bucket = self._buckets[profile.model] = _Bucket(profile.server_rpm, profile.burst, scale)
@@ -331,11 +350,12 @@ class SimFleet:
         if profile.reasoning:
             message = reasoning.attach(profile.reasoning, message, thought, seed=self.seed, model=profile.model)
         completion += thinking_tokens
-        await self._sleep(
-            profile.latency_ms
-            + rng_for(*key, "latency").uniform(-profile.jitter_ms, profile.jitter_ms)
-            + profile.ms_per_token * completion
-        )
+        if live:
+            await self._sleep(
+                profile.latency_ms
+                + rng_for(*key, "latency").uniform(-profile.jitter_ms, profile.jitter_ms)
+                + profile.ms_per_token * completion
+            )
         payload = {
             "id": "chatcmpl-" + stable_hex(*key, "id", n=29),
             "object": "chat.completion",
