@@ -79,6 +79,7 @@ async def ask(cat: gb.Catalog, tmp_path: Path, **kw: Any) -> gb.BenchmarkReport:
         return (await seat.chat([{"role": "user", "content": input["question"]}])).text
 
     questions = [{**QUESTION, "id": f"q{i}", "question": f"{QUESTION['question']} [case {i}]"} for i in range(3)]
+    kw.setdefault("controls", 0)  # the counts below are the runs' verdicts (test_controls judges the controls)
     bench = gb.Benchmark(job, catalog=cat, grade="standard", runs=2, cache=tmp_path / "cache", progress=False, **kw)
     await bench.set_inputs(questions).run()
     return bench.report()
@@ -264,7 +265,9 @@ async def test_a_scripted_endpoint_serves_batches_for_a_users_own_tests(tmp_path
         """Decide the refund."""
         return (await seat.chat([{"role": "user", "content": input["message"]}])).text
 
-    bench = gb.Benchmark(job, runs=2, catalog=endpoint.catalog(), grade="standard", cache=tmp_path, judge_batch=True)
+    bench = gb.Benchmark(
+        job, runs=2, catalog=endpoint.catalog(), grade="standard", cache=tmp_path, judge_batch=True, controls=0
+    )
     bench.set_input({"message": "Refund order A-1?"}).set_candidates(["test/candidate"])
     await bench.run()
     runs = bench.report().runs.filter(pl.col("role") == Role.CANDIDATE)
