@@ -178,7 +178,7 @@ async def test_rate_bucket_spaces_requests() -> None:
 
 def test_misuse_raises_with_the_value() -> None:
     catalog = scripted_catalog(Scripted([]))
-    with pytest.raises(ValueError, match="runs must be an integer >= 1 or 'auto', got 0"):
+    with pytest.raises(ValueError, match="runs must be an integer >= 1, 'gsd' or 'auto', got 0"):
         gb.Benchmark(echo_job, runs=0, catalog=catalog, grade="standard")
     with pytest.raises(ValueError, match="grade must be one of"):
         gb.Benchmark(echo_job, catalog=catalog, grade="tiny")
