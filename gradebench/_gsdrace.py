@@ -27,7 +27,9 @@ from ._adaptive import Unit, unit_differences
 from ._codec import frame
 from ._evidence import flawed_entries
 from ._groupseq import ALPHA, LOOKS, LookVerdict, look_verdict, planned_looks
+from ._meta import ReportMeta
 from ._stats import AS_GOOD, INCONCLUSIVE
+from ._vocab import Role
 
 __all__ = ["LookRace", "completed_looks", "design_words", "look_verdicts"]
 
@@ -176,10 +178,10 @@ def completed_looks(
     return complete, {name: why for name, why in race.stops().items() if why}
 
 
-def look_verdicts(runs: pl.DataFrame, meta: Any) -> tuple[pl.DataFrame, dict[str, str]]:
-    """A group-sequential race's verdicts (rows of `gradebench._stats.VERDICT_SCHEMA`) from its runs and
-    ``meta`` (a `gradebench.ReportMeta`); and why entries stopped, for a race stopped early."""
-    candidates = runs.filter(pl.col("role") == "candidate")
+def look_verdicts(runs: pl.DataFrame, meta: ReportMeta) -> tuple[pl.DataFrame, dict[str, str]]:
+    """A group-sequential race's verdicts (rows of `gradebench._stats.VERDICT_SCHEMA`) from its runs and meta; and
+    why entries stopped, for a race stopped early."""
+    candidates = runs.filter(pl.col("role") == Role.CANDIDATE)
     scores: dict[tuple[str, Unit], float | None] = {}
     flaws: dict[tuple[str, Unit], bool] = {}
     for r in candidates.select("entry", "input_id", "repeat", "score", "truncated", "refused").iter_rows(named=True):
