@@ -3,8 +3,9 @@
 `Columns` is the row form of a record class: a list of its attributes (fields or properties) under column names;
 the column types come from the attributes' annotations (a `enum.StrEnum` of `gradebench._vocab` is its text, and
 anything that is not a number, a string or a flag is JSON text), so a frame's schema is derived from the record,
-never written a second time. `frame` makes rows a frame of
-exactly a schema, a chunk at a time. `pack` keeps a long request or response body compressed.
+never written a second time. `frame` makes rows a frame of exactly a schema, a chunk at a time (`frames`: the
+chunks, for what is written a part at a time). `pack` keeps a long request or response body compressed, and off the
+heap (`gradebench._spool`).
 """
 
 from __future__ import annotations
@@ -16,13 +17,26 @@ import re
 import types
 import typing
 import zlib
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import polars as pl
 
-__all__ = ["FRAME_CHUNK", "PACK_FROM", "Columns", "dumps", "frame", "has_surrogates", "pack", "unpack", "utf8_safe"]
+from ._spool import Packed, body_bytes, keep
+
+__all__ = [
+    "FRAME_CHUNK",
+    "PACK_FROM",
+    "Columns",
+    "dumps",
+    "frame",
+    "frames",
+    "has_surrogates",
+    "pack",
+    "unpack",
+    "utf8_safe",
+]
 
 _SCALARS: dict[Any, pl.DataType] = {int: pl.Int64(), float: pl.Float64(), str: pl.String(), bool: pl.Boolean()}
 
@@ -105,16 +119,22 @@ FRAME_CHUNK = 4096
 
 def frame(rows: Iterable[Mapping[str, Any]], schema: Mapping[str, pl.DataType]) -> pl.DataFrame:
     """Rows as a frame of exactly ``schema`` (an empty frame still has every column)."""
-    parts = []
+    parts = list(frames(rows, schema))
+    return parts[0] if len(parts) == 1 else pl.concat(parts, rechunk=True)
+
+
+def frames(rows: Iterable[Mapping[str, Any]], schema: Mapping[str, pl.DataType]) -> Iterator[pl.DataFrame]:
+    """Rows as frames of exactly ``schema``, `FRAME_CHUNK` rows each: what is written a part at a time is never held
+    whole (no rows: one empty frame, which still has every column)."""
     chunk: list[Mapping[str, Any]] = []
+    made = False
     for row in rows:
         chunk.append(row)
         if len(chunk) == FRAME_CHUNK:
-            parts.append(_chunk(chunk, schema))
-            chunk = []
-    if chunk or not parts:
-        parts.append(_chunk(chunk, schema))
-    return parts[0] if len(parts) == 1 else pl.concat(parts, rechunk=True)
+            yield _chunk(chunk, schema)
+            chunk, made = [], True
+    if chunk or not made:
+        yield _chunk(chunk, schema)
 
 
 def _chunk(rows: list[Mapping[str, Any]], schema: Mapping[str, pl.DataType]) -> pl.DataFrame:
@@ -126,14 +146,15 @@ PACK_FROM = 2048
 of 100,000 runs holds 100,000 of them."""
 
 
-def pack(text: str) -> bytes:
-    """A body's text as a call keeps it: compressed when long (see `PACK_FROM`)."""
+def pack(text: str) -> Packed:
+    """A body's text as a call keeps it: compressed when long (see `PACK_FROM`), and off the heap (`keep`)."""
     raw = text.encode()
-    return b"z" + zlib.compress(raw, 1) if len(raw) >= PACK_FROM else b"=" + raw
+    return keep(b"z" + zlib.compress(raw, 1) if len(raw) >= PACK_FROM else b"=" + raw)
 
 
-def unpack(packed: bytes) -> str:
-    return (zlib.decompress(packed[1:]) if packed[:1] == b"z" else packed[1:]).decode()
+def unpack(packed: Packed) -> str:
+    data = body_bytes(packed)
+    return (zlib.decompress(data[1:]) if data[:1] == b"z" else data[1:]).decode()
 
 
 _SURROGATE = re.compile("[\ud800-\udfff]")

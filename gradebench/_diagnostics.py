@@ -66,8 +66,9 @@ def _is_empty_output(text: str | None) -> bool:
 def diagnose(
     runs: pl.DataFrame, calls: pl.DataFrame, *, meta: ReportMeta | None = None, agreement: JudgeAgreement | None = None
 ) -> pl.DataFrame:
-    """The diagnostics of a report's ``runs`` and ``calls`` frames (and, with its ``meta``, the judges' families;
-    with a panel's ``agreement``, what the other judges give the entries flagged)."""
+    """The diagnostics of a report's ``runs`` and its calls' facts (a frame of `CALL_FACTS_SCHEMA`: the calls
+    without their bodies), and, with its ``meta``, the judges' families; with a panel's ``agreement``, what the other
+    judges give the entries flagged."""
     found: list[dict[str, Any]] = []
     if meta is not None:
         found += judge_family(meta, agreement)
@@ -125,7 +126,7 @@ def _batch_resent(calls: pl.DataFrame, meta: ReportMeta) -> list[dict[str, Any]]
     alone = calls.filter(
         (pl.col("role") == Role.JUDGE)
         & pl.col("entry").is_in(batching)
-        & pl.col("response").is_not_null()
+        & pl.col("answered")
         & ~pl.col("cache_hit")
         & ~pl.col("price_source").fill_null("").str.contains(" batch")
     )
@@ -173,7 +174,7 @@ def _identical(candidates: pl.DataFrame, found: list[dict[str, Any]]) -> None:
 
 def _usage(calls: pl.DataFrame, found: list[dict[str, Any]]) -> None:
     """Per entry: calls without usage (unknown tokens and cost), and provider costs the price table disagrees with."""
-    answered = calls.filter(pl.col("response").is_not_null())
+    answered = calls.filter(pl.col("answered"))
     missing = answered.filter(pl.col("input_tokens").is_null() | pl.col("output_tokens").is_null())
     for row in missing.group_by("entry", maintain_order=True).len().iter_rows(named=True):
         n = row["len"]
@@ -198,23 +199,10 @@ def _usage(calls: pl.DataFrame, found: list[dict[str, Any]]) -> None:
             found.append({"kind": "price_mismatch", "entry": row["entry"], "run_id": None, "detail": detail})
 
 
-def _answer_key(response: str | None) -> str | None:
-    """What a generation said (content and tool calls), to tell one generation from another under a reused id."""
-    if response is None:
-        return None
-    try:
-        message = (json.loads(response).get("choices") or [{}])[0].get("message") or {}
-    except (ValueError, AttributeError, IndexError):
-        return response
-    return json.dumps([message.get("content"), message.get("tool_calls")], sort_keys=True, default=str)
-
-
 def _shared(runs: pl.DataFrame, calls: pl.DataFrame, found: list[dict[str, Any]]) -> None:
     """Two runs served the very same generation: the cache returned one answer for two samples."""
-    keyed = calls.filter((pl.col("role") == Role.CANDIDATE) & pl.col("generation_id").is_not_null())
-    keyed = keyed.join(runs.select("run_id", "input_id"), on="run_id").with_columns(
-        pl.col("response").map_elements(_answer_key, return_dtype=pl.String).alias("answer")
-    )
+    keyed = calls.filter(pl.col("answer").is_not_null())  # a candidate's generation with an id
+    keyed = keyed.join(runs.select("run_id", "input_id"), on="run_id")
     shared = keyed.group_by("entry", "input_id", "generation_id", "answer", maintain_order=True).agg(
         pl.col("run_id").unique(maintain_order=True)
     )

@@ -19,9 +19,21 @@ from typing import Any
 import polars as pl
 
 from ._codec import Columns, dumps, pack, unpack
+from ._spool import Packed
 from ._vocab import CostSource, Role, SchemaUse, VerdictPath
 
-__all__ = ["CALLS_SCHEMA", "CONTENT_FILTERED", "FAILED_REASON", "RUNS_SCHEMA", "Call", "Run", "Verdict"]
+__all__ = [
+    "BODY_COLUMNS",
+    "CALLS_SCHEMA",
+    "CALL_FACTS_SCHEMA",
+    "CONTENT_FILTERED",
+    "FAILED_REASON",
+    "RUNS_SCHEMA",
+    "Call",
+    "Run",
+    "Verdict",
+    "answer_key",
+]
 
 
 def _total(values: Iterable[Any]) -> Any:
@@ -64,11 +76,11 @@ class Call:
     """``reference``, ``candidate`` or ``judge``."""
     entry: str
     """The catalog entry called."""
-    request_packed: bytes
+    request_packed: Packed
     """The JSON body sent (model, messages, tools, parameters), packed (see `request_json`); never headers or keys."""
     asked_model: str | None = None
     """The model the job's own openai code named (``seat.openai``), which the entry's model replaced; else None."""
-    response_packed: bytes | None = None
+    response_packed: Packed | None = None
     """The JSON body received (keys scrubbed), packed; None when the call failed."""
     tool_results: list[dict[str, Any]] = field(default_factory=list)
     """Each tool call the response asked for: ``{id, name, arguments, result}`` or ``{..., error}``."""
@@ -163,6 +175,14 @@ class Call:
         """The call's row in the report's ``calls`` frame (request, response and tool results as JSON text)."""
         return _CALL.row(self)
 
+    def facts_row(self) -> dict[str, Any]:
+        """The call's row without its bodies (columns of `CALL_FACTS_SCHEMA`)."""
+        row = _CALL_FACTS.row(self)
+        row["answered"] = self.answered
+        keyed = self.role is Role.CANDIDATE and self.generation_id is not None and self.answered
+        row["answer"] = answer_key(self.message) if keyed else None
+        return row
+
     @classmethod
     def from_row(cls, row: Mapping[str, Any]) -> Call:
         """A call taken back from its row."""
@@ -181,6 +201,20 @@ _CALL = Columns(
 )
 CALLS_SCHEMA: dict[str, pl.DataType] = _CALL.schema
 """One row per model call, judge calls included (``role`` says which)."""
+
+BODY_COLUMNS = ("request", "response", "tool_results")
+"""The columns of ``calls`` that hold a call's bodies: the bulk of a report, left out of `CALL_FACTS_SCHEMA`."""
+_CALL_FACTS = Columns(Call, [c.attr for c in _CALL.columns if c.name not in BODY_COLUMNS])
+CALL_FACTS_SCHEMA: dict[str, pl.DataType] = {**_CALL_FACTS.schema, "answered": pl.Boolean(), "answer": pl.String()}
+"""One row per model call without its bodies, what the report's own checks read (a frame of 200,000 runs' calls
+holds every transcript twice over): ``answered`` (a response came), and ``answer``, what a candidate's generation
+said (its content and tool calls as JSON text) when it has a generation id, to tell two generations under one id
+apart."""
+
+
+def answer_key(message: Mapping[str, Any]) -> str:
+    """What an assistant message said: its content and tool calls, as JSON text."""
+    return json.dumps([message.get("content"), message.get("tool_calls")], sort_keys=True, default=str)
 
 
 # ----------------------------------------------------------------------------------------------------------- verdict

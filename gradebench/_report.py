@@ -10,16 +10,17 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import polars as pl
+import pyarrow.parquet as pq
 
 from . import _present
 from ._agreement import JudgeAgreement, judge_agreement
-from ._codec import frame
+from ._codec import FRAME_CHUNK, frame, frames
 from ._control_check import ControlCheck, control_check, control_diagnostics
 from ._corrected import with_labels as labelled_models
 from ._diagnostics import DIAGNOSTICS_SCHEMA, diagnose
@@ -30,7 +31,7 @@ from ._panel import VERDICTS_FILE, VERDICTS_SCHEMA, verdicts_frame, with_panels
 from ._planted import planted_run
 from ._prompt import transcript_events
 from ._recommend import Recommendation, recommend
-from ._records import CALLS_SCHEMA, RUNS_SCHEMA, Call, Run
+from ._records import CALL_FACTS_SCHEMA, CALLS_SCHEMA, RUNS_SCHEMA, Call, Run
 from ._vocab import Role, VerdictBasis
 
 __all__ = ["REPORT_FILES", "BenchmarkReport"]
@@ -77,6 +78,7 @@ class BenchmarkReport:
         self._runs: pl.DataFrame | None = None
         self._controls: pl.DataFrame | None = None
         self._calls: pl.DataFrame | None = None
+        self._call_facts: pl.DataFrame | None = None
         self._models: pl.DataFrame | None = None
         self._label_agreement: pl.DataFrame | None = None
         self._model_rows: list[EntrySummary] | None = None
@@ -122,6 +124,13 @@ class BenchmarkReport:
         if self._calls is None:
             self._calls = frame((c.to_row() for r in self._records for c in _all_calls(r)), CALLS_SCHEMA)
         return self._calls
+
+    def call_facts(self) -> pl.DataFrame:
+        """One row per model call without its bodies (columns of `CALL_FACTS_SCHEMA`): what the report's own checks
+        read, so that a large race's table never builds its every transcript as a frame."""
+        if self._call_facts is None:
+            self._call_facts = frame((c.facts_row() for r in self._records for c in _all_calls(r)), CALL_FACTS_SCHEMA)
+        return self._call_facts
 
     @property
     def models(self) -> pl.DataFrame:
@@ -263,7 +272,7 @@ class BenchmarkReport:
         """Rows worth a look (kind, entry, run_id, detail), ordered by kind then entry (the negative controls' rows,
         ``control_*``, after the runs')."""
         controls = control_diagnostics(self.control_check())
-        found = diagnose(self.runs, self.calls, meta=self.meta, agreement=self.judge_agreement())
+        found = diagnose(self.runs, self.call_facts(), meta=self.meta, agreement=self.judge_agreement())
         if not controls:
             return found
         return pl.concat([found, pl.DataFrame(controls, schema=DIAGNOSTICS_SCHEMA).sort("kind", maintain_order=True)])
@@ -316,7 +325,7 @@ class BenchmarkReport:
         path.mkdir(parents=True, exist_ok=True)
         self.runs.write_parquet(path / "runs.parquet")
         self.models.write_parquet(path / "models.parquet")
-        self.calls.write_parquet(path / "calls.parquet")
+        self._write_calls(path / "calls.parquet")
         self.noise.write_parquet(path / "noise.parquet")
         if self.verdicts.height:
             self.verdicts.write_parquet(path / VERDICTS_FILE)
@@ -326,8 +335,18 @@ class BenchmarkReport:
         (path / "meta.json").write_text(json.dumps(self.meta.to_dict(), indent=2, ensure_ascii=False) + "\n")
         if self.labels is not None:
             self.labels.write(path / LABELS_FILE)
-        log.info("report written to %s (%d runs, %d calls)", path, self.runs.height, self.calls.height)
+        log.info("report written to %s (%d runs, %d calls)", path, self.runs.height, self.call_facts().height)
         return path
+
+    def _write_calls(self, file: Path) -> None:
+        """calls.parquet, a part at a time: the transcripts of a large race are never one frame in memory."""
+        if self._calls is not None:
+            self._calls.write_parquet(file)
+            return
+        rows = (c.to_row() for r in self._records for c in _all_calls(r))
+        with _ParquetParts(file) as out:
+            for part in frames(rows, CALLS_SCHEMA):
+                out.write(part)
 
     @classmethod
     def read_parquet(cls, directory: str | Path) -> BenchmarkReport:
@@ -348,15 +367,12 @@ class BenchmarkReport:
         if (path / "controls.parquet").is_file():  # a report written before negative controls has none
             controls = conform(pl.read_parquet(path / "controls.parquet"), RUNS_SCHEMA, str(path / "controls.parquet"))
             runs = pl.concat([runs, controls])
-        calls = conform(
-            _with_later_columns(pl.read_parquet(path / "calls.parquet"), CALLS_ADDED_LATER),
-            CALLS_SCHEMA,
-            str(path / "calls.parquet"),
-        )
         noise = pl.read_parquet(path / "noise.parquet") if (path / "noise.parquet").is_file() else None
         by_run: dict[str, list[Call]] = {}
-        for row in calls.iter_rows(named=True):
-            by_run.setdefault(row["run_id"], []).append(Call.from_row(row))
+        for part in _read_parts(path / "calls.parquet"):  # a part at a time: its bodies go to the spool as read
+            calls = conform(_with_later_columns(part, CALLS_ADDED_LATER), CALLS_SCHEMA, str(path / "calls.parquet"))
+            for row in calls.iter_rows(named=True):
+                by_run.setdefault(row["run_id"], []).append(Call.from_row(row))
         records = []
         for row in runs.iter_rows(named=True):
             own = by_run.get(row["run_id"], [])
@@ -379,6 +395,38 @@ CALLS_ADDED_LATER: dict[str, pl.DataType] = {"asked_model": pl.String(), "price_
 def _with_later_columns(frame: pl.DataFrame, later: dict[str, pl.DataType]) -> pl.DataFrame:
     missing = [pl.lit(None, dtype=dtype).alias(name) for name, dtype in later.items() if name not in frame.columns]
     return frame.with_columns(missing) if missing else frame
+
+
+class _ParquetParts:
+    """One parquet file written a frame at a time (as polars writes a whole one: zstd, the frame's own types)."""
+
+    def __init__(self, file: Path):
+        self._file = file
+        self._writer: pq.ParquetWriter | None = None
+
+    def __enter__(self) -> _ParquetParts:
+        return self
+
+    def write(self, part: pl.DataFrame) -> None:
+        table = part.to_arrow()
+        if self._writer is None:
+            self._writer = pq.ParquetWriter(self._file, table.schema, compression="zstd")
+        self._writer.write_table(table)
+
+    def __exit__(self, *exc: object) -> None:
+        if self._writer is not None:
+            self._writer.close()
+
+
+def _read_parts(file: Path) -> Iterator[pl.DataFrame]:
+    """A parquet file's rows, `FRAME_CHUNK` at a time (an empty file: one empty frame of its columns)."""
+    source = pq.ParquetFile(file)
+    made = False
+    for batch in source.iter_batches(batch_size=FRAME_CHUNK):
+        made = True
+        yield pl.DataFrame(pl.from_arrow(batch))
+    if not made:
+        yield pl.DataFrame(pl.from_arrow(source.schema_arrow.empty_table()))
 
 
 def _all_calls(run: Run) -> list[Call]:

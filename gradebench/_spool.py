@@ -1,0 +1,143 @@
+"""Where the bodies of a race's calls live while the race and its report are in hand: a file, not the heap.
+
+A call keeps its request and response bodies (a judge's request holds both transcripts), and a race of 200,000 runs
+holds 600,000 of them: kept in memory, they alone would grow a process by gigabytes. So a body of `SPOOL_FROM`
+bytes or more is written to the process's `Spool` — an unlinked temporary file that disappears with the process — and
+the call holds a `Spooled` handle (where the bytes are) that reads them back on demand from the page cache. The last
+`Spool.TAIL` bytes are kept in memory before they are written in one go, so a body costs an append, not a system call.
+
+A handle pickles as its bytes, so a call sent to another process (or stored) carries its body, not a pointer into
+this process's file. A child made by ``fork`` writes its own spool: the parent's file is only ever appended to by the
+parent. When the spool cannot be written (a full disk), bodies stay in memory and the log says so once: a race never
+fails because its transcripts could not leave the heap.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import tempfile
+import threading
+from typing import Any
+
+__all__ = ["SPOOL_FROM", "Packed", "Spool", "Spooled", "body_bytes", "keep", "spool"]
+
+log = logging.getLogger("gradebench")
+
+SPOOL_FROM = 256
+"""Bodies of this many bytes or more leave the heap; a shorter one costs less kept than its handle saves."""
+
+
+class Spool:
+    """An append-only store of bytes in an unlinked temporary file (in ``directory``; the system's temp dir by
+    default, ``TMPDIR``), its last `TAIL` bytes in memory."""
+
+    TAIL = 1 << 20
+    """Bytes kept in memory before they are written to the file in one write."""
+
+    def __init__(self, directory: str | None = None):
+        self._file = tempfile.TemporaryFile(prefix="gradebench-spool-", dir=directory)
+        self._fd = self._file.fileno()
+        self._written = 0  # bytes in the file; the tail starts there
+        self._tail = bytearray()
+        self._lock = threading.Lock()
+        self._broken: OSError | None = None
+
+    def put(self, data: bytes) -> Spooled | bytes:
+        """Keep ``data``: a handle to it, or ``data`` itself once the file has failed."""
+        if self._broken is not None:
+            return data
+        with self._lock:
+            offset = self._written + len(self._tail)
+            self._tail += data
+            if len(self._tail) >= self.TAIL:
+                self._flush()
+        return Spooled(self, offset, len(data))
+
+    def read(self, offset: int, length: int) -> bytes:
+        """The ``length`` bytes kept at ``offset``."""
+        if offset < self._written:  # on disk: no lock needed, the file below _written never changes
+            return os.pread(self._fd, length, offset)
+        with self._lock:
+            if offset >= self._written:
+                start = offset - self._written
+                return bytes(self._tail[start : start + length])
+        return os.pread(self._fd, length, offset)
+
+    @property
+    def size(self) -> int:
+        """Bytes kept so far (on disk and in the tail)."""
+        return self._written + len(self._tail)
+
+    def _flush(self) -> None:
+        try:
+            done = 0
+            view = memoryview(self._tail)
+            while done < len(view):
+                done += os.pwrite(self._fd, view[done:], self._written + done)
+        except OSError as exc:  # the tail stays in memory and readable; later bodies are kept as bytes
+            self._broken = exc
+            log.warning("gradebench: cannot spool call bodies to %s (%s): keeping them in memory", self._file.name, exc)
+            return
+        self._written += len(self._tail)
+        self._tail = bytearray()
+
+    def close(self) -> None:
+        self._file.close()
+
+
+class Spooled:
+    """A body kept in a `Spool`: its bytes on demand (`body_bytes`). Equal to another body with the same bytes."""
+
+    __slots__ = ("_length", "_offset", "_spool")
+
+    def __init__(self, store: Spool, offset: int, length: int):
+        self._spool, self._offset, self._length = store, offset, length
+
+    def bytes(self) -> bytes:
+        return self._spool.read(self._offset, self._length)
+
+    def __len__(self) -> int:
+        return self._length
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, Spooled | bytes):
+            return body_bytes(other) == self.bytes()
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash(self.bytes())
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (bytes, (self.bytes(),))  # another process gets the bytes, never an offset into this one's file
+
+    def __repr__(self) -> str:
+        return f"Spooled({self._length} bytes at {self._offset})"
+
+
+Packed = bytes | Spooled
+"""A body as a call keeps it: its packed bytes, in memory or spooled."""
+
+_spools: dict[int, Spool] = {}  # one per process (a forked child must not append to its parent's file)
+_spools_lock = threading.Lock()
+
+
+def spool() -> Spool:
+    """This process's spool, opened on first use."""
+    pid = os.getpid()
+    found = _spools.get(pid)
+    if found is None:
+        with _spools_lock:
+            found = _spools.get(pid)
+            if found is None:
+                found = _spools[pid] = Spool()
+    return found
+
+
+def keep(data: bytes) -> Packed:
+    """``data`` as a call keeps it: spooled from `SPOOL_FROM` bytes, else itself."""
+    return spool().put(data) if len(data) >= SPOOL_FROM else data
+
+
+def body_bytes(packed: Packed) -> bytes:
+    return packed.bytes() if isinstance(packed, Spooled) else packed
