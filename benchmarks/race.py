@@ -1,19 +1,25 @@
 """Measure gradebench's overhead and memory: race N runs (one model call + one judge call each) on simulated entries.
 
     python benchmarks/race.py --n 2000 --latency-ms 50 --concurrency 100
-    python benchmarks/race.py --n 20000 --memory
+    python benchmarks/race.py --memory --sizes 2000,20000,200000
 
 Runs the race once at latency 0 to measure the cost per model call (everything but the wait: the openai SDK, the
 in-process transport, the simulated endpoint's own work, the cache, admission, the judge prompt, the report), then at
 the given latency, then again fully cached. In the same process it measures the openai SDK's own floor: a plain
 ``AsyncOpenAI`` making the same number of calls to the same simulated endpoint through the same transport at the same
 concurrency. Machines differ several times in speed, so ``overhead_ratio`` (gradebench's cost per call over the SDK's)
-is the figure to compare (the median of ``--rounds`` pairs taken in turn). ``--memory`` races N runs and N/10 runs
-in fresh processes at latency 0 and reports the larger one's peak resident memory and the growth per 1,000 runs
-between the two.
+is the figure to compare (the median of ``--rounds`` pairs taken in turn).
+
+``--memory`` measures instead what a race costs in memory, whole-process: for each of ``--sizes``, a fresh process
+races that many runs at latency 0, logs its table and writes the report with ``to_parquet`` (peak resident memory,
+race and export times), then another fresh process reads the report back and builds its table (peak memory, read
+time). It prints each size as it goes (stderr) and ends with the growth per 1,000 runs between consecutive sizes and
+overall, and the export and read times per 1,000 runs (flat when they are linear).
 
 Ends with one JSON line: n, latency_ms, concurrency, wall_s, limit_s (the ideal 2·N·L/C), ratio, overhead_ms_per_call,
-sdk_floor_ms_per_call, overhead_ratio, cached_rerun_s (and peak_rss_mb, rss_mb_per_1k_runs with --memory).
+sdk_floor_ms_per_call, overhead_ratio, cached_rerun_s; with --memory: sizes (each one's peak_rss_mb, race_s, write_s,
+read_s, read_peak_rss_mb), rss_mb_per_1k_runs, rss_mb_per_1k_runs_overall, read_rss_mb_per_1k_runs_overall,
+write_s_per_1k_runs, read_s_per_1k_runs.
 """
 
 from __future__ import annotations
@@ -118,15 +124,61 @@ async def sdk_floor(calls: int, concurrency: int) -> float:
     return elapsed
 
 
-def peak_rss_mb(n: int, concurrency: int) -> float:
-    """Peak resident memory (MB) of a fresh process that races ``n`` runs at latency 0."""
-    done = subprocess.run(
-        [sys.executable, __file__, "--peak-of", str(n), "--concurrency", str(concurrency)],
-        capture_output=True,
-        text=True,
-        check=True,
-    )
-    return float(done.stdout.strip().splitlines()[-1])
+def memory_of(n: int, concurrency: int) -> dict[str, float]:
+    """Whole-process figures of racing ``n`` runs at latency 0 in a fresh process (the race, its table and
+    ``to_parquet``), then of reading that report back in another fresh process: peak resident memory and times."""
+
+    def child(*args: str) -> dict[str, float]:
+        done = subprocess.run([sys.executable, __file__, *args], capture_output=True, text=True, check=True)
+        return json.loads(done.stdout.strip().splitlines()[-1])
+
+    with tempfile.TemporaryDirectory() as tmp:
+        out = str(Path(tmp) / "report")
+        made = child("--peak-of", str(n), "--concurrency", str(concurrency), "--out", out)
+        read = child("--read-back", out)
+    return {**made, **read}
+
+
+def race_and_write(n: int, concurrency: int, out: Path) -> dict[str, float]:
+    """What ``--peak-of`` measures in its own process: the race, the table, the parquet export."""
+    with tempfile.TemporaryDirectory() as tmp:
+        started = time.perf_counter()
+        _, bench = race(n, 0.0, concurrency, Path(tmp) / "cache", "memory")
+        raced = time.perf_counter() - started
+        report = bench.report()
+        started = time.perf_counter()
+        report.to_parquet(out)
+        written = time.perf_counter() - started
+    return {"race_s": round(raced, 2), "write_s": round(written, 3), "peak_rss_mb": round(_own_peak_mb(), 1)}
+
+
+def read_back(out: Path) -> dict[str, float]:
+    """What ``--read-back`` measures in its own process: reading a report and building its models frame and table."""
+    started = time.perf_counter()
+    report = gb.BenchmarkReport.read_parquet(out)
+    report.table()
+    read = time.perf_counter() - started
+    return {"read_s": round(read, 3), "read_peak_rss_mb": round(_own_peak_mb(), 1), "runs": report.runs.height}
+
+
+def memory_figures(sizes: list[int], concurrency: int) -> dict[str, object]:
+    """Each size's figures, and the growth per 1,000 runs between consecutive sizes and from the least to the most."""
+    each = {n: memory_of(n, concurrency) for n in sizes}
+    for n, figures in each.items():
+        print(json.dumps({"n": n, **figures}), file=sys.stderr, flush=True)  # a long run shows as it goes
+
+    def slope(key: str, a: int, b: int) -> float:
+        return round((each[b][key] - each[a][key]) / ((b - a) / 1000), 2)
+
+    pairs = list(zip(sizes, sizes[1:], strict=False))
+    return {
+        "sizes": each,
+        "rss_mb_per_1k_runs": {f"{a}-{b}": slope("peak_rss_mb", a, b) for a, b in pairs},
+        "rss_mb_per_1k_runs_overall": slope("peak_rss_mb", sizes[0], sizes[-1]),
+        "read_rss_mb_per_1k_runs_overall": slope("read_peak_rss_mb", sizes[0], sizes[-1]),
+        "write_s_per_1k_runs": {n: round(f["write_s"] / (n / 1000), 4) for n, f in each.items()},
+        "read_s_per_1k_runs": {n: round(f["read_s"] / (n / 1000), 4) for n, f in each.items()},
+    }
 
 
 def _own_peak_mb() -> float:
@@ -143,14 +195,24 @@ def main() -> None:
     parser.add_argument("--n", type=int, default=2000, help="candidate runs")
     parser.add_argument("--latency-ms", type=float, default=50.0)
     parser.add_argument("--concurrency", type=int, default=100)
-    parser.add_argument("--memory", action="store_true", help="also measure peak memory (N and N/10 runs)")
+    parser.add_argument(
+        "--memory", action="store_true", help="measure whole-process peak memory and the parquet export instead"
+    )
+    parser.add_argument("--sizes", default="2000,20000,200000", help="runs raced with --memory, comma-separated")
     parser.add_argument("--rounds", type=int, default=3, help="latency-0 races and SDK floors, taken in turn (medians)")
-    parser.add_argument("--peak-of", type=int, help=argparse.SUPPRESS)  # the child process of --memory
+    parser.add_argument("--peak-of", type=int, help=argparse.SUPPRESS)  # the racing child process of --memory
+    parser.add_argument("--out", type=Path, help=argparse.SUPPRESS)
+    parser.add_argument("--read-back", type=Path, help=argparse.SUPPRESS)  # the reading child process of --memory
     args = parser.parse_args()
     if args.peak_of:
-        with tempfile.TemporaryDirectory() as tmp:
-            race(args.peak_of, 0.0, args.concurrency, Path(tmp) / "cache", "memory")
-        print(_own_peak_mb())
+        print(json.dumps(race_and_write(args.peak_of, args.concurrency, args.out)))
+        return
+    if args.read_back:
+        print(json.dumps(read_back(args.read_back)))
+        return
+    if args.memory:
+        sizes = sorted(int(x) for x in args.sizes.split(","))
+        print(json.dumps({"concurrency": args.concurrency, **memory_figures(sizes, args.concurrency)}))
         return
     with tempfile.TemporaryDirectory() as tmp:
         calls = 2 * args.n + 1  # each run and its verdict, plus the reference
@@ -177,10 +239,6 @@ def main() -> None:
         "overhead_ratio": round(statistics.median(o / f for o, f in zip(ours, floors, strict=True)), 2),
         "cached_rerun_s": round(cached, 3),
     }
-    if args.memory:
-        small, large = peak_rss_mb(args.n // 10, args.concurrency), peak_rss_mb(args.n, args.concurrency)
-        figures["peak_rss_mb"] = round(large, 1)
-        figures["rss_mb_per_1k_runs"] = round((large - small) / (args.n * 0.9 / 1000), 2)
     print(json.dumps(figures))
 
 
