@@ -66,6 +66,8 @@ class BenchmarkReport:
         meta: ReportMeta | Mapping[str, Any],
         noise: pl.DataFrame | Iterable[Mapping[str, Any]] | None = None,
         labels: HumanLabels | None = None,
+        *,
+        _frames: tuple[pl.DataFrame, pl.DataFrame] | None = None,
     ):
         self._records = list(runs)
         self.meta: ReportMeta = meta if isinstance(meta, ReportMeta) else ReportMeta.from_dict(meta)
@@ -75,8 +77,9 @@ class BenchmarkReport:
         else:
             self.noise = frame(noise or [], NOISE_SCHEMA)
         """The judge-noise floor: one row per re-judged run (empty until `Benchmark.judge_noise`)."""
-        self._runs: pl.DataFrame | None = None
-        self._controls: pl.DataFrame | None = None
+        # the runs and controls frames made from these records already (read back: the files hold them)
+        self._runs: pl.DataFrame | None = _frames[0] if _frames is not None else None
+        self._controls: pl.DataFrame | None = _frames[1] if _frames is not None else None
         self._calls: pl.DataFrame | None = None
         self._call_facts: pl.DataFrame | None = None
         self._models: pl.DataFrame | None = None
@@ -363,10 +366,11 @@ class BenchmarkReport:
             _with_later_columns(pl.read_parquet(path / "runs.parquet"), RUNS_ADDED_LATER),
             RUNS_SCHEMA,
             str(path / "runs.parquet"),
-        )
+        ).select(list(RUNS_SCHEMA))
+        controls = frame([], RUNS_SCHEMA)
         if (path / "controls.parquet").is_file():  # a report written before negative controls has none
-            controls = conform(pl.read_parquet(path / "controls.parquet"), RUNS_SCHEMA, str(path / "controls.parquet"))
-            runs = pl.concat([runs, controls])
+            file = str(path / "controls.parquet")
+            controls = conform(pl.read_parquet(path / "controls.parquet"), RUNS_SCHEMA, file).select(list(RUNS_SCHEMA))
         noise = pl.read_parquet(path / "noise.parquet") if (path / "noise.parquet").is_file() else None
         by_run: dict[str, list[Call]] = {}
         for part in _read_parts(path / "calls.parquet"):  # a part at a time: its bodies go to the spool as read
@@ -374,7 +378,7 @@ class BenchmarkReport:
             for row in calls.iter_rows(named=True):
                 by_run.setdefault(row["run_id"], []).append(Call.from_row(row))
         records = []
-        for row in runs.iter_rows(named=True):
+        for row in pl.concat([runs, controls]).iter_rows(named=True):
             own = by_run.get(row["run_id"], [])
             made = [c for c in own if c.role != Role.JUDGE]
             judged = [c for c in own if c.role == Role.JUDGE] if row["role"] != Role.REFERENCE else []
@@ -383,7 +387,8 @@ class BenchmarkReport:
             panel = conform(pl.read_parquet(path / VERDICTS_FILE), VERDICTS_SCHEMA, str(path / VERDICTS_FILE))
             records = with_panels(records, panel, meta.judge_params, source=str(path / VERDICTS_FILE))
         labels = HumanLabels.read(path / LABELS_FILE) if (path / LABELS_FILE).is_file() else None
-        return cls(records, meta, noise, labels)
+        panels = (path / VERDICTS_FILE).is_file()  # a panel's runs are rebuilt with their judges' verdicts
+        return cls(records, meta, noise, labels, _frames=None if panels else (runs, controls))
 
 
 RUNS_ADDED_LATER: dict[str, pl.DataType] = {"wall_now_s": pl.Float64()}
