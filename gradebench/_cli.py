@@ -215,7 +215,9 @@ def cmd_rejudge(args: argparse.Namespace) -> int:
     where = "over the report in it" if out == directory else "a new folder" if not out.exists() else "there"
     batch = args.judge_batch or None  # not given: as the report's race judged
     estimate = until_stopped(
-        estimate_rejudge(report, catalog, rubric=rubric, judge=args.judge, cache=args.cache, judge_batch=batch)
+        estimate_rejudge(
+            report, catalog, rubric=rubric, judge=args.judge, cache=args.cache, judge_batch=batch, scorer=scorer
+        )
     )
     print(f"Rejudging {directory}: {estimate.line()}; the new report goes to {out} ({where})\n")
     if args.max_cost is not None and estimate.cost > args.max_cost:

@@ -90,14 +90,13 @@ async def estimate_rejudge(
     judges: Sequence[str] | None = None,
     cache: CallCache | str | os.PathLike[str] | None = None,
     judge_batch: bool | None = None,
+    scorer: Scorer | None = None,
 ) -> RejudgeEstimate:
     """What `rejudge_report` with these options will cost: each run's verdict looked up in the cache alone (nothing is
-    sent), the ones missing priced from their own prompts at the judge's prices (its batch price, batching)."""
-    setup = JudgeSetup.from_meta(
-        report.meta, catalog, rubric=rubric, judge=judge, judges=_names(judges), batch=judge_batch
-    )
+    sent), the ones missing priced from their own prompts at the judge's prices (its batch price, batching). Give
+    the same ``scorer`` as the rejudge: a gold scorer's labels are withheld from the judge's prompts."""
+    setup, references, candidates = _judging(report, catalog, rubric, judge, judges, scorer, judge_batch)
     batched = setup.batches()
-    references, candidates = _taken_up(report)
     judged = [r for r in candidates if r.ok]
     inputs = report.meta.inputs
     store = cache if isinstance(cache, CallCache) else CallCache(cache)
@@ -233,6 +232,27 @@ async def judge_noise_report(
     return report.with_noise(rows, k=k)
 
 
+def _judging(
+    report: BenchmarkReport,
+    catalog: Catalog,
+    rubric: str | None,
+    judge: str | None,
+    judges: Sequence[str] | None,
+    scorer: Scorer | None,
+    batch: bool | None,
+) -> tuple[JudgeSetup, dict[str, Run], list[Run]]:
+    """What a rejudge and its estimate both judge with: the judges' setup, the reference run of each input (scored
+    again by a ``scorer`` given now, when it reads the gold labels) and the runs to judge."""
+    setup = JudgeSetup.from_meta(
+        report.meta, catalog, rubric=rubric, judge=judge, judges=_names(judges), scorer=scorer, batch=batch
+    )
+    references, candidates = _taken_up(report)
+    if scorer is not None:
+        inputs = report.meta.inputs
+        references = {k: score_reference(r, inputs.get(k), scorer) for k, r in references.items()}
+    return setup, references, candidates
+
+
 async def rejudge_report(
     report: BenchmarkReport,
     catalog: Catalog,
@@ -252,15 +272,10 @@ async def rejudge_report(
     panel) replace them. A ``scorer`` given now scores again; otherwise the scores stand (they do not depend on the
     judge). ``judge_batch``: through the judges' Batch API (None: as the report's race judged).
     """
-    setup = JudgeSetup.from_meta(
-        report.meta, catalog, rubric=rubric, judge=judge, judges=_names(judges), scorer=scorer, batch=judge_batch
-    )
+    setup, references, candidates = _judging(report, catalog, rubric, judge, judges, scorer, judge_batch)
     for one in setup.judges:
         one.api_key()  # fail before any call when a judge cannot be called
-    references, candidates = _taken_up(report)
     inputs = report.meta.inputs
-    if scorer is not None:  # a scorer given now scores the reference runs too, when it reads the gold labels
-        references = {k: score_reference(r, inputs.get(k), scorer) for k, r in references.items()}
 
     plants = _controls(report, references)
     planted = {p.run_id: p for p in plants}

@@ -219,3 +219,24 @@ async def test_the_judge_is_never_shown_the_gold_label(tmp_path: Path) -> None:
     assert gb.scorers.gold_path("field_equals:label@expected_label") == "expected_label"
     assert gb.scorers.gold_path("field_equals:label") is None
     assert gb.scorers.gold_path(gb.scorers.choice_letter(gold="answer")) == "answer"
+
+
+async def test_a_rejudge_with_a_gold_scorer_given_now_is_estimated_as_it_is_judged(tmp_path: Path) -> None:
+    """A scorer given at rejudge time withholds its labels from the judge: its estimate must price the prompts the
+    rejudge will send, so a rejudge done once is estimated free the second time."""
+    from gradebench._rejudge import estimate_rejudge
+
+    async with serve(fleet()) as base_url:
+        cat = loopback(base_url)
+        bench = bench_of(TRIAGE, cat, tmp_path, candidates=CANDIDATES, inputs=TICKETS, spec=gb.RaceSpec(scorer="none"))
+        await bench.run()
+        report = bench.report()
+        gold = gb.scorers.field_equals("label", gold="expected_label")
+        options: dict[str, Any] = {"rubric": "Score the label only.", "cache": tmp_path / "cache", "scorer": gold}
+        before = await estimate_rejudge(report, cat, **options)
+        again = await gb.rejudge_report(report, cat, progress=False, **options)
+        prompts = [m["content"] for r in again.runs["run_id"] for p in again.judge_prompts(r) for m in p]
+        assert prompts and not [p for p in prompts if "expected_label" in p]
+        after = await estimate_rejudge(report, cat, **options)
+    assert before.cached == 0 and before.cost > 0
+    assert after.cached == after.runs and after.cost == 0
