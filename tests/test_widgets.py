@@ -679,6 +679,10 @@ async def test_the_estimate_follows_every_setting_and_waits_for_a_burst_to_end(m
         form.scorer_path: "decision",
         form.salt: "s",
         form.rubric: "Refund only after the lookup.",
+        form.verdict_design: "auto",
+        form.judges: ("sim/oracle", "sim/sage"),
+        form.controls: 0,
+        form.judge_batch: True,
         form.candidates: ("sim/steady",),
         form.grade: "small",
         form.job: SelectingAgent.name,
@@ -777,6 +781,8 @@ async def test_racing_to_a_verdict_shows_each_entry_stop_as_it_happens(monkeypat
     panel.n_inputs.value = 8
     panel.to_verdict.value = True
     assert panel.runs.disabled and not panel.max_runs.disabled
+    assert panel.form.verdict_design.value == "gsd" and not panel.form.verdict_design.disabled  # the recommended
+    panel.form.verdict_design.value = "auto"  # this race is read after every wave
     assert panel.max_runs.value == 32  # 4 runs an input, following the inputs until edited
     panel.n_inputs.value = 9
     assert panel.max_runs.value == 36
@@ -1013,3 +1019,38 @@ async def test_a_report_in_a_notebook_is_an_html_table_with_the_text_tables_figu
     assert _present.header(report) in said and _present.recommendation(report) in said
     for v in _present.verdict_lines(report):
         assert f"{v.verdict} {v.entry}: {v.evidence()}" in said
+
+
+def test_the_form_sets_the_judges_the_controls_the_batch_and_the_looks() -> None:
+    panel = BenchmarkPanel(gb.sim.catalog(latency_scale=0))
+    form = panel.form
+    spec = form.spec()
+    assert spec.judge is None and spec.judges is None and spec.controls == 3 and not spec.judge_batch
+    assert form.verdict_design.disabled  # a fixed number of runs: no looks to choose
+    form.judges.value = ("sim/oracle", "sim/sage")
+    form.controls.value = 0
+    form.judge_batch.value = True
+    form.to_verdict.value = True
+    spec = form.spec()
+    assert spec.judges == ("sim/oracle", "sim/sage") and spec.controls == 0 and spec.judge_batch
+    assert spec.runs == "gsd" and spec.max_runs == form.max_runs.value
+    form.judges.value = ("sim/sage",)
+    assert form.spec().judge == "sim/sage" and form.spec().judges is None  # one judge: that entry judges
+    form.judges.value = ()
+    with pytest.raises(ValueError, match="no judge selected"):
+        form.spec()
+
+
+async def test_a_panel_races_to_a_verdict_in_planned_looks() -> None:
+    panel = BenchmarkPanel(gb.sim.catalog(latency_scale=0))
+    panel.grade.value = "small"
+    panel.n_inputs.value = 8
+    panel.to_verdict.value = True
+    panel.run_button.click()
+    assert panel.bench.spec.runs == "gsd" and panel.bench.spec.max_runs == 32
+    await finished(panel)
+    report = panel.report
+    assert report is not None and report.meta.spec.design == "gsd" and panel.error is None
+    stops = [why for why in report.models["stopped"].to_list() if why]
+    assert stops and all(" of 4" in why or why.startswith("max_runs") for why in stops), stops
+    assert all(why in plain(panel.models_table.value) for why in stops)

@@ -1,7 +1,8 @@
 """The panel's form: the controls that describe a benchmark, and the `Benchmark` they build.
 
-Job, grade, candidates, runs per entry (or a race to a verdict with its most runs an entry), a budget, inputs,
-scorer, cache salt and rubric. The form knows nothing of running: `Form.build_benchmark` is all the task and the
+Job, grade, candidates, runs per entry (or a race to a verdict, in planned looks or after every wave, with its most
+runs an entry), a budget, inputs, scorer, cache salt, rubric, the judges, the negative controls and whether the
+judge goes through its Batch API. The form knows nothing of running: `Form.build_benchmark` is all the task and the
 estimate ask of it, and `Form.on_change` tells them when the settings moved.
 """
 
@@ -18,7 +19,7 @@ from .._cache import CallCache
 from .._catalog import Catalog, Entry
 from .._job import JobSpec
 from .._plan import resolve_scorer
-from .._spec import DEFAULT_RUNS, JOB_SCORER, MAX_RUNS_PER_INPUT, NO_SCORER, RaceSpec
+from .._spec import DEFAULT_CONTROLS, DEFAULT_RUNS, JOB_SCORER, MAX_RUNS_PER_INPUT, NO_SCORER, RaceSpec
 from .._vocab import Design
 from ..jobs import EXAMPLE_INPUTS, EXAMPLE_JOBS, load_inputs
 from ._html import CSS, esc
@@ -89,6 +90,14 @@ class Form:
             value=1, min=1, max=10**6, description="max runs", disabled=True, layout=_px("170px")
         )
         self._max_runs_follow = True  # 4 runs an input selected, until someone edits it
+        self.verdict_design = w.Dropdown(
+            options=[("4 planned looks", Design.GROUP_SEQUENTIAL.value), ("after every wave", Design.AUTO.value)],
+            value=Design.GROUP_SEQUENTIAL.value,
+            description="looks",
+            disabled=True,
+            layout=_px("230px"),
+            tooltip="planned looks settle as many verdicts for fewer runs; every wave lets you stop and read any time",
+        )
         self.budget = w.Text(description="budget", placeholder="none", layout=_px("190px"))
         self.budget_note = w.HTML()
         self.all_inputs = w.Checkbox(value=False, description="all inputs", indent=False, layout=_px("100px"))
@@ -101,6 +110,24 @@ class Form:
         self.scorer_path = w.Text(placeholder="path, e.g. decision", layout=_px("180px"))
         self.salt = w.Text(description="cache salt", placeholder="blank: reuse cached answers")
         self.rubric = w.Textarea(description="rubric", layout=w.Layout(width="100%", height="80px"))
+        judges = [e.name for e in catalog.entries if e.callable_reason() is None or e.name == catalog.ceiling_name]
+        self.judges = w.SelectMultiple(
+            options=judges, value=(catalog.ceiling_name,), description="judges", rows=3, layout=_px("100%")
+        )
+        self.controls = w.BoundedIntText(
+            value=DEFAULT_CONTROLS,
+            min=0,
+            max=100,
+            description="controls",
+            layout=_px("160px"),
+            tooltip="planted wrong answers the judge must score low, or its verdicts are void (0: none)",
+        )
+        self.judge_batch = w.Checkbox(
+            value=False,
+            description="judge through the Batch API (half price, verdicts within hours)",
+            indent=False,
+            layout=_px("430px"),
+        )
 
         self._listeners: list[Callable[[], None]] = []
         for widget, react in (
@@ -136,6 +163,10 @@ class Form:
             self.scorer_path,
             self.salt,
             self.rubric,
+            self.verdict_design,
+            self.judges,
+            self.controls,
+            self.judge_batch,
         ]
 
     def on_change(self, listener: Callable[[], None]) -> None:
@@ -152,10 +183,12 @@ class Form:
             w.HBox([self.job, self.grade]),
             self.candidates,
             self.candidates_note,
-            w.HBox([self.runs, self.to_verdict, self.max_runs, self.budget, self.budget_note]),
+            w.HBox([self.runs, self.to_verdict, self.verdict_design, self.max_runs, self.budget, self.budget_note]),
             w.HBox([self.all_inputs, self.n_inputs, self.inputs_note]),
             w.HBox([self.scorer, self.scorer_path, self.salt]),
             self.rubric,
+            self.judges,
+            w.HBox([self.controls, self.judge_batch]),
         ]
 
     # ------------------------------------------------------------------------------------------------- controls
@@ -228,7 +261,7 @@ class Form:
 
     def _design_changed(self) -> None:
         self.runs.disabled = self.to_verdict.value
-        self.max_runs.disabled = not self.to_verdict.value
+        self.max_runs.disabled = self.verdict_design.disabled = not self.to_verdict.value
 
     def _max_runs_edited(self) -> None:
         if self._max_runs_follow:  # someone set it: it no longer follows the inputs
@@ -301,15 +334,21 @@ class Form:
                 f"a race to a verdict pairs each run with a run of the reference entry {reference}: select it too"
             )
         self.selected_scorer()  # a bad scorer path is this form's to say
+        judges = tuple(self.judges.value)
+        if not judges:
+            raise ValueError("no judge selected: pick at least one entry to judge")
         return RaceSpec(
             grade=self.grade.value,
             candidates=tuple(chosen),
-            runs=Design.AUTO.value if self.to_verdict.value else self.runs.value,
+            runs=self.verdict_design.value if self.to_verdict.value else self.runs.value,
             max_runs=self.max_runs.value if self.to_verdict.value else None,
             budget=self.selected_budget(),
             rubric=self.rubric.value,
             scorer=self.selected_scorer_spec(),
             salt=self.salt.value,
+            judges=None if judges == (self.catalog.ceiling_name,) else judges,  # the ceiling alone: the default judge
+            controls=self.controls.value,
+            judge_batch=self.judge_batch.value,
         )
 
     def build_benchmark(self) -> Benchmark:
