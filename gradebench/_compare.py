@@ -18,6 +18,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
+import statistics
 from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import Path
@@ -223,9 +224,13 @@ def _shape(report: BenchmarkReport) -> str:
 def made_when(report: BenchmarkReport) -> datetime | None:
     """When the race's answers were made (UTC): the median ``created`` time the endpoint stamped on its candidates'
     responses (a cached answer keeps its own); None when no response carries one."""
-    calls = report.calls.filter((pl.col("role") == Role.CANDIDATE) & pl.col("response").is_not_null())
-    stamps = calls["response"].str.json_path_match("$.created").cast(pl.Float64, strict=False).drop_nulls()
-    if not stamps.len():
+    stamps = []  # from the records, not the calls frame: a large race's transcripts are never one frame for this
+    for run in report.to_runs():
+        if run.role is Role.CANDIDATE:
+            for call in run.calls:
+                created = (call.response or {}).get("created")
+                if isinstance(created, int | float) and not isinstance(created, bool):
+                    stamps.append(float(created))
+    if not stamps:
         return None
-    median = stamps.median()
-    return datetime.fromtimestamp(float(median), UTC)  # type: ignore[arg-type]
+    return datetime.fromtimestamp(statistics.median(stamps), UTC)

@@ -357,7 +357,8 @@ def _same_runs(before: BenchmarkReport, after: BenchmarkReport, compared: pl.Dat
 def _fingerprints(report: BenchmarkReport, run_ids: set[str]) -> dict[str, str]:
     runs = report.runs.filter(pl.col("run_id").is_in(run_ids)).select("run_id", "output", "error")
     calls = (
-        report.calls.filter(pl.col("run_id").is_in(run_ids) & (pl.col("role") != Role.JUDGE))
+        report.call_facts()
+        .filter(pl.col("run_id").is_in(run_ids) & (pl.col("role") != Role.JUDGE))
         .sort("run_id", "seq")
         .group_by("run_id", maintain_order=True)
         .agg(pl.col("generation_id").fill_null(""))

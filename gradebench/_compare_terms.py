@@ -10,7 +10,7 @@ this difference's, not the model's) or ``note`` (said, and the numbers still rea
 from __future__ import annotations
 
 import hashlib
-import json
+import itertools
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Final, Literal
@@ -265,8 +265,8 @@ def _judge(before: BenchmarkReport, after: BenchmarkReport) -> Iterable[Differen
 
 def _judge_requests(report: BenchmarkReport, limit: int = 50) -> list[dict[str, Any]]:
     """The bodies of the first judge requests of a report (enough to see its model and fixed prompt)."""
-    calls = report.calls.filter(pl.col("role") == Role.JUDGE).head(limit)
-    return [json.loads(text) for text in calls["request"].to_list() if text]
+    judged = (c for r in report.to_runs() if r.verdict is not None for c in r.verdict.calls)
+    return [call.request for call in itertools.islice(judged, limit)]
 
 
 def judge_models(report: BenchmarkReport) -> list[str]:
