@@ -12,6 +12,7 @@ from __future__ import annotations
 import dataclasses
 import enum
 import json
+import sys
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -117,6 +118,10 @@ class Call:
     def __post_init__(self) -> None:
         _as_member(self, "role", Role)
         _as_member(self, "cost_source", CostSource)
+        for name in ("finish_reason", "price_source"):  # a few values on every call: one text each, not a copy a call
+            value = getattr(self, name)
+            if type(value) is str:
+                object.__setattr__(self, name, sys.intern(value))
 
     @property
     def request_json(self) -> str:

@@ -373,12 +373,14 @@ class BenchmarkReport:
             controls = conform(pl.read_parquet(path / "controls.parquet"), RUNS_SCHEMA, file).select(list(RUNS_SCHEMA))
         noise = pl.read_parquet(path / "noise.parquet") if (path / "noise.parquet").is_file() else None
         by_run: dict[str, list[Call]] = {}
+        shared = _SharedText()
         for part in _read_parts(path / "calls.parquet"):  # a part at a time: its bodies go to the spool as read
             calls = conform(_with_later_columns(part, CALLS_ADDED_LATER), CALLS_SCHEMA, str(path / "calls.parquet"))
             for row in calls.iter_rows(named=True):
-                by_run.setdefault(row["run_id"], []).append(Call.from_row(row))
+                by_run.setdefault(row["run_id"], []).append(Call.from_row(shared.row(row, _SHARED_CALL_TEXT)))
         records = []
         for row in pl.concat([runs, controls]).iter_rows(named=True):
+            row = shared.row(row, _SHARED_RUN_TEXT)
             own = by_run.get(row["run_id"], [])
             made = [c for c in own if c.role != Role.JUDGE]
             judged = [c for c in own if c.role == Role.JUDGE] if row["role"] != Role.REFERENCE else []
@@ -400,6 +402,28 @@ CALLS_ADDED_LATER: dict[str, pl.DataType] = {"asked_model": pl.String(), "price_
 def _with_later_columns(frame: pl.DataFrame, later: dict[str, pl.DataType]) -> pl.DataFrame:
     missing = [pl.lit(None, dtype=dtype).alias(name) for name, dtype in later.items() if name not in frame.columns]
     return frame.with_columns(missing) if missing else frame
+
+
+_SHARED_RUN_TEXT = (
+    "benchmark_id", "job", "input_id", "run_id", "role", "entry", "model", "grade", "currency", "cost_source",
+    "finish_reason", "judge_entry", "judge_path", "judge_schema",
+)  # fmt: skip
+_SHARED_CALL_TEXT = ("run_id", "role", "entry", "asked_model", "cost_source", "price_source", "finish_reason")
+
+
+class _SharedText:
+    """One text object for each value read many times (an entry's name on every row): records read back from
+    parquet share their texts as the records of a race do, instead of holding a copy per row."""
+
+    def __init__(self) -> None:
+        self._seen: dict[str, str] = {}
+
+    def row(self, row: dict[str, Any], names: Iterable[str]) -> dict[str, Any]:
+        for name in names:
+            value = row.get(name)
+            if isinstance(value, str):
+                row[name] = self._seen.setdefault(value, value)
+        return row
 
 
 class _ParquetParts:
@@ -424,14 +448,12 @@ class _ParquetParts:
 
 
 def _read_parts(file: Path) -> Iterator[pl.DataFrame]:
-    """A parquet file's rows, `FRAME_CHUNK` at a time (an empty file: one empty frame of its columns)."""
-    source = pq.ParquetFile(file)
-    made = False
-    for batch in source.iter_batches(batch_size=FRAME_CHUNK):
-        made = True
-        yield pl.DataFrame(pl.from_arrow(batch))
-    if not made:
-        yield pl.DataFrame(pl.from_arrow(source.schema_arrow.empty_table()))
+    """A parquet file's rows, `FRAME_CHUNK` at a time (an empty file: one empty frame of its columns). Polars reads
+    just the row groups a slice needs, and what it read goes back once the part is done with (a reader that keeps
+    its buffers would grow the process with the file)."""
+    rows = pl.scan_parquet(file).select(pl.len()).collect().item()
+    for offset in range(0, max(rows, 1), FRAME_CHUNK):
+        yield pl.scan_parquet(file).slice(offset, FRAME_CHUNK).collect()
 
 
 def _all_calls(run: Run) -> list[Call]:
