@@ -36,12 +36,18 @@ class Spool:
     """Bytes kept in memory before they are written to the file in one write."""
 
     def __init__(self, directory: str | None = None):
-        self._file = tempfile.TemporaryFile(prefix="gradebench-spool-", dir=directory)
-        self._fd = self._file.fileno()
         self._written = 0  # bytes in the file; the tail starts there
         self._tail = bytearray()
         self._lock = threading.Lock()
         self._broken: OSError | None = None
+        self._where = directory or tempfile.gettempdir()
+        try:
+            self._file: Any = tempfile.TemporaryFile(prefix="gradebench-spool-", dir=directory)
+        except OSError as exc:  # no temp folder to write: every body stays in memory, as said once
+            self._file = None
+            self._fail(exc)
+        else:
+            self._fd = self._file.fileno()
 
     def put(self, data: bytes) -> Spooled | bytes:
         """Keep ``data``: a handle to it, or ``data`` itself once the file has failed."""
@@ -76,14 +82,23 @@ class Spool:
             while done < len(view):
                 done += os.pwrite(self._fd, view[done:], self._written + done)
         except OSError as exc:  # the tail stays in memory and readable; later bodies are kept as bytes
-            self._broken = exc
-            log.warning("gradebench: cannot spool call bodies to %s (%s): keeping them in memory", self._file.name, exc)
+            self._fail(exc)
             return
         self._written += len(self._tail)
         self._tail = bytearray()
 
+    def _fail(self, exc: OSError) -> None:
+        self._broken = exc
+        log.warning(
+            "cannot keep call bodies in a temporary file in %s (%s): they stay in memory, so a large race grows "
+            "the process; set TMPDIR to a folder with room",
+            self._where,
+            exc,
+        )
+
     def close(self) -> None:
-        self._file.close()
+        if self._file is not None:
+            self._file.close()
 
 
 class Spooled:

@@ -94,7 +94,18 @@ def test_a_full_disk_keeps_bodies_in_memory_says_so_once_and_loses_none(
     assert [h.bytes() for h in before] == [b"a" * 40] * 3  # type: ignore[union-attr]
     assert all(h == b"b" * 40 for h in during)
     assert any(type(h) is bytes for h in during)  # kept as bytes once the file failed
-    assert sum("cannot spool" in r.message for r in caplog.records) == 1
+    assert sum("cannot keep call bodies" in r.message for r in caplog.records) == 1
+
+
+def test_no_temp_folder_to_write_keeps_every_body_in_memory_and_says_so(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    with caplog.at_level(logging.WARNING, logger="gradebench"):
+        store = Spool(str(tmp_path / "no such folder"))
+        kept = [store.put(b"c" * 300) for _ in range(3)]
+    assert kept == [b"c" * 300] * 3 and all(type(k) is bytes for k in kept)
+    said = [r.message for r in caplog.records if "cannot keep call bodies" in r.message]
+    assert len(said) == 1 and "no such folder" in said[0] and "TMPDIR" in said[0]
 
 
 def _child_puts(queue: multiprocessing.Queue) -> None:  # type: ignore[type-arg]
