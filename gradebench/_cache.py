@@ -92,8 +92,9 @@ class CallCache:
     `FLUSH_SECONDS` (a timer on the running event loop commits them), and always when a session closes.
     """
 
-    FLUSH_AFTER = 32
-    """Writes gathered before they are committed together."""
+    FLUSH_AFTER = 512
+    """Writes gathered before they are committed together (a transaction costs about as much as twenty writes, so
+    a race answering fast commits a few hundred at a time; `FLUSH_SECONDS` bounds how long any of them waits)."""
     FLUSH_SECONDS = 0.2
     """The longest an answer waits to be on disk (with real endpoints, writes come seconds apart: each commits)."""
     HOLD_POLL_S = 0.1
