@@ -114,7 +114,9 @@ class CallCache:
     def _open(self) -> Any:
         try:
             self.directory.mkdir(parents=True, exist_ok=True)
-            return diskcache.Cache(str(self.directory), eviction_policy="none")
+            # cull_limit=0: nothing is ever evicted and nothing expires, so diskcache's look for expired keys on every
+            # write (a query each) finds nothing, always
+            return diskcache.Cache(str(self.directory), eviction_policy="none", cull_limit=0)
         except (sqlite3.OperationalError, PermissionError, OSError) as exc:
             if (self.directory / "cache.db").is_file() and _read_only_folder(self.directory, exc):
                 self.read_only = True
