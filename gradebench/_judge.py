@@ -275,12 +275,9 @@ async def _verdict(
         reference_events=shown_reference.events,
         reference_names=shown_reference.names,
     )
-    if not setup.swap:  # one order: awaited here, not in a task of its own
-        return await _one_order(session, shown, setup, False, sample)
-    first, swapped = await asyncio.gather(
-        *(_one_order(session, shown, setup, order, sample) for order in (False, True))
-    )
-    return _combine(first, swapped)
+    orders = [False, True] if setup.swap else [False]
+    verdicts = await asyncio.gather(*(_one_order(session, shown, setup, first, sample) for first in orders))
+    return verdicts[0] if len(verdicts) == 1 else _combine(verdicts[0], verdicts[1])
 
 
 async def _one_order(session: Session, shown: _Shown, setup: JudgeSetup, candidate_first: bool, sample: int) -> Verdict:
