@@ -132,6 +132,7 @@ class AdaptiveRate:
         self._step = 0.0
         self._starts: deque[float] = deque(maxlen=256)
         self._lock = asyncio.Lock()
+        self._queued = 0  # calls waiting for (or holding) the lock: while there are any, a newcomer queues too
 
     @property
     def rpm(self) -> float | None:
@@ -155,9 +156,15 @@ class AdaptiveRate:
             while (wait := self.start()) > 0:
                 await asyncio.sleep(wait)
             return
-        async with self._lock:  # one waiter at a time keeps the order fair
-            while (wait := self.start()) > 0:
-                await asyncio.sleep(wait)
+        if not self._queued and self.start() == 0:  # nobody waiting and the pace allows it: no lock to take
+            return
+        self._queued += 1
+        try:
+            async with self._lock:  # one waiter at a time keeps the order fair
+                while (wait := self.start()) > 0:
+                    await asyncio.sleep(wait)
+        finally:
+            self._queued -= 1
 
     def limited(
         self, *, sent_at: float, retry_after: float | None = None, limit_rpm: float | None = None, cut: bool = True

@@ -98,8 +98,9 @@ class CallCache:
     `FLUSH_SECONDS` (a timer on the running event loop commits them), and always when a session closes.
     """
 
-    FLUSH_AFTER = 32
-    """Writes gathered before they are committed together."""
+    FLUSH_AFTER = 512
+    """Writes gathered before they are committed together (a transaction costs about as much as twenty writes, so
+    a race answering fast commits a few hundred at a time; `FLUSH_SECONDS` bounds how long any of them waits)."""
     FLUSH_SECONDS = 0.2
     """The longest an answer waits to be on disk (with real endpoints, writes come seconds apart: each commits)."""
     HOLD_POLL_S = 0.1
@@ -119,7 +120,9 @@ class CallCache:
     def _open(self) -> Any:
         try:
             self.directory.mkdir(parents=True, exist_ok=True)
-            return diskcache.Cache(str(self.directory), eviction_policy="none", **_SQLITE_MEMORY)
+            # cull_limit=0: nothing is ever evicted and nothing expires, so diskcache's look for expired keys on every
+            # write (a query each) finds nothing, always
+            return diskcache.Cache(str(self.directory), eviction_policy="none", cull_limit=0, **_SQLITE_MEMORY)
         except (sqlite3.OperationalError, PermissionError, OSError) as exc:
             if (self.directory / "cache.db").is_file() and _read_only_folder(self.directory, exc):
                 self.read_only = True

@@ -82,6 +82,19 @@ class JudgeSetup:
     alone."""
     batch: bool = False
     """The race asks for the judge through a Batch API (``judge_batch``; an entry's own ``batch`` asks alone)."""
+    references: dict[int, _Reference] = field(default_factory=dict, compare=False, repr=False)
+    """Each reference run as the judge is shown it, laid out on its first verdict (by the run's identity): every
+    verdict on an input shows the same reference, so its transcript and names are not remade for each run."""
+
+    def reference(self, run: Run) -> _Reference:
+        """``run`` (a reference run) as every verdict against it shows it: laid out once, then kept."""
+        kept = self.references.get(id(run))
+        if kept is None or kept.run is not run:
+            events = transcript_events(run.calls, run.output, run.error, reasoning=self.reasoning)
+            kept = self.references[id(run)] = _Reference(
+                run=run, events=events, names=frozenset(identifying_names(run.calls, self.model_names))
+            )
+        return kept
 
     @property
     def judges(self) -> tuple[Entry, ...]:
@@ -129,6 +142,18 @@ class JudgeSetup:
         )
 
 
+@dataclass(frozen=True, kw_only=True)
+class _Reference:
+    """A reference run as the judge is shown it."""
+
+    run: Run
+    """The reference run (kept, so the identity it is found by stays its own)."""
+    events: list[dict[str, Any]]
+    """Its transcript events."""
+    names: frozenset[str]
+    """The names that could identify a model in it, the catalog's own included (`identifying_names`)."""
+
+
 Scorer = Callable[..., Any]
 """``scorer(output, reference_output)`` or, for a gold scorer, ``scorer(output, reference_output, input=...)``: a
 score in 0..1, or None when the pair cannot be compared."""
@@ -143,20 +168,19 @@ async def judge_run(
     Without a ``scorer`` a score the run already has stands (it does not depend on the judge).
     """
     diff = compare(run.calls, run.output, reference.calls, reference.output)
-    run = replace(
-        run,
+    found: dict[str, Any] = dict(
         tool_missing=diff.tool_missing,
         tool_extra=diff.tool_extra,
         tool_arg_mismatch=diff.tool_arg_mismatch,
         tool_diff=diff.text,
     )
     if not run.ok:
-        return replace(run, verdict=None)
+        return replace(run, **found, verdict=None)
     verdict = await each_judge(setup, lambda one: _verdict(session, run, reference, value, one, diff))
     score, score_error = run.scorer, run.scorer_error
     if scorer is not None:
         score, score_error = apply_scorer(scorer, run.output, reference.output, input=value)
-    return replace(run, verdict=verdict, scorer=score, scorer_error=score_error)
+    return replace(run, **found, verdict=verdict, scorer=score, scorer_error=score_error)  # one copy of the run
 
 
 async def judge_again(session: Session, run: Run, reference: Run, value: Any, setup: JudgeSetup, k: int) -> list[float]:
@@ -225,6 +249,8 @@ class _Shown:
     """The run's transcript events."""
     reference_events: list[dict[str, Any]]
     """The reference's transcript events."""
+    reference_names: frozenset[str] | None = None
+    """The names that could identify a model in the reference, the catalog's included (None: found from it)."""
 
     def quoted(self, messages: list[dict[str, str]]) -> Quotes:
         """The verdict-shaped objects of both transcripts, as events and as the prompt shows them (a name scrubbed
@@ -239,15 +265,15 @@ async def _verdict(
     session: Session, run: Run, reference: Run, value: Any, setup: JudgeSetup, diff: ToolDiff, *, sample: int = 0
 ) -> Verdict:
     """The blind verdict on one run against the reference (both orders, averaged, under the label-bias check)."""
-    events = transcript_events(run.calls, run.output, run.error, reasoning=setup.reasoning)
-    reference_events = transcript_events(reference.calls, reference.output, reference.error, reasoning=setup.reasoning)
+    shown_reference = setup.reference(reference)
     shown = _Shown(
         run=run,
         reference=reference,
         value=value,
         facts=judge_note(diff),
-        events=events,
-        reference_events=reference_events,
+        events=transcript_events(run.calls, run.output, run.error, reasoning=setup.reasoning),
+        reference_events=shown_reference.events,
+        reference_names=shown_reference.names,
     )
     orders = [False, True] if setup.swap else [False]
     verdicts = await asyncio.gather(*(_one_order(session, shown, setup, first, sample) for first in orders))
@@ -265,6 +291,7 @@ async def _one_order(session: Session, shown: _Shown, setup: JudgeSetup, candida
         candidate_first=candidate_first,
         events=shown.events,
         reference_events=shown.reference_events,
+        reference_names=shown.reference_names,
     )
     key = JudgeKey(
         benchmark_id=setup.benchmark_id,
@@ -295,12 +322,14 @@ def judge_messages(
     candidate_first: bool = False,
     events: list[dict[str, Any]] | None = None,
     reference_events: list[dict[str, Any]] | None = None,
+    reference_names: frozenset[str] | None = None,
 ) -> list[dict[str, str]]:
     """The blind prompt about one run, laid out for the provider's prompt cache: everything before the run's own part
     (facts, candidate transcript, closing) depends on the input alone — the labels are drawn per input and order,
     never per run — so every verdict on one input repeats one prefix. ``events`` stands in for the run's own
     transcript events (the estimate lays out prompts of runs that have not happened), ``reference_events`` for the
-    reference's (both are made from the runs when not given)."""
+    reference's (both are made from the runs when not given), and ``reference_names`` for the names that could identify
+    a model in the reference, the catalog's included (`JudgeSetup.reference`)."""
     if events is None:
         events = transcript_events(run.calls, run.output, run.error, reasoning=setup.reasoning)
     if reference_events is None:
@@ -313,7 +342,11 @@ def judge_messages(
         rubric=setup.rubric,
         reference=reference_events,
         candidate=events,
-        redact=identifying_names([*run.calls, *reference.calls], setup.model_names),
+        redact=(
+            identifying_names([*run.calls, *reference.calls], setup.model_names)
+            if reference_names is None
+            else identifying_names(run.calls, reference_names)
+        ),
         facts=facts,
         labels=transcript_labels(f"{setup.benchmark_id}:{reference.input_id}:{int(candidate_first)}"),
         candidate_first=candidate_first,

@@ -202,7 +202,7 @@ class CandidateRace:
         run = await self.plan.one_run(self.session, entry, item, Role.CANDIDATE, repeat, self.errors)
         self._counts["landed"] += 1
         self._counts["failed"] += not run.ok
-        self._bar.set_postfix(self._counts, refresh=False)
+        self._show_counts()
         self._emit(RaceEvent(kind=EventKind.LANDED, run=run, planned=total))
         return _Landed(run=run, item=item, entry=entry, held=held, planned=total)
 
@@ -213,11 +213,15 @@ class CandidateRace:
         if self.budget is not None:
             self.budget.settle(landed.entry.name, landed.held, run.spent_now_with_verdict)
         self._counts["judged"] += run.ok  # a failed run is not sent to the judge: "judged" never counts it
-        self._bar.set_postfix(self._counts, refresh=False)
+        self._show_counts()
         self._bar.update(1)
         self._emit(RaceEvent(kind=EventKind.JUDGED, run=run, planned=landed.planned))
         self.done.append(run)
         return run
+
+    def _show_counts(self) -> None:
+        if not self._bar.disable:  # a hidden bar still formats its postfix: twice a run, for nothing
+            self._bar.set_postfix(self._counts, refresh=False)
 
     @property
     def entries(self) -> dict[str, Entry]:

@@ -133,9 +133,9 @@ class Seat:
             body_params["tools"] = [t.spec() for t in by_name.values()]
         made: list[Call] = []
         for _ in range(self.limits.max_steps):
-            call = await self._call(conversation, body_params, attempt)
+            call, response = await self._call(conversation, body_params, attempt)
             made.append(call)
-            message = call.message
+            message = _message(response)
             if not message.get("tool_calls"):
                 self.calls.append(call)
                 return Reply(text=content_text(message.get("content")), message=message, calls=made)
@@ -165,11 +165,11 @@ class Seat:
         """
         conversation = [dict(m) for m in messages]
         self._join_tool_results(conversation)
-        call = await self._call(conversation, self.params_for(params), 0, asked_model=asked_model)
-        response = call.response or {}
-        requested = call.message.get("tool_calls")
+        call, response = await self._call(conversation, self.params_for(params), 0, asked_model=asked_model)
+        message = _message(response)
+        requested = message.get("tool_calls")
         if requested:
-            turn = _assistant_turn(call.message, call.seq)
+            turn = _assistant_turn(message, call.seq)
             response["choices"][0]["message"] = turn
             records = []
             for position, tc in enumerate(turn["tool_calls"]):
@@ -220,7 +220,9 @@ class Seat:
         attempt: int,
         *,
         asked_model: str | None = None,
-    ) -> Call:
+    ) -> tuple[Call, dict[str, Any]]:
+        """One model call down the path: its record, and the response body parsed (the call's own copy, parsed once
+        here rather than again from the record's packed text)."""
         entry = self.entry
         seq = self._seq
         self._seq += 1
@@ -246,7 +248,8 @@ class Seat:
             self.calls.append(failed)  # a failed call is part of the run's record too
             _log_call(failed)
             raise
-        usage = read_usage(entry, answer.body(), answer.header_cost, batch=answer.batch is not None)
+        response = answer.body()
+        usage = read_usage(entry, response, answer.header_cost, batch=answer.batch is not None)
         call = Call(
             **base,
             response_packed=pack(answer.response),
@@ -255,7 +258,13 @@ class Seat:
             **usage.fields(),
         )
         _log_call(call)
-        return call
+        return call, response
+
+
+def _message(response: Mapping[str, Any]) -> dict[str, Any]:
+    """The assistant message of a response body (empty when it has none), as `Call.message` reads it."""
+    choices = response.get("choices")
+    return (choices[0].get("message") or {}) if choices else {}
 
 
 def _assistant_turn(message: Mapping[str, Any], seq: int) -> dict[str, Any]:

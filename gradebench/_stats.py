@@ -14,6 +14,7 @@ is slightly conservative (the repeat noise is counted twice, a known property of
 
 from __future__ import annotations
 
+import hashlib
 import math
 from dataclasses import dataclass
 from functools import partial
@@ -208,7 +209,6 @@ def paired_bootstrap(
     needed to hold the mean. ``lo``/``hi`` are None below two usable runs.
     """
     bootstrap.check()
-    level, resamples = bootstrap.level, bootstrap.resamples
     groups, dropped = _scores(runs, entry, failed_score)
     n_runs = sum(g.size for g in groups.values())
     if not groups:
@@ -216,13 +216,36 @@ def paired_bootstrap(
     mean = float(np.mean([g.mean() for g in groups.values()]))
     if n_runs < 2:
         return Interval(mean=mean, lo=None, hi=None, n_inputs=len(groups), n_runs=n_runs, n_dropped=dropped)
-    rng = np.random.default_rng(bootstrap.seed)
-    idx = rng.integers(0, len(groups), size=(resamples, len(groups)))
-    means = _resample(*_padded(list(groups.values())), idx, rng)
-    alpha = (1.0 - level) / 2.0
-    lo, hi = np.quantile(means, [alpha, 1.0 - alpha])
-    lo, hi = min(float(lo), mean), max(float(hi), mean)
+    lo, hi = _bounds(list(groups.values()), bootstrap)
+    lo, hi = min(lo, mean), max(hi, mean)
     return Interval(mean=mean, lo=lo, hi=hi, n_inputs=len(groups), n_runs=n_runs, n_dropped=dropped)
+
+
+_BOUNDS: dict[tuple[object, ...], tuple[float, float]] = {}
+"""Bounds drawn already, by what they are a function of (`_bounds`): a report asks for the same entry's interval
+for its models row and again for its verdict row, and a race of thousands of runs should not resample twice."""
+_BOUNDS_KEPT = 64
+
+
+def _bounds(groups: list[np.ndarray], bootstrap: Bootstrap) -> tuple[float, float]:
+    """The percentile bounds of the nested bootstrap of ``groups`` (per input, in input order): a pure function of
+    the values, their grouping and the bootstrap, so one drawn before is given again."""
+    values = np.concatenate(groups)
+    sizes = np.array([g.size for g in groups], dtype=np.int64)
+    digest = hashlib.sha256(values.tobytes() + b"|" + sizes.tobytes()).hexdigest()
+    key = (digest, bootstrap.level, bootstrap.resamples, bootstrap.seed)
+    found = _BOUNDS.get(key)
+    if found is None:
+        rng = np.random.default_rng(bootstrap.seed)
+        idx = rng.integers(0, len(groups), size=(bootstrap.resamples, len(groups)))
+        means = _resample(*_padded(groups), idx, rng)
+        alpha = (1.0 - bootstrap.level) / 2.0
+        lo, hi = np.quantile(means, [alpha, 1.0 - alpha])
+        found = (float(lo), float(hi))
+        if len(_BOUNDS) >= _BOUNDS_KEPT:
+            del _BOUNDS[next(iter(_BOUNDS))]  # the oldest
+        _BOUNDS[key] = found
+    return found
 
 
 def plural(n: int, word: str) -> str:

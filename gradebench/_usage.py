@@ -43,7 +43,11 @@ class Usage:
 
     def fields(self) -> dict[str, Any]:
         """The record's fields by name."""
-        return {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
+        return {name: getattr(self, name) for name in _USAGE_FIELDS}
+
+
+_USAGE_FIELDS = tuple(f.name for f in dataclasses.fields(Usage))
+"""Read once: `Usage.fields` is asked for on every call."""
 
 
 def _count(value: Any) -> int | None:

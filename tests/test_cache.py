@@ -14,7 +14,7 @@ def test_writes_are_committed_together_and_read_back_before_that(tmp_path) -> No
     assert other.get("k1") is None  # not committed yet
     for i in range(gb.CallCache.FLUSH_AFTER - 1):
         cache.set(f"k{i + 2}", Cached(response="{}", latency_s=0.0))
-    assert other.get("k1") is not None and len(other) == gb.CallCache.FLUSH_AFTER  # the 32nd write committed all
+    assert other.get("k1") is not None and len(other) == gb.CallCache.FLUSH_AFTER  # the last write committed all
 
 
 def test_a_write_waits_at_most_a_second_and_close_commits(tmp_path, monkeypatch) -> None:
@@ -32,3 +32,11 @@ def test_a_write_waits_at_most_a_second_and_close_commits(tmp_path, monkeypatch)
 
 def test_nothing_is_evicted(tmp_path) -> None:
     assert gb.CallCache(tmp_path)._store.eviction_policy == "none"
+
+
+def test_writes_look_for_nothing_to_evict(tmp_path) -> None:
+    cache = gb.CallCache(tmp_path)
+    assert cache._store.cull_limit == 0  # no expired keys to cull on each write: none is ever given an expiry
+    cache.set("k", Cached(response="{}", latency_s=0.0))
+    cache.close()
+    assert gb.CallCache(tmp_path).get("k") is not None
