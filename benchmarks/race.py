@@ -18,7 +18,7 @@ overall, and the export and read times per 1,000 runs (flat when they are linear
 
 Ends with one JSON line: n, latency_ms, concurrency, wall_s, limit_s (the ideal 2·N·L/C), ratio, overhead_ms_per_call,
 sdk_floor_ms_per_call, overhead_ratio, cached_rerun_s; with --memory: sizes (each one's peak_rss_mb, race_s, write_s,
-read_s, read_peak_rss_mb), rss_mb_per_1k_runs, rss_mb_per_1k_runs_overall, read_rss_mb_per_1k_runs_overall,
+spool_mb, read_s, read_peak_rss_mb), rss_mb_per_1k_runs, rss_mb_per_1k_runs_overall, read_rss_mb_per_1k_runs_overall,
 write_s_per_1k_runs, read_s_per_1k_runs.
 """
 
@@ -40,6 +40,7 @@ import httpx2
 import openai
 
 import gradebench as gb
+from gradebench._spool import spool
 from gradebench.sim import SimFleet
 from gradebench.sim._profiles import Profile
 
@@ -149,7 +150,12 @@ def race_and_write(n: int, concurrency: int, out: Path) -> dict[str, float]:
         started = time.perf_counter()
         report.to_parquet(out)
         written = time.perf_counter() - started
-    return {"race_s": round(raced, 2), "write_s": round(written, 3), "peak_rss_mb": round(_own_peak_mb(), 1)}
+    return {
+        "race_s": round(raced, 2),
+        "write_s": round(written, 3),
+        "peak_rss_mb": round(_own_peak_mb(), 1),
+        "spool_mb": round(spool().size / 1e6, 1),  # the call bodies kept on disk instead (gradebench._spool)
+    }
 
 
 def read_back(out: Path) -> dict[str, float]:
@@ -163,9 +169,10 @@ def read_back(out: Path) -> dict[str, float]:
 
 def memory_figures(sizes: list[int], concurrency: int) -> dict[str, object]:
     """Each size's figures, and the growth per 1,000 runs between consecutive sizes and from the least to the most."""
-    each = {n: memory_of(n, concurrency) for n in sizes}
-    for n, figures in each.items():
-        print(json.dumps({"n": n, **figures}), file=sys.stderr, flush=True)  # a long run shows as it goes
+    each = {}
+    for n in sizes:
+        each[n] = memory_of(n, concurrency)
+        print(json.dumps({"n": n, **each[n]}), file=sys.stderr, flush=True)  # a long run shows as it goes
 
     def slope(key: str, a: int, b: int) -> float:
         return round((each[b][key] - each[a][key]) / ((b - a) / 1000), 2)
