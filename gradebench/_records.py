@@ -12,6 +12,7 @@ from __future__ import annotations
 import dataclasses
 import enum
 import json
+import re
 import sys
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -300,6 +301,9 @@ _VERDICT = Columns(
     },
 )
 
+_REFUSAL_TEXT = re.compile(r'"refusal"\s*:\s*"(?!")')
+"""A response whose ``refusal`` is a non-empty text (most say ``"refusal": null``, OpenAI's always)."""
+
 CONTENT_FILTERED = "the provider's content filter stopped the answer"
 """The refusal of a call that stopped at ``finish_reason`` ``content_filter`` (its content empty or cut)."""
 
@@ -458,9 +462,11 @@ class Run:
         """The first refusal in this run: the model's own, or the provider's content filter stopping an answer
         (`CONTENT_FILTERED`); None when there was none."""
         for c in self.calls:
-            value = c.message.get("refusal")
-            if isinstance(value, str) and value:
-                return value
+            text = c.response_json
+            if text is not None and _REFUSAL_TEXT.search(text):  # parsed only when it may hold one: most never do
+                value = c.message.get("refusal")
+                if isinstance(value, str) and value:
+                    return value
             if c.finish_reason == "content_filter":
                 return CONTENT_FILTERED
         return None
