@@ -136,11 +136,6 @@ def at_margin(
     return rates
 
 
-def _log_binomial(n: int, j: int, p: float) -> float:
-    """log P(X = j) for X ~ Binomial(n, p), in logs: the counts here (thousands of races) overflow a float."""
-    return math.lgamma(n + 1) - math.lgamma(j + 1) - math.lgamma(n - j + 1) + j * math.log(p) + (n - j) * math.log1p(-p)
-
-
 def _upper(k: int, n: int, level: float = 0.95) -> float:
     """Exact (Clopper–Pearson) one-sided upper bound of a rate seen k times in n."""
     if k >= n:
@@ -148,7 +143,7 @@ def _upper(k: int, n: int, level: float = 0.95) -> float:
     lo, hi = k / n, 1.0
     for _ in range(60):  # bisection on the binomial tail P(X <= k | p) = 1 − level
         mid = (lo + hi) / 2
-        tail = sum(math.exp(_log_binomial(n, j, mid)) for j in range(k + 1))
+        tail = sum(math.comb(n, j) * mid**j * (1 - mid) ** (n - j) for j in range(k + 1))
         lo, hi = (mid, hi) if tail > 1 - level else (lo, mid)
     return hi
 
