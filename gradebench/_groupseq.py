@@ -1,26 +1,22 @@
-"""Group-sequential verdicts: a race to a verdict that looks a few planned times, with alpha-spending boundaries.
+"""Group-sequential verdicts: a race to a verdict that looks a few planned times, with an alpha-spending boundary.
 
 A race (``runs="gsd"``) does not need a bound that holds at every wave: it looks a handful of times, at planned
-numbers of paired units (`planned_looks`: every eighth of ``max_runs``). Looking K times at a fixed-sample test
+numbers of paired units (`planned_looks`: every quarter of ``max_runs``). Looking K times at a fixed-sample test
 would still buy K lottery tickets; a group-sequential boundary prices them instead. The chance α of a false claim is
 spent over the looks — α(t) at information fraction t — so that the chance of crossing the boundary at *any* look is
-α. The two claims spend differently, because they are not equally dangerous. ``as good`` (a false one swaps in a
-worse model) uses Lan & DeMets's O'Brien–Fleming type, α(t) = 2(1 − Φ(z_{1−α/2}/√t)) (Lan & DeMets, "Discrete
-sequential boundaries for clinical trials", Biometrika 70(3), 1983): almost nothing early, nearly all of α at the last
-look, so the last look's boundary is only a few percent above a one-look test's (2.01 against 1.96 at four looks,
-α = 0.025). ``worse`` (a false one costs a candidate) uses the Lan–DeMets Pocock type, α(t) = α·ln(1 + (e − 1)t),
-spent evenly, so a clearly worse entry stops at the first look or the second. The boundaries come from the recursive
-numerical integration of Armitage, McPherson & Rowe (Jennison & Turnbull, "Group Sequential Methods with Applications
-to Clinical Trials", 2000, ch. 19): at look k, c_k solves P(Z_1 < c_1, …, Z_{k−1} < c_{k−1}, Z_k ≥ c_k) =
-α(t_k) − α(t_{k−1}) with Corr(Z_j, Z_k) = √(t_j/t_k).
+α. The spending function is Lan & DeMets's O'Brien–Fleming type, α(t) = 2(1 − Φ(z_{1−α/2}/√t)) (Lan & DeMets,
+"Discrete sequential boundaries for clinical trials", Biometrika 70(3), 1983): almost nothing early, nearly all of α
+at the last look, so the last look's boundary is only a few percent above a one-look test's (2.01 against 1.96 at
+four looks, α = 0.025). The boundaries come from the recursive numerical integration of Armitage, McPherson & Rowe
+(Jennison & Turnbull, "Group Sequential Methods with Applications to Clinical Trials", 2000, ch. 19): at look k,
+c_k solves P(Z_1 < c_1, …, Z_{k−1} < c_{k−1}, Z_k ≥ c_k) = α(t_k) − α(t_{k−1}) with Corr(Z_j, Z_k) = √(t_j/t_k).
 
 The statistic at a look is a t-statistic on per-input means: each input's paired differences so far (candidate −
 reference entry on one unit, a failed run 0) are averaged, and Z = (D̄ + margin)/(s/√n) over the n inputs (each input
 weighs the same, as in the fixed design). The normal boundary is carried over to the t-distribution at the same
 nominal level, c_k → t_{n−1}^{-1}(Φ(c_k)) (Jennison & Turnbull §3.8). The lower and upper bounds a verdict reports
-are the repeated confidence bounds D̄ − c·s/√n (the ``as good`` side's c) and D̄ + c'·s/√n (the ``worse`` side's),
-built to hold at every look at once with probability 1 − α and 1 − α' each. ``as good`` when the lower one clears
-−margin, ``worse`` when the upper one stays under it.
+are the repeated confidence bounds D̄ ∓ c·s/√n at the look, built to hold at every look at once with probability
+1 − α each. ``as good`` when the lower one clears −margin, ``worse`` when the upper one stays under it.
 
 What the looks' timing rests on. The information fraction is taken on the planned unit scale, t_k = units_k /
 max_units, fixed before any score is seen. The information a unit adds never grows along the race (a new input is
@@ -29,24 +25,19 @@ inequality the boundary then errs on the safe side. An entry stopped before the 
 budget, a cancel — only gives up chances to cross, so every stop keeps the error at α: futility is non-binding, and
 an entry stopped by the budget keeps the verdict of its last look (runs after it are never looked at).
 
-Small samples. ``as good`` spends one-sided α = `ALPHA` = 0.025 (the level non-inferiority trials use), not the
-fixed design's 0.05. Paired score differences have long left tails (a failed run scores 0, a skipped tool call costs
-3 or more), and over 16 inputs a t-statistic is then too sure of ``as good``: a one-look t-test at 5% read at each of
-four looks says ``as good`` for an entry that fails 13% of its runs and sits exactly on the margin in 16% of races;
-this boundary at 2.5% says it in 3.7% (tests/test_groupseq.py, 3000 races). So the repeated lower bound, built at
-97.5%, holds at 95% or better for such tails: the fixed design's one-sided level. For the same reason no ``as good``
-is claimed before half the planned units (`AS_GOOD_FROM`: every input's second run with the default ``max_runs``):
-what crosses early is mostly a sample that happens to hold none of the tail. The same tails make the t-statistic shy
-of ``worse``, so that side spends the fixed design's `WORSE_ALPHA` = 0.05 from the first look; for symmetric
-differences its repeated upper bound, read at all eight looks, misses 6.3% against its nominal 5% (the t-scale
-reading of eight Pocock bounds), and a false ``worse`` on the margin stays at 5% (tests/test_groupseq.py). A verdict
-needs `MIN_INPUTS` inputs, and differences that do not vary give none (a t-statistic cannot weigh them).
+Small samples. One-sided α = `ALPHA` = 0.025 a side (the level non-inferiority trials use), not the fixed design's
+0.05. Paired score differences have long left tails (a failed run scores 0, a skipped tool call costs 3 or more), and
+over 16 inputs a t-statistic is then too sure of ``as good``: a one-look t-test at 5% read at each of the four looks
+says ``as good`` for an entry that fails 13% of its runs and sits exactly on the margin in 16% of races; this
+boundary at 2.5% says it in 3.8% (tests/test_groupseq.py, 3000 races). So the repeated bounds, built at 97.5% a
+side, hold at 95% or better for such tails (about 97% for symmetric differences): the fixed design's one-sided level.
+For the same reason no verdict is claimed at the first look (`FIRST_VERDICT_LOOK`), where each input has one run:
+the boundary there is 4.3 already, and what crosses it is mostly a sample that happens to hold none of the tail. A
+verdict needs `MIN_INPUTS` inputs, and differences that do not vary give none (a t-statistic cannot weigh them).
 
-Futility. From the first look that may say ``as good`` until the one before the last, an entry stops when the
-predictive power of either claim — the chance, under a flat prior on the effect and given the looks so far, that the
-last look would cross — is below `FUTILITY` for both: Φ((Z_k − c_K√t_k)/√(1 − t_k)). It saves the runs an entry
-sitting on the margin would spend for nothing. The designs behind these choices were replayed on stored scores
-(`benchmarks/gsd_designs.py`) before `benchmarks/verdict_validity.py` raced them.
+Futility. At a look before the last, an entry stops when the predictive power of either claim — the chance, under a
+flat prior on the effect and given the looks so far, that the last look would cross — is below `FUTILITY` for both:
+Φ((Z_k − c_K√t_k)/√(1 − t_k)). It saves the runs an entry sitting on the margin would spend for nothing.
 """
 
 from __future__ import annotations

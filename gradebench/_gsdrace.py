@@ -4,7 +4,7 @@ A unit is one input with a repeat of its own: the reference entry runs on it onc
 racing; a candidate's paired difference is its score minus the reference entry's (0 for a failed run, as everywhere).
 Units come in cycles: every input once, in a seeded random order, then every input again in a new order, and so on
 (a new input is worth more than a repeat, and a cycle keeps the inputs' runs even). A wave is the units up to the
-next planned look, every eighth of ``max_runs``; after it every racing candidate's verdict is read at the look. An
+next planned look, every quarter of ``max_runs``; after it every racing candidate's verdict is read at the look. An
 entry stops when its verdict settles, when it is futile (neither verdict is likely by the last look), at the last look
 (``max_runs``), or when the budget runs out — then its verdict is the one of its last look taken: the runs of a wave cut
 short are in the report but no look reads them, as no boundary was spent on them.
