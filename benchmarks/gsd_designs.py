@@ -7,8 +7,8 @@
 No model is called: a race is replayed from the scores the truth's 30 reference draws stored (26 order inputs × 12
 runs of every entry each). Race ``r`` takes draw ``r mod 30``, 16 of its inputs and 4 of each input's 12 runs of every
 entry (``numpy.random.default_rng(seed)``), in the cycles `gradebench._gsdrace.LookRace` draws (16 units a cycle, looks
-every 8 units); each entry's verdict is `gradebench._groupseq.look_verdict` at the given one-sided ``alpha`` (as
-good), ``worse_alpha`` and ``futility``, beside the fixed design's paired bootstrap on all 64 runs (`gradebench._stats.non_inferiority`) on
+at 16, 32, 48, 64); each entry's verdict is `gradebench._groupseq.look_verdict` at the given one-sided ``alpha`` and
+``futility``, beside the fixed design's paired bootstrap on all 64 runs (`gradebench._stats.non_inferiority`) on
 the same draws. ``runs_share`` is the runs made (the reference entry's as long as any entry races) over the fixed
 design's 8 × 64. ``margin_as_good`` replays each entry's paired differences moved so that its true difference is
 exactly −1: fresh races drawing inputs and runs with replacement from the pooled draws (``--margin-races`` each); an
@@ -27,7 +27,7 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from gradebench._groupseq import ALPHA, FUTILITY, WORSE_ALPHA, look_verdict, planned_looks
+from gradebench._groupseq import FIRST_VERDICT_LOOK, look_verdict, planned_looks
 from gradebench._stats import non_inferiority
 
 TRUTH_PATH = Path(__file__).with_name("verdict_truth.json")
@@ -134,9 +134,8 @@ def main() -> None:
     parser.add_argument("--scores", type=Path, required=True, help="a verdict_validity.py --truth --scores file")
     parser.add_argument("--races", type=int, default=400)
     parser.add_argument("--margin-races", type=int, default=2000)
-    parser.add_argument("--alpha", default=f"{ALPHA}", help="comma-separated one-sided levels of 'as good'")
-    parser.add_argument("--worse-alpha", default=f"{WORSE_ALPHA}", help="comma-separated one-sided levels of 'worse'")
-    parser.add_argument("--futility", default=f"{FUTILITY}", help="comma-separated predictive-power floors (0: none)")
+    parser.add_argument("--alpha", default="0.025", help="comma-separated one-sided levels")
+    parser.add_argument("--futility", default="0.1", help="comma-separated predictive-power floors (0: none)")
     parser.add_argument("--seed", type=int, default=1)
     args = parser.parse_args()
     started = time.perf_counter()
@@ -146,19 +145,13 @@ def main() -> None:
     draws = race_draws(scores, args.races, args.seed)
     result: dict[str, Any] = {"races": args.races, "margin_races": args.margin_races, "seed": args.seed}
     result["fixed"] = figures(fixed(draws, entries), right, entries)
-    grid = [
-        {"alpha": float(a), "worse_alpha": float(w), "futility": float(f)}
-        for a in args.alpha.split(",")
-        for w in args.worse_alpha.split(",")
-        for f in args.futility.split(",")
-    ]
-    for options in grid:
-        margin = at_margin(scores, entries, args.margin_races, args.seed + 1, **options)
-        name = "gsd " + " ".join(f"{k}={v:g}" for k, v in options.items())
-        result[name] = figures(replay(draws, entries, args.seed, **options), right, entries) | {
-            "margin_as_good": margin,
-            "margin_worst": max(margin.values()),
-        }
+    for alpha in (float(a) for a in args.alpha.split(",")):
+        for futility in (float(f) for f in args.futility.split(",")):
+            options = {"alpha": alpha, "futility": futility, "first_verdict_look": FIRST_VERDICT_LOOK}
+            margin = at_margin(scores, entries, args.margin_races, args.seed + 1, **options)
+            result[f"gsd alpha={alpha:g} futility={futility:g}"] = figures(
+                replay(draws, entries, args.seed, **options), right, entries
+            ) | {"margin_as_good": margin, "margin_worst": max(margin.values())}
     result["wall_s"] = round(time.perf_counter() - started, 1)
     print(json.dumps(result))
 

@@ -55,13 +55,11 @@ from ._stats import AS_GOOD, INCONCLUSIVE, MIN_INPUTS, WORSE, VerdictLabel, _num
 
 __all__ = [
     "ALPHA",
-    "AS_GOOD_FROM",
+    "FIRST_VERDICT_LOOK",
     "FUTILITY",
     "LOOKS",
-    "WORSE_ALPHA",
     "LookVerdict",
     "efficacy_bounds",
-    "first_look_from",
     "look_verdict",
     "planned_looks",
     "spent",
@@ -70,15 +68,12 @@ __all__ = [
 ]
 
 ALPHA: Final = 0.025
-"""One-sided error rate of the ``as good`` claim, over all looks at once."""
-WORSE_ALPHA: Final = 0.05
-"""One-sided error rate of the ``worse`` claim, over all looks at once (the fixed design's level)."""
-LOOKS: Final = 8
-"""Planned looks: at every eighth of ``max_runs``."""
-AS_GOOD_FROM: Final = 0.5
-"""The share of the planned units before which no ``as good`` is claimed (and no entry stopped as futile): with the
-default ``max_runs`` every input has had its second run."""
-FUTILITY: Final = 0.12
+"""One-sided error rate of each claim (``as good``, ``worse``), over all looks at once."""
+LOOKS: Final = 4
+"""Planned looks: at every quarter of ``max_runs``."""
+FIRST_VERDICT_LOOK: Final = 2
+"""The first look that may settle a verdict (the first may only stop an entry for futility)."""
+FUTILITY: Final = 0.1
 """An entry stops at a look when neither claim has this predictive power at the last look."""
 
 _NORMAL = NormalDist()
@@ -92,17 +87,11 @@ def _sf(z: np.ndarray) -> np.ndarray:
     return np.asarray(_erfc(np.asarray(z, dtype=float) / math.sqrt(2.0)), dtype=float) / 2.0
 
 
-def spent(t: float, alpha: float = ALPHA, spending: str = "obf") -> float:
-    """α spent by information fraction ``t``: 0 at 0, ``alpha`` at 1 and after. ``spending`` "obf": Lan–DeMets
-    O'Brien–Fleming type, almost nothing early; "pocock": Lan–DeMets Pocock type, α·ln(1 + (e − 1)t), spent evenly."""
+def spent(t: float, alpha: float = ALPHA) -> float:
+    """α spent by information fraction ``t`` (Lan–DeMets O'Brien–Fleming type): 0 at 0, ``alpha`` at 1 and after."""
     if t <= 0:
         return 0.0
-    t = min(t, 1.0)
-    if spending == "pocock":
-        return alpha * math.log(1.0 + (math.e - 1.0) * t)
-    if spending != "obf":
-        raise ValueError(f"spending must be 'obf' or 'pocock', got {spending!r}")
-    return 2.0 * float(_sf(np.array(_NORMAL.inv_cdf(1.0 - alpha / 2.0) / math.sqrt(t))))
+    return 2.0 * float(_sf(np.array(_NORMAL.inv_cdf(1.0 - alpha / 2.0) / math.sqrt(min(t, 1.0)))))
 
 
 def _check_fractions(fractions: Sequence[float], alpha: float) -> None:
@@ -116,17 +105,17 @@ def _check_fractions(fractions: Sequence[float], alpha: float) -> None:
 
 
 @lru_cache(maxsize=256)
-def efficacy_bounds(fractions: tuple[float, ...], alpha: float = ALPHA, spending: str = "obf") -> tuple[float, ...]:
+def efficacy_bounds(fractions: tuple[float, ...], alpha: float = ALPHA) -> tuple[float, ...]:
     """The one-sided boundary (z scale) at looks taken at information ``fractions``: under the null, the chance that
     any look's Z reaches its boundary is ``alpha``, spent as `spent` says (module docstring)."""
     _check_fractions(fractions, alpha)
-    first = spent(fractions[0], alpha, spending)
+    first = spent(fractions[0], alpha)
     c = -_NORMAL.inv_cdf(first) if first > 1e-300 else 40.0
     bounds = [c]
     grid = np.arange(_FLOOR, min(c, 12.0), _STEP)  # the paths still going after a look: Z on a grid, and
     density = np.exp(-(grid**2) / 2.0) / math.sqrt(2.0 * math.pi) * _STEP  # the chance of each cell
     for previous, t in zip(fractions, fractions[1:], strict=False):
-        c = _next_bound(grid, density, previous, t, spent(t, alpha, spending) - spent(previous, alpha, spending))
+        c = _next_bound(grid, density, previous, t, spent(t, alpha) - spent(previous, alpha))
         bounds.append(c)
         grid, density = _carry(grid, density, previous, t, c)
     return tuple(bounds)
@@ -201,7 +190,7 @@ class LookVerdict:
     lower: float | None
     """Repeated lower confidence bound of the mean difference at the look (holds at every look at once, 1 − alpha)."""
     upper: float | None
-    """Repeated upper confidence bound of the mean difference at the look (1 − worse_alpha)."""
+    """Repeated upper confidence bound of the mean difference at the look."""
     mean: float | None
     """Mean over inputs of each input's mean paired difference at the look; None before one."""
     n: int
@@ -219,9 +208,7 @@ class LookVerdict:
     margin: float
     """How many points worse still counts as as good."""
     alpha: float
-    """One-sided error rate of the ``as good`` claim over all looks."""
-    worse_alpha: float
-    """One-sided error rate of the ``worse`` claim over all looks."""
+    """One-sided error rate of each claim over all looks."""
     reason: str
     """One sentence saying why."""
 
@@ -235,13 +222,10 @@ class _Look:
     mean: float
     se: float
     crit: float
-    """The ``as good`` side's critical value (t scale) at the look."""
-    crit_worse: float
-    """The ``worse`` side's."""
 
     @property
     def bounds(self) -> tuple[float, float]:
-        return self.mean - self.crit * self.se, self.mean + self.crit_worse * self.se
+        return self.mean - self.crit * self.se, self.mean + self.crit * self.se
 
 
 def _read(draws: Sequence[tuple[str, float | None]], units: int) -> tuple[int, list[float]]:
@@ -253,82 +237,57 @@ def _read(draws: Sequence[tuple[str, float | None]], units: int) -> tuple[int, l
     return sum(len(v) for v in per.values()), [sum(v) / len(v) for v in per.values()]
 
 
-def first_look_from(looks: Sequence[int], share: float = AS_GOOD_FROM) -> int:
-    """The first look (1-based) at or past ``share`` of the planned units."""
-    return next(k for k, units in enumerate(looks, start=1) if units >= share * looks[-1])
-
-
 def look_verdict(
     draws: Sequence[tuple[str, float | None]],
     looks: Sequence[int],
     margin: float,
     *,
     alpha: float = ALPHA,
-    worse_alpha: float = WORSE_ALPHA,
     min_inputs: int = MIN_INPUTS,
     futility: float = FUTILITY,
-    first_verdict_look: int | None = None,
-    worse_first_look: int = 1,
+    first_verdict_look: int = FIRST_VERDICT_LOOK,
 ) -> LookVerdict:
     """Is the candidate at most ``margin`` points worse than the reference entry, at the looks taken so far?
 
     ``draws`` are the race's units in draw order as (input id, paired difference — None when either run has no
     score); ``looks`` the planned cumulative units of every look (the last is the race's most), of which those that
-    ``draws`` reach have been taken. The looks are read in order and the first that settles or finds the entry
-    futile ends it: that look's verdict stands, whatever later units say. ``as good`` (O'Brien–Fleming spending of
-    ``alpha``) and futility are read from ``first_verdict_look`` on (default: the first at `AS_GOOD_FROM` of the
-    units), ``worse`` (Pocock spending of ``worse_alpha``) from ``worse_first_look`` on.
+    ``draws`` reach have been taken. The looks are read in order and the first that settles (from
+    ``first_verdict_look`` on) or finds the entry futile ends it: that look's verdict stands, whatever later units say.
     """
     if margin < 0:
         raise ValueError(f"margin must be >= 0, got {margin}")
     if list(looks) != sorted(set(looks)) or not looks or looks[0] < 1:
         raise ValueError(f"looks must be rising unit counts >= 1, got {list(looks)}")
-    first_good = first_look_from(looks) if first_verdict_look is None else first_verdict_look
     total = looks[-1]
     fractions = tuple(u / total for u in looks)
-    good_bounds, worse_bounds = efficacy_bounds(fractions, alpha), efficacy_bounds(fractions, worse_alpha, "pocock")
-    make = partial(LookVerdict, looks=len(looks), margin=margin, alpha=alpha, worse_alpha=worse_alpha)
+    final = efficacy_bounds(fractions, alpha)[-1]
+    make = partial(LookVerdict, looks=len(looks), margin=margin, alpha=alpha)
     taken: _Look | None = None
     for k, units in enumerate(looks, start=1):
         if units > len(draws):
             break
         n, means = _read(draws, units)
-        taken = _look(k, units, n, means, good_bounds[k - 1], worse_bounds[k - 1])
+        taken = _look(k, units, n, means, efficacy_bounds(fractions[:k], alpha)[-1], alpha)
         if taken.se <= 0 or taken.inputs < min_inputs:
             continue
         low, high = taken.bounds
-        if k >= first_good and low > -margin:
-            return _settled(make, taken, AS_GOOD, margin)
-        if k >= worse_first_look and high < -margin:
-            return _settled(make, taken, WORSE, margin)
-        if first_good <= k < len(looks) and futility > 0:
-            z, t = (taken.mean + margin) / taken.se, units / total
-            power = max(_power(z, t, good_bounds[-1]), _power(-z, t, worse_bounds[-1]))
+        if k >= first_verdict_look and (low > -margin or high < -margin):
+            return _settled(make, taken, AS_GOOD if low > -margin else WORSE, margin)
+        if k < len(looks) and futility > 0:
+            z = (taken.mean + margin) / taken.se
+            power = max(_power(z, units / total, final), _power(-z, units / total, final))
             if power < futility:
                 return _futile(make, taken, margin, power)
-    return _open(make, taken, margin, min_inputs, first_good, looks)
+    return _open(make, taken, margin, min_inputs, first_verdict_look, looks)
 
 
-def _crit(bound: float, inputs: int) -> float:
-    """A boundary's nominal level carried to the t with ``inputs`` − 1 degrees of freedom."""
-    level = float(_sf(np.array(bound)))
-    return t_isf(level, inputs - 1) if inputs >= 2 and 0 < level < 0.5 else math.inf
-
-
-def _look(k: int, units: int, n: int, means: list[float], bound: float, worse_bound: float) -> _Look:
+def _look(k: int, units: int, n: int, means: list[float], bound: float, alpha: float) -> _Look:
     inputs = len(means)
     mean = float(np.mean(means)) if means else math.nan
     se = float(np.std(means, ddof=1)) / math.sqrt(inputs) if inputs >= 2 else 0.0
-    return _Look(
-        index=k,
-        units=units,
-        n=n,
-        inputs=inputs,
-        mean=mean,
-        se=se,
-        crit=_crit(bound, inputs),
-        crit_worse=_crit(worse_bound, inputs),
-    )
+    level = float(_sf(np.array(bound)))  # the boundary's nominal level, carried to the t with inputs − 1 df
+    crit = t_isf(level, inputs - 1) if inputs >= 2 and 0 < level < 0.5 else math.inf
+    return _Look(index=k, units=units, n=n, inputs=inputs, mean=mean, se=se, crit=crit)
 
 
 def _power(z: float, t: float, final: float) -> float:
@@ -377,7 +336,7 @@ def _open(
     look: _Look | None,
     margin: float,
     min_inputs: int,
-    first_good: int,
+    first_verdict_look: int,
     looks: Sequence[int],
 ) -> LookVerdict:
     """Not settled at any look taken: say why."""
@@ -403,8 +362,8 @@ def _open(
     else:
         low, high = look.bounds
         bounds = f"bounds [{_num(low, 2)}, {_num(high, 2)}]"
-        if look.index < first_good:
-            reason = f"{bounds} at {where}: from look {first_good} on it may also be called as good"
+        if look.index < first_verdict_look:
+            reason = f"{bounds} at {where}: the first look may only stop an entry for futility"
         elif look.index < len(looks):
             reason = f"{bounds} straddle {_num(-margin)} at {where}: the next look may settle it"
         else:

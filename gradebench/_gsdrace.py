@@ -22,7 +22,7 @@ import polars as pl
 
 from . import _stats
 from ._codec import frame
-from ._groupseq import ALPHA, AS_GOOD_FROM, LOOKS, WORSE_ALPHA, LookVerdict, look_verdict, planned_looks
+from ._groupseq import ALPHA, LOOKS, LookVerdict, look_verdict, planned_looks
 from ._meta import ReportMeta
 from ._racestate import RaceState, Unit, replay, unit_differences
 from ._stats import AS_GOOD, INCONCLUSIVE
@@ -172,8 +172,7 @@ def design_words(max_runs: int, margin: float) -> tuple[str, str]:
     looks = planned_looks(max_runs, LOOKS)
     shape = f"raced to a verdict in {len(looks)} looks (at most {max_runs} runs an entry)"
     title = (
-        f"raced to a verdict: {len(looks)} looks at {', '.join(map(str, looks))} paired units, margin {margin:g} of "
-        f"10, paired by input; as good: O'Brien–Fleming boundary, one-sided {1 - ALPHA:.1%}, from "
-        f"{AS_GOOD_FROM:.0%} of the units; worse: Pocock boundary, one-sided {1 - WORSE_ALPHA:.0%}, from the first look"
+        f"raced to a verdict: {len(looks)} looks at {', '.join(map(str, looks))} paired units, O'Brien–Fleming "
+        f"boundary, margin {margin:g} of 10, paired by input, one-sided {1 - ALPHA:.1%}"
     )
     return shape, title
