@@ -15,19 +15,16 @@ stopped early is replayed first (`completed_looks`): wave by wave, up to the fir
 
 from __future__ import annotations
 
-import random
 from collections.abc import Collection, Mapping, Sequence
-from dataclasses import dataclass, field
 from typing import Any
 
 import polars as pl
 
 from . import _stats
-from ._adaptive import Unit, unit_differences
 from ._codec import frame
-from ._evidence import flawed_entries
 from ._groupseq import ALPHA, LOOKS, LookVerdict, look_verdict, planned_looks
 from ._meta import ReportMeta
+from ._racestate import RaceState, Unit, replay, unit_differences
 from ._stats import AS_GOOD, INCONCLUSIVE
 from ._vocab import Role
 
@@ -36,72 +33,42 @@ __all__ = ["LookRace", "completed_looks", "design_words", "look_verdicts"]
 _Scores = Mapping[tuple[str, Unit], float | None]
 
 
-@dataclass
-class _Entry:
-    name: str
-    runs: int = 0
-    verdict: LookVerdict | None = None
-    stopped: str | None = None
-
-
-@dataclass
-class LookRace:
+class LookRace(RaceState[LookVerdict]):
     """The state of a group-sequential race: which units to run next, on which entries, and why each entry stopped."""
 
-    candidates: Sequence[str]
-    reference_entry: str
-    input_ids: Sequence[str]
-    margin: float
-    max_runs: int
-    seed: str
-    units: list[Unit] = field(default_factory=list)
-    """Every unit drawn, in draw order."""
+    SEED = "gradebench-group-sequential"
+    PARTIAL_WAVES = False
 
-    def __post_init__(self) -> None:
-        if not self.input_ids:
-            raise ValueError("a race to a verdict needs inputs")
+    def __init__(
+        self,
+        candidates: Sequence[str],
+        reference_entry: str,
+        input_ids: Sequence[str],
+        *,
+        margin: float,
+        max_runs: int,
+        seed: str,
+    ):
+        super().__init__(candidates, reference_entry, input_ids, margin=margin, max_runs=max_runs, seed=seed)
         self.looks = planned_looks(self.max_runs, LOOKS)
-        self._tested = {n: _Entry(n) for n in self.candidates if n != self.reference_entry}
-        self._rng = random.Random(f"gradebench-group-sequential:{self.seed}")
         self._cycle: list[str] = []
-        self._repeats: dict[str, int] = {}
-        self._scores: dict[tuple[str, Unit], float | None] = {}
         self._wave: list[tuple[str, Unit]] = []
-
-    @property
-    def racing(self) -> list[str]:
-        """Candidates still receiving runs."""
-        return [e.name for e in self._tested.values() if e.stopped is None]
-
-    @property
-    def done(self) -> bool:
-        return not self.racing
 
     def next_wave(self) -> list[tuple[str, Unit]]:
         """The runs up to the next look, as (entry, unit): the reference entry and every racing candidate on each
         unit. Empty when the race is over."""
-        racing = self.racing
-        upcoming = [u for u in self.looks if u > len(self.units)]
-        if not racing or not upcoming:
-            return []
-        runs = []
-        self._wave = []
-        for _ in range(upcoming[0] - len(self.units)):
-            unit = self._draw()
-            self.units.append(unit)
-            runs.append((self.reference_entry, unit))
-            for name in racing:
-                runs.append((name, unit))
-                self._tested[name].runs += 1
-        self._wave = runs
+        runs = super().next_wave()
+        if runs:
+            self._wave = runs
         return runs
 
-    def land(self, scores: _Scores, flawed: Collection[str] = ()) -> None:
-        """A wave landed: ``scores`` of each (entry, unit) run (0 for a failed run, None when no verdict came).
-        Every racing entry's verdict is read at the look — only when every run of the wave landed: a wave cut short
-        (the budget, a cancel) is no look. An entry in ``flawed`` (cut off or refused on most runs,
-        `gradebench._evidence`) is never stopped as good."""
-        self._scores.update(scores)
+    def verdict(self, entry: str) -> LookVerdict:
+        """``entry``'s verdict at the looks taken so far."""
+        return look_verdict(_draws(self._scores, entry, self.reference_entry, self.units), self.looks, self.margin)
+
+    def _read(self, flawed: Collection[str]) -> None:
+        """Every racing entry's verdict is read at the look — only when every run of the wave landed: a wave cut
+        short (the budget, a cancel) is no look."""
         if not all(key in self._scores for key in self._wave):
             return
         last = len(self.units) >= self.looks[-1]
@@ -111,32 +78,20 @@ class LookRace:
             entry.verdict = verdict = self.verdict(entry.name)
             at = f"look {verdict.look} of {verdict.looks} after {entry.runs} runs"
             if verdict.verdict != INCONCLUSIVE and not (verdict.verdict == AS_GOOD and entry.name in flawed):
-                entry.stopped = f"settled: {verdict.verdict} at {at}"
+                self._stop(entry.name, f"settled: {verdict.verdict} at {at}")
             elif verdict.futile:
-                entry.stopped = f"futile at {at}: neither verdict likely by the last look"
+                self._stop(entry.name, f"futile at {at}: neither verdict likely by the last look")
             elif last:
-                entry.stopped = f"max_runs: {self.max_runs} runs made"
+                self._stop(entry.name, f"max_runs: {self.max_runs} runs made")
 
-    def verdict(self, entry: str) -> LookVerdict:
-        """``entry``'s verdict at the looks taken so far."""
-        return look_verdict(_draws(self._scores, entry, self.reference_entry, self.units), self.looks, self.margin)
+    def _wave_size(self, racing: list[str]) -> int:
+        upcoming = [u for u in self.looks if u > len(self.units)]
+        return upcoming[0] - len(self.units) if upcoming else 0
 
-    def stop_all(self, why: str) -> None:
-        """End the race for every entry still racing (the budget ran out)."""
-        for name in self.racing:
-            self._tested[name].stopped = why
-
-    def stops(self) -> dict[str, str]:
-        """Why each candidate stopped, by entry."""
-        return {e.name: e.stopped or "" for e in self._tested.values()}
-
-    def _draw(self) -> Unit:
+    def _next_input(self) -> str:
         if not self._cycle:
-            self._cycle = self._rng.sample(list(self.input_ids), len(self.input_ids))
-        input_id = self._cycle.pop(0)
-        repeat = self._repeats.get(input_id, 0)
-        self._repeats[input_id] = repeat + 1
-        return Unit(input_id, repeat)
+            self._cycle = self._rng.sample(self.input_ids, len(self.input_ids))
+        return self._cycle.pop(0)
 
 
 def _draws(scores: _Scores, entry: str, reference_entry: str, units: Sequence[Unit]) -> list[tuple[str, float | None]]:
@@ -164,18 +119,7 @@ def completed_looks(
     Replayed from ``scores`` (every run that landed): wave by wave, a wave counts when every run it planned landed;
     the replay ends at the first wave with a run missing, whose units no look read."""
     race = LookRace(candidates, reference_entry, input_ids, margin=margin, max_runs=max_runs, seed=seed)
-    complete: list[Unit] = []
-    landed: list[tuple[str, Unit]] = []
-    marks = flaws or {}
-    while not race.done and (wave := race.next_wave()):
-        if not all(key in scores for key in wave):
-            break
-        complete = list(race.units)
-        landed.extend(wave)
-        race.land(
-            {key: scores[key] for key in wave}, flawed=flawed_entries((n, marks.get((n, u), False)) for n, u in landed)
-        )
-    return complete, {name: why for name, why in race.stops().items() if why}
+    return replay(race, scores, flaws)
 
 
 def look_verdicts(runs: pl.DataFrame, meta: ReportMeta) -> tuple[pl.DataFrame, dict[str, str]]:

@@ -17,7 +17,7 @@ from typing import Any
 
 from tqdm.auto import tqdm
 
-from ._adaptive import Unit, VerdictRace
+from ._adaptive import VerdictRace
 from ._budget import Budget
 from ._catalog import Entry
 from ._costs import run_costs
@@ -28,6 +28,7 @@ from ._inputs import RaceInput
 from ._judge import judge_run
 from ._meta import ReportMeta
 from ._plan import RacePlan, RunErrors, reference_failed
+from ._racestate import RaceState, Unit
 from ._records import Run
 from ._session import Session
 from ._vocab import Design, EventKind, Role, Stopped
@@ -251,7 +252,7 @@ async def race_to_verdict(race: CandidateRace) -> tuple[list[tuple[str, int]], d
     group-sequential looks: `gradebench._gsdrace`); the units in draw order and why each candidate stopped."""
     plan = race.plan
     make = VerdictRace if plan.spec.design is Design.AUTO else LookRace
-    verdicts: VerdictRace | LookRace = make(
+    verdicts: RaceState[Any] = make(
         list(race.entries),
         plan.lineup.reference.name,
         [x.id for x in plan.inputs],
