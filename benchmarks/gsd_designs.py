@@ -2,24 +2,27 @@
 "as good" rate of entries moved exactly onto the margin.
 
     python benchmarks/verdict_validity.py --truth --scores /tmp/scores.json   # every run's score, 30 draws (~10 min)
-    python benchmarks/gsd_designs.py --scores /tmp/scores.json --alpha 0.025,0.05 --futility 0,0.1
+    python benchmarks/gsd_designs.py --scores /tmp/scores.json --alpha 0.025,0.05 --futility 0.12
 
 No model is called: a race is replayed from the scores the truth's 30 reference draws stored (26 order inputs × 12
 runs of every entry each). Race ``r`` takes draw ``r mod 30``, 16 of its inputs and 4 of each input's 12 runs of every
-entry (``numpy.random.default_rng(seed)``), in the cycles `gradebench._gsdrace.LookRace` draws (16 units a cycle, looks
-at 16, 32, 48, 64); each entry's verdict is `gradebench._groupseq.look_verdict` at the given one-sided ``alpha`` and
-``futility``, beside the fixed design's paired bootstrap on all 64 runs (`gradebench._stats.non_inferiority`) on
-the same draws. ``runs_share`` is the runs made (the reference entry's as long as any entry races) over the fixed
-design's 8 × 64. ``margin_as_good`` replays each entry's paired differences moved so that its true difference is
-exactly −1: fresh races drawing inputs and runs with replacement from the pooled draws (``--margin-races`` each); an
-"as good" there is false, and ``margin_worst`` is the highest rate over the entries. A replay is a guide for choosing a
-design, not the benchmark: `benchmarks/verdict_validity.py` races the real thing. Ends with one JSON line.
+entry (``numpy.random.default_rng(seed)``), in the cycles `gradebench._gsdrace.LookRace` draws (16 units a cycle,
+looks every 8 units); each entry's verdict is `gradebench._groupseq.look_verdict` at the given one-sided ``alpha``
+(as good), ``worse_alpha`` and ``futility``, beside the fixed design's paired bootstrap on all 64 runs
+(`gradebench._stats.non_inferiority`) on the same draws. ``runs_share`` is the runs made (the reference entry's as
+long as any entry races) over the fixed design's 8 × 64. ``margin_as_good`` replays each entry's paired differences
+moved so that its true difference is exactly −1: fresh races drawing inputs and runs with replacement from the pooled
+draws (``--margin-races`` each); an "as good" there is false, and so is a "worse" (``margin_worse``);
+``margin_worst`` is the highest "as good" rate over the entries, with its exact 95% upper bound. A replay is a guide
+for choosing a design, not the benchmark: `benchmarks/verdict_validity.py` races the real thing.
+Ends with one JSON line.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import math
 import time
 from pathlib import Path
 from typing import Any
@@ -27,7 +30,7 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from gradebench._groupseq import FIRST_VERDICT_LOOK, look_verdict, planned_looks
+from gradebench._groupseq import ALPHA, FUTILITY, WORSE_ALPHA, look_verdict, planned_looks
 from gradebench._stats import non_inferiority
 
 TRUTH_PATH = Path(__file__).with_name("verdict_truth.json")
@@ -112,7 +115,10 @@ def figures(races: list[dict[str, Any]], right: dict[str, str], entries: list[st
     }
 
 
-def at_margin(scores: np.ndarray, entries: list[str], races: int, seed: int, **options: Any) -> dict[str, float]:
+def at_margin(
+    scores: np.ndarray, entries: list[str], races: int, seed: int, **options: Any
+) -> dict[str, tuple[float, float]]:
+    """Per entry moved onto the margin: the share of races called "as good" and the share called "worse"."""
     rng = np.random.default_rng(seed)
     looks, ref, rates = planned_looks(INPUTS * RUNS), entries.index(REFERENCE), {}
     for k, e in enumerate(entries):
@@ -120,13 +126,31 @@ def at_margin(scores: np.ndarray, entries: list[str], races: int, seed: int, **o
             continue
         pooled = (scores[:, k] - scores[:, ref]).transpose(1, 0, 2).reshape(scores.shape[2], -1)
         pooled = pooled - pooled.mean() - MARGIN
-        good = 0
+        good = worse = 0
         for _ in range(races):
             inputs = rng.integers(0, pooled.shape[0], INPUTS)
             values = pooled[inputs[:, None], rng.integers(0, pooled.shape[1], (INPUTS, RUNS))]
-            good += look_verdict(cycles(values, rng), looks, MARGIN, **options).verdict == "as good"
-        rates[e] = round(good / races, 4)
+            verdict = look_verdict(cycles(values, rng), looks, MARGIN, **options).verdict
+            good, worse = good + (verdict == "as good"), worse + (verdict == "worse")
+        rates[e] = (round(good / races, 4), round(worse / races, 4))
     return rates
+
+
+def _log_binomial(n: int, j: int, p: float) -> float:
+    """log P(X = j) for X ~ Binomial(n, p), in logs: the counts here (thousands of races) overflow a float."""
+    return math.lgamma(n + 1) - math.lgamma(j + 1) - math.lgamma(n - j + 1) + j * math.log(p) + (n - j) * math.log1p(-p)
+
+
+def _upper(k: int, n: int, level: float = 0.95) -> float:
+    """Exact (Clopper–Pearson) one-sided upper bound of a rate seen k times in n."""
+    if k >= n:
+        return 1.0
+    lo, hi = k / n, 1.0
+    for _ in range(60):  # bisection on the binomial tail P(X <= k | p) = 1 − level
+        mid = (lo + hi) / 2
+        tail = sum(math.exp(_log_binomial(n, j, mid)) for j in range(k + 1))
+        lo, hi = (mid, hi) if tail > 1 - level else (lo, mid)
+    return hi
 
 
 def main() -> None:
@@ -134,8 +158,9 @@ def main() -> None:
     parser.add_argument("--scores", type=Path, required=True, help="a verdict_validity.py --truth --scores file")
     parser.add_argument("--races", type=int, default=400)
     parser.add_argument("--margin-races", type=int, default=2000)
-    parser.add_argument("--alpha", default="0.025", help="comma-separated one-sided levels")
-    parser.add_argument("--futility", default="0.1", help="comma-separated predictive-power floors (0: none)")
+    parser.add_argument("--alpha", default=f"{ALPHA}", help="comma-separated one-sided levels of 'as good'")
+    parser.add_argument("--worse-alpha", default=f"{WORSE_ALPHA}", help="comma-separated one-sided levels of 'worse'")
+    parser.add_argument("--futility", default=f"{FUTILITY}", help="comma-separated predictive-power floors (0: none)")
     parser.add_argument("--seed", type=int, default=1)
     args = parser.parse_args()
     started = time.perf_counter()
@@ -145,13 +170,22 @@ def main() -> None:
     draws = race_draws(scores, args.races, args.seed)
     result: dict[str, Any] = {"races": args.races, "margin_races": args.margin_races, "seed": args.seed}
     result["fixed"] = figures(fixed(draws, entries), right, entries)
-    for alpha in (float(a) for a in args.alpha.split(",")):
-        for futility in (float(f) for f in args.futility.split(",")):
-            options = {"alpha": alpha, "futility": futility, "first_verdict_look": FIRST_VERDICT_LOOK}
-            margin = at_margin(scores, entries, args.margin_races, args.seed + 1, **options)
-            result[f"gsd alpha={alpha:g} futility={futility:g}"] = figures(
-                replay(draws, entries, args.seed, **options), right, entries
-            ) | {"margin_as_good": margin, "margin_worst": max(margin.values())}
+    grid = [
+        {"alpha": float(a), "worse_alpha": float(w), "futility": float(f)}
+        for a in args.alpha.split(",")
+        for w in args.worse_alpha.split(",")
+        for f in args.futility.split(",")
+    ]
+    for options in grid:
+        margin = at_margin(scores, entries, args.margin_races, args.seed + 1, **options)
+        name = "gsd " + " ".join(f"{k}={v:g}" for k, v in options.items())
+        worst = max(good for good, _ in margin.values())
+        result[name] = figures(replay(draws, entries, args.seed, **options), right, entries) | {
+            "margin_as_good": {e: good for e, (good, _) in margin.items()},
+            "margin_worse": {e: worse for e, (_, worse) in margin.items()},
+            "margin_worst": worst,
+            "margin_worst_upper95": round(_upper(round(worst * args.margin_races), args.margin_races), 4),
+        }
     result["wall_s"] = round(time.perf_counter() - started, 1)
     print(json.dumps(result))
 

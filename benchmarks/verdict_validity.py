@@ -22,7 +22,8 @@ of the designs), each on a fresh temporary cache, the simulated fleet at latency
 - ``fixed``: 4 runs of every entry on each of the 16 inputs (``runs=4``), the paired bootstrap: today's default;
 - ``adaptive``: ``runs="auto"``, ``max_runs=64`` (the fixed design's runs per entry): the betting bound after every
   wave;
-- ``gsd``: ``runs="gsd"``, ``max_runs=64``: the group-sequential race, four looks at 16, 32, 48 and 64 paired units
+- ``gsd``: ``runs="gsd"``, ``max_runs=64``: the group-sequential race, eight looks every 8 paired units: "worse"
+  on a Pocock boundary at 5% from the first, "as good" on an O'Brien–Fleming boundary at 2.5% from the fourth
   (`gradebench._groupseq`);
 - ``adaptive_at_fixed_spend`` (with ``--at-fixed-spend``): ``runs="auto"`` with room for three times as many runs
   (``max_runs=192``) and ``budget=`` the fixed design's mean spend per race: what racing to a verdict settles for the

@@ -4,7 +4,7 @@ A unit is one input with a repeat of its own: the reference entry runs on it onc
 racing; a candidate's paired difference is its score minus the reference entry's (0 for a failed run, as everywhere).
 Units come in cycles: every input once, in a seeded random order, then every input again in a new order, and so on
 (a new input is worth more than a repeat, and a cycle keeps the inputs' runs even). A wave is the units up to the
-next planned look, every quarter of ``max_runs``; after it every racing candidate's verdict is read at the look. An
+next planned look, every eighth of ``max_runs``; after it every racing candidate's verdict is read at the look. An
 entry stops when its verdict settles, when it is futile (neither verdict is likely by the last look), at the last look
 (``max_runs``), or when the budget runs out — then its verdict is the one of its last look taken: the runs of a wave cut
 short are in the report but no look reads them, as no boundary was spent on them.
@@ -22,7 +22,7 @@ import polars as pl
 
 from . import _stats
 from ._codec import frame
-from ._groupseq import ALPHA, LOOKS, LookVerdict, look_verdict, planned_looks
+from ._groupseq import ALPHA, AS_GOOD_FROM, LOOKS, WORSE_ALPHA, LookVerdict, look_verdict, planned_looks
 from ._meta import ReportMeta
 from ._racestate import RaceState, Unit, replay, unit_differences
 from ._stats import AS_GOOD, INCONCLUSIVE
@@ -172,7 +172,8 @@ def design_words(max_runs: int, margin: float) -> tuple[str, str]:
     looks = planned_looks(max_runs, LOOKS)
     shape = f"raced to a verdict in {len(looks)} looks (at most {max_runs} runs an entry)"
     title = (
-        f"raced to a verdict: {len(looks)} looks at {', '.join(map(str, looks))} paired units, O'Brien–Fleming "
-        f"boundary, margin {margin:g} of 10, paired by input, one-sided {1 - ALPHA:.1%}"
+        f"raced to a verdict: {len(looks)} looks at {', '.join(map(str, looks))} paired units, margin {margin:g} of "
+        f"10, paired by input; as good: O'Brien–Fleming boundary, one-sided {1 - ALPHA:.1%}, from "
+        f"{AS_GOOD_FROM:.0%} of the units; worse: Pocock boundary, one-sided {1 - WORSE_ALPHA:.0%}, from the first look"
     )
     return shape, title

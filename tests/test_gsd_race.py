@@ -32,10 +32,10 @@ def race(max_runs: int = 40, seed: str = "s") -> LookRace:
 
 def test_units_come_in_cycles_and_waves_end_at_the_looks() -> None:
     state = race()
-    assert state.looks == [10, 20, 30, 40]
-    waves = [state.next_wave() for _ in range(4)]  # no scores landed: nobody stops, each wave runs to the next look
-    assert [len(w) for w in waves] == [10 * 3] * 4 and state.next_wave() == []
-    assert [u for n, u in waves[0] if n == "acme/pick"] == state.units[:10]  # the reference entry on every unit
+    assert state.looks == [5, 10, 15, 20, 25, 30, 35, 40]
+    waves = [state.next_wave() for _ in range(8)]  # no scores landed: nobody stops, each wave runs to the next look
+    assert [len(w) for w in waves] == [5 * 3] * 8 and state.next_wave() == []
+    assert [u for n, u in waves[0] if n == "acme/pick"] == state.units[:5]  # the reference entry on every unit
     assert {n for n, _ in waves[0]} == {"acme/pick", "acme/a", "acme/b"}
     cycle, again = [u.input_id for u in state.units[:20]], [u.input_id for u in state.units[20:]]
     assert sorted(cycle) == sorted(IDS) and all(u.repeat == 0 for u in state.units[:20])  # every input once,
@@ -70,8 +70,8 @@ def raced(bases: dict[str, float], max_runs: int = 40) -> LookRace:
 def test_entries_stop_settled_futile_or_at_max_runs() -> None:
     state = raced({"acme/pick": 8.0, "acme/good": 8.0, "acme/bad": 3.0, "acme/edge": 7.0})
     stops = state.stops()
-    assert stops["acme/bad"] == "settled: worse at look 2 of 4 after 20 runs"
-    assert stops["acme/good"] == "settled: as good at look 2 of 4 after 20 runs"
+    assert stops["acme/bad"] == "settled: worse at look 2 of 8 after 10 runs"  # look 1 has 5 inputs: too few
+    assert stops["acme/good"] == "settled: as good at look 4 of 8 after 20 runs"  # as good from half the units
     assert stops["acme/edge"].startswith(("futile at look", "max_runs: 40 runs made"))
     assert state.verdict("acme/edge").verdict == "inconclusive"
 
@@ -133,16 +133,18 @@ async def test_a_group_sequential_race_settles_the_clear_entries_at_a_look(tmp_p
     report = bench.report()
     models = {r["entry"]: r for r in report.models.iter_rows(named=True)}
     assert models["acme/bad"]["verdict"] == "worse" and models["acme/good"]["verdict"] == "as good"
-    assert models["acme/bad"]["stopped"] == "settled: worse at look 2 of 4 after 20 runs"
-    assert models["acme/good"]["runs"] < 40 and models["acme/bad"]["runs"] == 20
+    assert models["acme/bad"]["stopped"] == "settled: worse at look 2 of 8 after 10 runs"
+    assert models["acme/good"]["runs"] < 40 and models["acme/bad"]["runs"] == 10
     assert models["acme/edge"]["verdict"] == "inconclusive"
     assert report.meta.spec.design is gb.Design.GROUP_SEQUENTIAL and report.meta.spec.design.to_verdict
     assert len(report.meta.units) == models["acme/pick"]["runs"]
     assert "repeated upper bound" in models["acme/bad"]["verdict_reason"]
     table = report.table()
-    assert "raced to a verdict in 4 looks (at most 40 runs an entry)" in table
-    assert "4 looks at 10, 20, 30, 40 paired units, O'Brien–Fleming boundary" in table
-    assert "settled: worse at look 2 of 4 after 20 runs" in table
+    assert "raced to a verdict in 8 looks (at most 40 runs an entry)" in table
+    assert "8 looks at 5, 10, 15, 20, 25, 30, 35, 40 paired units" in table
+    assert "as good: O'Brien–Fleming boundary, one-sided 97.5%, from 50% of the units" in table
+    assert "worse: Pocock boundary, one-sided 95%, from the first look" in table
+    assert "settled: worse at look 2 of 8 after 10 runs" in table
     back = gb.BenchmarkReport.read_parquet(report.to_parquet(tmp_path / "out"))
     assert back.models.equals(report.models)  # the verdicts are read again from the runs and the units' order
     again = gsd_bench(tmp_path, cat)
@@ -156,13 +158,17 @@ async def test_a_race_stopped_by_the_budget_rests_on_its_complete_looks(tmp_path
     await probe.run()
     runs = probe.report().runs
     spent = float(runs["spent_now"].sum() + runs["judge_cost"].fill_null(0).sum())
-    bench = gsd_bench(tmp_path / "race", cat, budget=spent * 1.1)  # measured: stops in the second wave
+    bench = gsd_bench(tmp_path / "race", cat, budget=spent * 1.1)  # measured: stops in the third wave
     await bench.run()
     report = bench.report()
     assert report.meta.stopped == "budget"
     tested = [r for r in report.models.iter_rows(named=True) if r["verdict"] is not None]
-    assert {r["n_pairs"] for r in tested} == {10} and all(r["runs"] > 10 for r in tested)  # runs past look 1 ...
-    for row in tested:  # ... read by no look: the verdict is look 1's, which settles nothing
+    assert {r["n_pairs"] for r in tested} == {10}  # every verdict rests on look 2 (10 units) ...
+    bad = next(r for r in tested if r["entry"] == "acme/bad")
+    assert bad["verdict"] == "worse" and bad["stopped"] == "settled: worse at look 2 of 8 after 10 runs"
+    cut = [r for r in tested if r["entry"] != "acme/bad"]
+    assert cut and all(r["runs"] > 10 for r in cut)  # ... though the others ran past it: runs no look read
+    for row in cut:  # look 2 settles neither: "as good" waits for half the units
         assert row["verdict"] == "inconclusive" and "on the looks complete before the stop" in row["verdict_reason"]
         assert row["stopped"] == "budget: the next runs would not fit"
 
@@ -180,7 +186,7 @@ def test_a_stopped_race_replays_to_its_last_complete_look() -> None:
     cut = state.next_wave()[:7]  # the third wave stopped after 7 runs
     scores.update({(n, u): score_of(n, u, bases) for n, u in cut})
     units, _ = completed_looks(scores, list(bases), "acme/pick", IDS, margin=1.0, max_runs=40, seed="s")
-    assert units == state.units[:20]
+    assert units == state.units[:10]
 
 
 # ------------------------------------------------------------------------------------------------ the spec's word
