@@ -1052,5 +1052,5 @@ async def test_a_panel_races_to_a_verdict_in_planned_looks() -> None:
     report = panel.report
     assert report is not None and report.meta.spec.design == "gsd" and panel.error is None
     stops = [why for why in report.models["stopped"].to_list() if why]
-    assert stops and all(" of 4" in why or why.startswith("max_runs") for why in stops), stops
+    assert stops and all(" of 8" in why or why.startswith("max_runs") for why in stops), stops
     assert all(why in plain(panel.models_table.value) for why in stops)
