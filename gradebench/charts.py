@@ -11,7 +11,7 @@ from __future__ import annotations
 import hashlib
 import math
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import altair as alt
 import polars as pl
@@ -20,8 +20,10 @@ from . import _present
 from ._models import EntrySummary
 from ._offline import enable_offline, offline_widget, save_chart
 from ._pareto import pareto_front
-from ._report import BenchmarkReport
 from ._vocab import Role
+
+if TYPE_CHECKING:  # only named in annotations: the report draws these charts in its HTML page
+    from ._report import BenchmarkReport
 
 __all__ = [
     "cost_quality",
