@@ -2,8 +2,9 @@
 
 A call keeps its request and response bodies (a judge's request holds both transcripts), and a race of 200,000 runs
 holds 600,000 of them: kept in memory, they alone would grow a process by gigabytes. So a body of `SPOOL_FROM`
-bytes or more is written to the process's `Spool` — an unlinked temporary file that disappears with the process — and
-the call holds a `Spooled` handle (where the bytes are) that reads them back on demand from the page cache. The last
+bytes or more is written to the process's `Spool` — an unlinked temporary file that disappears with the process, or
+sooner, once no call holds a body in it (`ROTATE_AT`) — and the call holds a `Spooled` handle (where the bytes are)
+that reads them back on demand from the page cache. The last
 `Spool.TAIL` bytes are kept in memory before they are written in one go, so a body costs an append, not a system call.
 
 A handle pickles as its bytes, so a call sent to another process (or stored) carries its body, not a pointer into
@@ -20,7 +21,7 @@ import tempfile
 import threading
 from typing import Any
 
-__all__ = ["SPOOL_FROM", "Packed", "Spool", "Spooled", "body_bytes", "keep", "spool"]
+__all__ = ["ROTATE_AT", "SPOOL_FROM", "Packed", "Spool", "Spooled", "body_bytes", "keep", "spool"]
 
 log = logging.getLogger("gradebench")
 
@@ -133,18 +134,23 @@ class Spooled:
 Packed = bytes | Spooled
 """A body as a call keeps it: its packed bytes, in memory or spooled."""
 
-_spools: dict[int, Spool] = {}  # one per process (a forked child must not append to its parent's file)
+ROTATE_AT = 256 << 20
+"""Bytes a spool file takes before the next bodies go to a new one. A file lives as long as a handle into it does
+(each `Spooled` holds its `Spool`), so the bodies of reports let go of give their disk back: a notebook kernel that
+races all day does not fill its temp folder."""
+
+_spools: dict[int, Spool] = {}  # the current one per process (a forked child must not append to its parent's file)
 _spools_lock = threading.Lock()
 
 
 def spool() -> Spool:
-    """This process's spool, opened on first use."""
+    """This process's current spool, opened on first use and anew every `ROTATE_AT` bytes."""
     pid = os.getpid()
     found = _spools.get(pid)
-    if found is None:
+    if found is None or found.size >= ROTATE_AT:
         with _spools_lock:
             found = _spools.get(pid)
-            if found is None:
+            if found is None or found.size >= ROTATE_AT:
                 found = _spools[pid] = Spool()
     return found
 

@@ -178,3 +178,24 @@ def test_a_report_written_and_read_in_parts_is_the_same_report(tmp_path: Path, m
     assert back.calls.equals(report.calls)
     assert back.runs.equals(report.runs)
     assert back.table() == report.table()
+
+
+def test_a_full_spool_file_rotates_and_gives_its_disk_back_once_no_body_is_held(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import weakref
+
+    monkeypatch.setattr(_spool, "ROTATE_AT", 4096)
+    monkeypatch.setattr(_spool, "_spools", {})  # a fresh process's spools
+    held = [_spool.keep(bytes([i]) * 1000) for i in range(12)]  # 12 kB: three files
+    files = {id(h._spool): h._spool for h in held}  # type: ignore[union-attr]
+    assert len(files) == 3
+    assert [h.bytes() for h in held] == [bytes([i]) * 1000 for i in range(12)]  # type: ignore[union-attr]
+    first = held[0]._spool  # type: ignore[union-attr]
+    gone = weakref.ref(first)
+    del first, files
+    kept = held[5:]
+    del held
+    gc.collect()
+    assert gone() is None  # no body held in the first file: it is closed, and the disk it took is free
+    assert [h.bytes() for h in kept] == [bytes([i]) * 1000 for i in range(5, 12)]  # type: ignore[union-attr]
