@@ -16,7 +16,6 @@ from typing import Any
 
 import numpy as np
 import polars as pl
-import pyarrow.parquet as pq
 
 from . import _present
 from ._agreement import JudgeAgreement, judge_agreement
@@ -431,7 +430,7 @@ class _ParquetParts:
 
     def __init__(self, file: Path):
         self._file = file
-        self._writer: pq.ParquetWriter | None = None
+        self._writer: Any = None  # a pyarrow ParquetWriter, made (and pyarrow imported) by the first part
 
     def __enter__(self) -> _ParquetParts:
         return self
@@ -439,6 +438,8 @@ class _ParquetParts:
     def write(self, part: pl.DataFrame) -> None:
         table = part.to_arrow()
         if self._writer is None:
+            import pyarrow.parquet as pq  # writing only: importing gradebench need not load arrow's parquet
+
             self._writer = pq.ParquetWriter(self._file, table.schema, compression="zstd")
         self._writer.write_table(table)
 
