@@ -132,6 +132,29 @@ def _no_runs(report: BenchmarkReport, what: str, text: str = "no runs: the repor
     )
 
 
+POINTS_PER_ENTRY = 1000
+"""Runs drawn as points per entry at most: a race of 200,000 runs would otherwise put every one in the chart's inline
+data (and the HTML report's), and draw for minutes. Beyond it a deterministic sample is drawn, the runs no judge
+scored first; the means, intervals and counts always use every run."""
+
+
+def _drawn(runs: pl.DataFrame, later: pl.Expr) -> tuple[pl.DataFrame, str]:
+    """The runs drawn as points (at most `POINTS_PER_ENTRY` an entry, in their order) and the note that says so when
+    some are left out (empty when none is). ``later``: the runs drawn after the others (the common ones)."""
+    counts = runs.group_by("entry").len()
+    if not counts.height or counts["len"].max() <= POINTS_PER_ENTRY:  # type: ignore[operator]
+        return runs, ""
+    key = pl.col("run_id").map_elements(lambda r: _jitter(r + "draw", 1.0), pl.Float64)  # the same sample each time
+    ranked = runs.with_row_index("_at").with_columns(later.alias("_later"), key.alias("_key"))
+    kept = ranked.sort("_later", "_key").group_by("entry", maintain_order=True).head(POINTS_PER_ENTRY)
+    drawn = runs.with_row_index("_at").filter(pl.col("_at").is_in(kept["_at"].implode())).drop("_at")
+    note = (
+        f"{drawn.height:,} of {runs.height:,} runs drawn (at most {POINTS_PER_ENTRY:,} an entry, the rarer first, then "
+        "a fixed sample): the means, intervals and counts use every run"
+    )
+    return drawn, note
+
+
 def _jitter(key: str, spread: float) -> float:
     """A deterministic offset in [-spread, spread] (the same run always lands in the same place)."""
     return (int(hashlib.sha256(key.encode()).hexdigest()[:8], 16) / 0xFFFFFFFF * 2 - 1) * spread
@@ -352,6 +375,7 @@ def score_distribution(report: BenchmarkReport) -> _Chart:
         return _no_runs(report, what)
     all_sim = _all_sim(report)
     labels = {m.entry: _label(m, all_sim) for m in report.model_rows()}
+    runs, sampled = _drawn(runs, pl.col("ok") & pl.col("score").is_not_null())
     rows = []
     for r in runs.iter_rows(named=True):
         # ok first: a failed run's score is 0 in the frame, but it was never judged
@@ -413,6 +437,7 @@ def score_distribution(report: BenchmarkReport) -> _Chart:
     notes = (
         "dots: judged runs · black tick and line: mean and 95% interval",
         "not judged: red cross, the run failed (it counts as 0 in the mean) · grey ring, the judge gave no verdict",
+        sampled,
     )
     layers = [divider, interval, judged, failed, no_verdict, mean]
     title = _title(report, what, *notes)
@@ -435,6 +460,9 @@ def scorer_agreement(report: BenchmarkReport) -> _Chart:
             "the report has no scorer values (no scorer was set, every scorer call failed, or no scored run was "
             "judged): set one with bench.set_scorer(...) and rejudge"
         )
+    agree = (pl.col("scorer") >= SCORER_PASS) == (pl.col("score") >= JUDGE_PASS)
+    drawn, sampled = _drawn(pairs, agree)  # the disagreements drawn first
+    shown = set(drawn["run_id"].to_list())
     rows, counts = [], {"agree": 0, "scorer passes, judge < 7": 0, "judge ≥ 7, scorer fails": 0}
     for r in pairs.iter_rows(named=True):
         verdict = "agree"
@@ -443,6 +471,8 @@ def scorer_agreement(report: BenchmarkReport) -> _Chart:
         elif r["scorer"] < SCORER_PASS and r["score"] >= JUDGE_PASS:
             verdict = "judge ≥ 7, scorer fails"
         counts[verdict] += 1
+        if r["run_id"] not in shown:
+            continue
         rows.append(
             {
                 "entry": r["entry"],
@@ -487,6 +517,6 @@ def scorer_agreement(report: BenchmarkReport) -> _Chart:
         )
     )
     split = "; ".join(f"{k}: {v}" for k, v in counts.items() if k != "agree")
-    note = f"{len(rows) - counts['agree']} of {len(rows)} runs disagree (outlined; shaded zones): {split}"
-    title = _title(report, what, note)
+    note = f"{pairs.height - counts['agree']} of {pairs.height} runs disagree (outlined; shaded zones): {split}"
+    title = _title(report, what, note, sampled)
     return alt.LayerChart(layer=[shade, zone_text, points], width=WIDTH, height=HEIGHT, title=title)

@@ -417,3 +417,24 @@ def test_the_core_does_not_import_charts():
 
     code = "import sys, gradebench; assert 'gradebench.charts' not in sys.modules; gradebench.charts.pareto_front"
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_a_large_race_draws_a_fixed_sample_of_each_entry_and_every_run_not_judged(monkeypatch: pytest.MonkeyPatch):
+    """Points beyond `POINTS_PER_ENTRY` an entry are left out of the chart's data (a race of 200,000 runs would hold
+    every one inline), the runs no judge scored first; the mean layer and the subtitle still speak of every run."""
+    monkeypatch.setattr(charts, "POINTS_PER_ENTRY", 5)
+    runs = [replace(run("acme/ref", "i1", 99), role="reference", verdict=None)]
+    runs += [run("acme/x", f"i{k % 4}", k, score=(k % 8, k % 4)) for k in range(20)]
+    runs += [run("acme/x", "i9", 20, ok=False), run("acme/x", "i9", 21, score=None, judge_error="no verdict")]
+    runs += [run("acme/y", "i1", k) for k in range(3)]  # under the cap: every run drawn
+    report = BenchmarkReport(runs, META)
+    spec = charts.score_distribution(report).to_dict()
+    rows = data_of(spec, layers_with(spec, "circle")[0])
+    drawn = [r for r in rows if r["entry"] == "acme/x"]
+    assert len(drawn) == 5 and {"failed", "no verdict"} <= {r["status"] for r in drawn}
+    assert len([r for r in rows if r["entry"] == "acme/y"]) == 3
+    assert any("8 of 25 runs drawn (at most 5 an entry" in line for line in spec["title"]["subtitle"])
+    means = {m["entry"]: m["score_mean"] for m in data_of(spec, layers_with(spec, "tick")[0])}
+    assert means["acme/x"] == report.models.filter(entry="acme/x")["score_mean"].item()  # every run's mean
+    again = charts.score_distribution(report).to_dict()
+    assert data_of(again, layers_with(again, "circle")[0]) == rows  # the same sample each time
