@@ -1054,3 +1054,13 @@ async def test_a_panel_races_to_a_verdict_in_planned_looks() -> None:
     stops = [why for why in report.models["stopped"].to_list() if why]
     assert stops and all(" of 8" in why or why.startswith("max_runs") for why in stops), stops
     assert all(why in plain(panel.models_table.value) for why in stops)
+
+
+async def test_the_runs_tab_of_a_large_race_shows_its_first_rows_and_says_so(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(widgets._views, "RUN_ROWS", 3)
+    panel = standard_panel(gb.sim.catalog(latency_scale=0))
+    report = await panel.start()
+    assert report is not None and report.runs.height > 3
+    assert rows(panel.runs_table.value) == 3
+    said = plain(panel.runs_table.value)
+    assert f"the first 3 of {report.runs.height} runs, sorted by entry, ascending" in said and "report.runs" in said

@@ -52,6 +52,9 @@ RUN_COLUMNS = (
 """The columns of the Runs tab, each one a sort key."""
 RUN_CUT = 60
 """Runs tab cells longer than this many characters are cut to keep one line per row (whole in the tooltip)."""
+RUN_ROWS = 1000
+"""Runs the Runs tab shows at most, in its order (sort it to see the others' ends): a race of 200,000 runs as one
+HTML table would stall the browser."""
 MODEL_COLUMNS = (
     "entry",
     "verdict",
@@ -185,6 +188,13 @@ class Views:
         runs = self.report.runs.sort(self.runs_sort.value, descending=not up, nulls_last=True, maintain_order=True)
         rubric = pre(self.report.meta.spec.rubric or "(none)")
         caption = f"<details><summary>judged under this rubric</summary>{rubric}</details>"
+        if runs.height > RUN_ROWS:
+            order = f"{self.runs_sort.value}, {'ascending' if up else 'descending'}"
+            caption += (
+                f"<p>the first {RUN_ROWS:,} of {runs.height:,} runs, sorted by {esc(order)}: sort the other way for "
+                "the other end; <code>report.runs</code> holds every one</p>"
+            )
+            runs = runs.head(RUN_ROWS)
         table = html_table(runs, RUN_COLUMNS, cut=RUN_CUT)
         self.runs_table.value = self._head() + caption + scroll(table)
 
