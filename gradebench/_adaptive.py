@@ -8,19 +8,19 @@ non-inferiority verdict is recomputed from an anytime-valid confidence sequence 
 differences in draw order, so looking after every wave does not make a false "as good" likelier. A settled entry gets
 no more runs; the race ends when every entry is settled, or has made ``max_runs`` runs, or the budget runs out.
 While every score landed so far is one and the same, nothing settles: a judge that cannot tell runs apart makes
-every difference 0, which is no evidence that an entry is as good. `completed_units` replays a race from its
-report's scores to find the units a race stopped early completed.
+every difference 0, which is no evidence that an entry is as good. `gradebench._racestate.replay` replays a
+race from its report's scores to find the units a race stopped early completed.
 """
 
 from __future__ import annotations
 
 from collections.abc import Collection, Mapping, Sequence
 
-from ._racestate import RaceState, Unit, replay, unit_differences
+from ._racestate import RaceState, Unit, unit_differences
 from ._sequential import SequentialVerdict, sequential_verdict
 from ._stats import AS_GOOD, INCONCLUSIVE, MIN_INPUTS
 
-__all__ = ["FIRST_WAVE", "NEXT_WAVE", "Unit", "VerdictRace", "completed_units", "unit_differences", "unit_verdicts"]
+__all__ = ["FIRST_WAVE", "NEXT_WAVE", "Unit", "VerdictRace", "unit_differences", "unit_verdicts"]
 
 FIRST_WAVE = MIN_INPUTS
 """Units in the first wave: a verdict needs at least this many."""
@@ -89,27 +89,3 @@ def unit_verdicts(
         for e in entries
         if e != reference_entry
     }
-
-
-def completed_units(
-    scores: Mapping[tuple[str, Unit], float | None],
-    candidates: Sequence[str],
-    reference_entry: str,
-    input_ids: Sequence[str],
-    *,
-    margin: float,
-    max_runs: int,
-    seed: str,
-    flaws: Mapping[tuple[str, Unit], bool] | None = None,
-) -> tuple[list[Unit], dict[str, str]]:
-    """The units a race to a verdict stopped early completed, in draw order, and why entries stopped before it did.
-
-    The race is replayed from ``scores`` (every run that landed, keyed by entry and unit: the draws and the waves are
-    a function of the seed and the scores alone): wave by wave, a unit counts when every run the wave gave it landed,
-    and the replay ends at the first wave with a run missing. Leaving out a unit with a run still out leaves no
-    survivor's flattery in the verdicts: a run in flight when the race stopped is often a failure being retried.
-    ``flaws``: which runs were cut off or refused, so the replay holds an entry open as the race did
-    (`gradebench._evidence.flawed_entries`).
-    """
-    race = VerdictRace(candidates, reference_entry, input_ids, margin=margin, max_runs=max_runs, seed=seed)
-    return replay(race, scores, flaws)

@@ -24,9 +24,8 @@ from . import _stats
 from ._codec import frame
 from ._groupseq import ALPHA, AS_GOOD_FROM, LOOKS, WORSE_ALPHA, LookVerdict, look_verdict, planned_looks
 from ._meta import ReportMeta
-from ._racestate import RaceState, Unit, replay, unit_differences
+from ._racestate import RaceState, Unit, landed, replay, unit_differences
 from ._stats import AS_GOOD, INCONCLUSIVE
-from ._vocab import Role
 
 __all__ = ["LookRace", "completed_looks", "design_words", "look_verdicts"]
 
@@ -125,25 +124,8 @@ def completed_looks(
 def look_verdicts(runs: pl.DataFrame, meta: ReportMeta) -> tuple[pl.DataFrame, dict[str, str]]:
     """A group-sequential race's verdicts (rows of `gradebench._stats.VERDICT_SCHEMA`) from its runs and meta; and
     why entries stopped, for a race stopped early."""
-    candidates = runs.filter(pl.col("role") == Role.CANDIDATE)
-    scores: dict[tuple[str, Unit], float | None] = {}
-    flaws: dict[tuple[str, Unit], bool] = {}
-    for r in candidates.select("entry", "input_id", "repeat", "score", "truncated", "refused").iter_rows(named=True):
-        key = (r["entry"], Unit(r["input_id"], r["repeat"]))
-        scores[key], flaws[key] = r["score"], bool(r["truncated"]) or bool(r["refused"])
-    units, stops = [Unit(i, k) for i, k in meta.units], dict[str, str]()
-    entries = candidates["entry"].unique(maintain_order=True).to_list()
-    if meta.stopped is not None:
-        units, stops = completed_looks(
-            scores,
-            meta.candidates or entries,
-            meta.reference_entry,
-            list(meta.inputs),
-            margin=meta.spec.margin,
-            max_runs=meta.max_runs,
-            seed=f"{meta.spec.salt}:{meta.benchmark_id}",
-            flaws=flaws,
-        )
+    race = landed(runs, meta, LookRace)
+    scores, entries, units = race.scores, race.entries, race.units
     looks = planned_looks(meta.max_runs, LOOKS)
     rows = []
     for entry in entries:
@@ -164,7 +146,7 @@ def look_verdicts(runs: pl.DataFrame, meta: ReportMeta) -> tuple[pl.DataFrame, d
                 reason=reason,
             )
         rows.append(row)
-    return frame(rows, _stats.VERDICT_SCHEMA), stops
+    return frame(rows, _stats.VERDICT_SCHEMA), race.stops
 
 
 def design_words(max_runs: int, margin: float) -> tuple[str, str]:

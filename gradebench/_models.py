@@ -19,12 +19,13 @@ from typing import Any
 import polars as pl
 
 from . import _stats
-from ._adaptive import Unit, completed_units, unit_verdicts
+from ._adaptive import VerdictRace, unit_verdicts
 from ._codec import Columns, frame
 from ._control_check import control_check, void_verdicts
 from ._evidence import evidence
 from ._gsdrace import look_verdicts
 from ._meta import ReportMeta
+from ._racestate import landed
 from ._vocab import Design, Role, VerdictBasis
 
 __all__ = [
@@ -394,26 +395,9 @@ def _cut_short(models: pl.DataFrame, meta: ReportMeta) -> dict[str, str]:
 
 def _sequential_verdicts(runs: pl.DataFrame, meta: ReportMeta) -> tuple[pl.DataFrame, dict[str, str]]:
     """A race to a verdict's verdicts: each entry's anytime-valid bounds over its paired units, in draw order; and
-    why entries stopped, for a race stopped early (replayed: see `gradebench._adaptive.completed_units`)."""
-    candidates = runs.filter(pl.col("role") == Role.CANDIDATE)
-    scores, flaws = {}, {}
-    for r in candidates.select("entry", "input_id", "repeat", "score", "truncated", "refused").iter_rows(named=True):
-        unit = (r["entry"], Unit(r["input_id"], r["repeat"]))
-        scores[unit], flaws[unit] = r["score"], bool(r["truncated"]) or bool(r["refused"])
-    units, stops = [Unit(i, k) for i, k in meta.units], dict[str, str]()
-    if meta.stopped is not None:
-        names = meta.candidates or candidates["entry"].unique(maintain_order=True).to_list()
-        units, stops = completed_units(
-            scores,
-            names,
-            meta.reference_entry,
-            list(meta.inputs),
-            margin=meta.spec.margin,
-            max_runs=meta.max_runs,
-            seed=f"{meta.spec.salt}:{meta.benchmark_id}",
-            flaws=flaws,
-        )
-    entries = candidates["entry"].unique(maintain_order=True).to_list()
+    why entries stopped, for a race stopped early (replayed: see `gradebench._racestate.replay`)."""
+    race = landed(runs, meta, VerdictRace)
+    scores, entries, units = race.scores, race.entries, race.units
     found = unit_verdicts(scores, entries, meta.reference_entry, units, meta.spec.margin)
     rows = []
     for entry in entries:
@@ -435,4 +419,4 @@ def _sequential_verdicts(runs: pl.DataFrame, meta: ReportMeta) -> tuple[pl.DataF
                 reason=reason,
             )
         rows.append(row)
-    return frame(rows, _stats.VERDICT_SCHEMA), stops
+    return frame(rows, _stats.VERDICT_SCHEMA), race.stops

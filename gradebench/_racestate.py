@@ -14,11 +14,17 @@ from __future__ import annotations
 import random
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import ClassVar, Generic, TypeVar
+from typing import TYPE_CHECKING, ClassVar, Generic, TypeVar
+
+import polars as pl
 
 from ._evidence import flawed_entries
+from ._vocab import Role
 
-__all__ = ["RaceEntry", "RaceState", "Scores", "Unit", "replay", "unit_differences"]
+if TYPE_CHECKING:
+    from ._meta import ReportMeta
+
+__all__ = ["Landed", "RaceEntry", "RaceState", "Scores", "Unit", "landed", "replay", "unit_differences"]
 
 V = TypeVar("V")
 
@@ -190,3 +196,39 @@ def replay(
             {key: scores[key] for key in wave}, flawed=flawed_entries((n, marks.get((n, u), False)) for n, u in landed)
         )
     return complete, {name: why for name, why in race.stops().items() if why}
+
+
+@dataclass(frozen=True)
+class Landed:
+    """What a race to a verdict's report holds for its verdicts: each candidate run's score and whether it was cut
+    off or refused, by (entry, unit); the candidate entries in order of appearance; the units its verdicts may read
+    (every unit drawn, or for a race stopped early the ones `replay` finds complete) and why entries stopped before."""
+
+    scores: dict[tuple[str, Unit], float | None]
+    flaws: dict[tuple[str, Unit], bool]
+    entries: list[str]
+    units: list[Unit]
+    stops: dict[str, str]
+
+
+def landed(runs: pl.DataFrame, meta: ReportMeta, race: type[RaceState[V]]) -> Landed:
+    """`Landed` from a report's runs and meta, a stopped race replayed as a fresh ``race`` of its own settings."""
+    candidates = runs.filter(pl.col("role") == Role.CANDIDATE)
+    scores: dict[tuple[str, Unit], float | None] = {}
+    flaws: dict[tuple[str, Unit], bool] = {}
+    for r in candidates.select("entry", "input_id", "repeat", "score", "truncated", "refused").iter_rows(named=True):
+        key = (r["entry"], Unit(r["input_id"], r["repeat"]))
+        scores[key], flaws[key] = r["score"], bool(r["truncated"]) or bool(r["refused"])
+    entries = candidates["entry"].unique(maintain_order=True).to_list()
+    units, stops = [Unit(i, k) for i, k in meta.units], dict[str, str]()
+    if meta.stopped is not None:
+        fresh = race(
+            meta.candidates or entries,
+            meta.reference_entry,
+            list(meta.inputs),
+            margin=meta.spec.margin,
+            max_runs=meta.max_runs,
+            seed=f"{meta.spec.salt}:{meta.benchmark_id}",
+        )
+        units, stops = replay(fresh, scores, flaws)
+    return Landed(scores, flaws, entries, units, stops)
