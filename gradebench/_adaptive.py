@@ -34,17 +34,7 @@ class VerdictRace(RaceState[SequentialVerdict]):
     SEED = "gradebench-race-to-a-verdict"
     PARTIAL_WAVES = True
 
-    def __init__(
-        self,
-        candidates: Sequence[str],
-        reference_entry: str,
-        input_ids: Sequence[str],
-        *,
-        margin: float,
-        max_runs: int,
-        seed: str,
-    ):
-        super().__init__(candidates, reference_entry, input_ids, margin=margin, max_runs=max_runs, seed=seed)
+    def _start(self) -> None:
         self._fresh = self._rng.sample(self.input_ids, len(self.input_ids))  # each input once, then with replacement
 
     def _read(self, flawed: Collection[str]) -> None:

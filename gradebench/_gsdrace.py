@@ -38,17 +38,7 @@ class LookRace(RaceState[LookVerdict]):
     SEED = "gradebench-group-sequential"
     PARTIAL_WAVES = False
 
-    def __init__(
-        self,
-        candidates: Sequence[str],
-        reference_entry: str,
-        input_ids: Sequence[str],
-        *,
-        margin: float,
-        max_runs: int,
-        seed: str,
-    ):
-        super().__init__(candidates, reference_entry, input_ids, margin=margin, max_runs=max_runs, seed=seed)
+    def _start(self) -> None:
         self.looks = planned_looks(self.max_runs, LOOKS)
         self._cycle: list[str] = []
         self._wave: list[tuple[str, Unit]] = []

@@ -89,6 +89,10 @@ class RaceState(Generic[V]):
         self._rng = random.Random(f"{self.SEED}:{seed}")
         self._repeats: dict[str, int] = {}
         self._scores: dict[tuple[str, Unit], float | None] = {}
+        self._start()
+
+    def _start(self) -> None:
+        """What a race keeps beside the shared state, set up once that is (nothing here)."""
 
     @property
     def racing(self) -> list[str]:
