@@ -35,8 +35,8 @@ from pathlib import Path
 from typing import Any
 
 import gradebench as gb
-from gradebench._session import GradebenchClient
-from gradebench._vocab import ControlKind, Role
+from gradebench._base.vocab import ControlKind, Role
+from gradebench._calls.session import GradebenchClient
 from gradebench.jobs import OrderAgent, load_inputs
 
 TRUTH = json.loads(Path(__file__).with_name("verdict_truth.json").read_text())["entries"]

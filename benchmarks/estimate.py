@@ -12,7 +12,8 @@ judge calls that were not cache hits; the references, made by the estimate, cost
 
 The fleet runs at ``--latency-scale`` (default 0): the estimate's wall time is printed beside the race's, but it is
 not a target (at scale 0 there is no time to estimate). The openai SDK's retry backoff after sim/flaky's simulated
-503s is set to 0 (``gradebench._session.GradebenchClient._calculate_retry_timeout`` returns 0); it changes no answer.
+503s is set to 0 (``gradebench._calls.session.GradebenchClient._calculate_retry_timeout`` returns 0); it changes no
+answer.
 Progress goes to stderr; the last line of stdout is one JSON line.
 """
 
@@ -30,7 +31,7 @@ from typing import Any
 import polars as pl
 
 import gradebench as gb
-from gradebench._session import GradebenchClient
+from gradebench._calls.session import GradebenchClient
 from gradebench.jobs import OrderAgent, SelectingAgent, load_inputs
 
 TARGET = 0.25

@@ -6,10 +6,11 @@
 
 No model is called: a race is replayed from the scores the truth's 30 reference draws stored (26 order inputs × 12
 runs of every entry each). Race ``r`` takes draw ``r mod 30``, 16 of its inputs and 4 of each input's 12 runs of every
-entry (``numpy.random.default_rng(seed)``), in the cycles `gradebench._gsdrace.LookRace` draws (16 units a cycle,
-looks every 8 units); each entry's verdict is `gradebench._groupseq.look_verdict` at the given one-sided ``alpha``
+entry (``numpy.random.default_rng(seed)``), in the cycles `gradebench._verdict.gsd.LookRace` draws (16 units a cycle,
+looks every 8 units); each entry's verdict is `gradebench._stats.groupseq.look_verdict` at the given one-sided ``alpha``
 (as good), ``worse_alpha`` and ``futility``, beside the fixed design's paired bootstrap on all 64 runs
-(`gradebench._stats.non_inferiority`) on the same draws. ``runs_share`` is the runs made (the reference entry's as
+(`gradebench._stats.paired.non_inferiority`) on the same draws. ``runs_share`` is the runs made (the reference entry's
+as
 long as any entry races) over the fixed design's 8 × 64. ``margin_as_good`` replays each entry's paired differences
 moved so that its true difference is exactly −1: fresh races drawing inputs and runs with replacement from the pooled
 draws (``--margin-races`` each); an "as good" there is false, and so is a "worse" (``margin_worse``);
@@ -30,8 +31,8 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from gradebench._groupseq import ALPHA, FUTILITY, WORSE_ALPHA, look_verdict, planned_looks
-from gradebench._stats import non_inferiority
+from gradebench._stats.groupseq import ALPHA, FUTILITY, WORSE_ALPHA, look_verdict, planned_looks
+from gradebench._stats.paired import non_inferiority
 
 TRUTH_PATH = Path(__file__).with_name("verdict_truth.json")
 REFERENCE, INPUTS, RUNS, MARGIN = "sim/steady", 16, 4, 1.0
@@ -78,7 +79,7 @@ def replay(draws: list[np.ndarray], entries: list[str], seed: int, **options: An
 
 
 def fixed(draws: list[np.ndarray], entries: list[str]) -> list[dict[str, Any]]:
-    """Each race's verdicts in the fixed design: every run, the paired bootstrap of `gradebench._stats`."""
+    """Each race's verdicts in the fixed design: every run, the paired bootstrap of `gradebench._stats.paired`."""
     out = []
     for runs in draws:
         rows = [

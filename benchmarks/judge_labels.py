@@ -5,7 +5,7 @@
 For every scenario of gradebench.sim._label_world (a person's score per run, a judge that errs in jumps: it lets a
 verbose candidate's wrong answers pass, is harsh on one side's right answers, or errs on a few percent of the runs),
 simulates ``races`` races of ``inputs`` × ``runs`` runs per entry with ``labels`` labels a side (a simple random
-sample), and measures, for the label-corrected bounds (gradebench._ppi, one-sided 95%) and for the judge's own
+sample), and measures, for the label-corrected bounds (gradebench._stats.ppi, one-sided 95%) and for the judge's own
 paired difference under the same interval (no labels):
 
 - ``cover_lower`` / ``cover_upper``: share of races whose lower (upper) bound is on the right side of the truth;
@@ -15,7 +15,8 @@ paired difference under the same interval (no labels):
 - ``more_labels``, for the label-corrected verdicts left inconclusive (up to 2000 of them): the share given a number
   of labels, the median number, and the share that adding them (the same random sample, extended) settles.
 
-Then ``production``: the judge-only verdict as reports compute it (`gradebench._stats.non_inferiority`, the nested
+Then ``production``: the judge-only verdict as reports compute it (`gradebench._stats.paired.non_inferiority`, the
+nested
 paired bootstrap) on ``--production`` races of the first scenarios, to show the judge's own interval is not what
 fails; and ``race``: one race on the simulated fleet under the swayed judge (`gradebench.sim.swayed_catalog`,
 sim/windy against sim/steady, the order agent's 26 inputs × 4 runs), labelled by the sim's careful person with
@@ -34,8 +35,8 @@ import time
 import numpy as np
 import polars as pl
 
-from gradebench._ppi import MIN_LABELS, corrected_difference, more_labels
-from gradebench._stats import Bootstrap, non_inferiority
+from gradebench._stats.paired import Bootstrap, non_inferiority
+from gradebench._stats.ppi import MIN_LABELS, corrected_difference, more_labels
 from gradebench.sim._label_world import SCENARIOS, World, draw
 
 MARGIN = 1.0
@@ -72,7 +73,8 @@ def settle(world: World, found, labels: int) -> dict:
 
 
 def production(world: World, races: int) -> dict:
-    """The judge-only verdict of `gradebench._stats.non_inferiority` (the nested bootstrap) on the first races."""
+    """The judge-only verdict of `gradebench._stats.paired.non_inferiority` (the nested bootstrap) on the first
+    races."""
     said = []
     inputs, runs = world.judge_c.shape[1:]
     for race in range(races):
@@ -97,7 +99,7 @@ async def sim_race(labels: int) -> dict:
     """One race under the swayed judge, labelled by the sim's person with ``labels`` a side, ten label draws."""
     os.environ.setdefault("GRADEBENCH_CACHE", tempfile.mkdtemp(prefix="gb-labels-"))
     import gradebench as gb
-    from gradebench._labels import draw_runs
+    from gradebench._verdict.labels import draw_runs
     from gradebench.jobs import OrderAgent, load_inputs
 
     catalog = gb.sim.swayed_catalog(latency_scale=0)

@@ -3,7 +3,8 @@ own family?
 
     python benchmarks/judge_panel.py --panels 2000 --inputs 16 --runs 2
 
-1. Coverage (`gradebench._agreement.judge_agreement`). Simulated panels of ``inputs`` inputs × 4 runs at 8, 20 and 40
+1. Coverage (`gradebench._judge.agreement.judge_agreement`). Simulated panels of ``inputs`` inputs × 4 runs at 8, 20
+and 40
    inputs (seed 11): each run has an input effect and a run effect both judges see (sd 1 each), each judge its own
    noise (sd 0.8), and the second judge scores 0.5 higher. ``continuous``: the scores as drawn, the truth
    κ = 2·2 / (2·2 + 2·0.8² + 0.5²) and a difference of 0.5. ``judge_scale``: the same put on the judge's scale (5 +
@@ -30,7 +31,7 @@ import numpy as np
 import polars as pl
 
 import gradebench as gb
-from gradebench._agreement import judge_agreement, kappa
+from gradebench._judge.agreement import judge_agreement, kappa
 from gradebench.jobs import OrderAgent, load_inputs
 
 STYLE = "Every fact above was checked against the tools."

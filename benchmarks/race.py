@@ -40,7 +40,7 @@ import httpx2
 import openai
 
 import gradebench as gb
-from gradebench._spool import spool
+from gradebench._records.spool import spool
 from gradebench.sim import SimFleet
 from gradebench.sim._profiles import Profile
 
@@ -154,7 +154,7 @@ def race_and_write(n: int, concurrency: int, out: Path) -> dict[str, float]:
         "race_s": round(raced, 2),
         "write_s": round(written, 3),
         "peak_rss_mb": round(_own_peak_mb(), 1),
-        "spool_mb": round(spool().size / 1e6, 1),  # the call bodies kept on disk instead (gradebench._spool)
+        "spool_mb": round(spool().size / 1e6, 1),  # the call bodies kept on disk instead (gradebench._records.spool)
     }
 
 

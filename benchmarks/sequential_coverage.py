@@ -1,4 +1,5 @@
-"""Simulated coverage and width of gradebench._sequential's betting bounds against a naive interval looked at every t.
+"""Simulated coverage and width of gradebench._stats.sequential's betting bounds against a naive interval looked at
+every t.
 
     python benchmarks/sequential_coverage.py --sequences 1000 --length 200
 
@@ -21,7 +22,7 @@ from statistics import NormalDist
 
 import numpy as np
 
-from gradebench._sequential import GRID, TRUNCATION, betting_bounds
+from gradebench._stats.sequential import GRID, TRUNCATION, betting_bounds
 
 WIDTH_AT = (25, 50, 100, 200)
 

@@ -24,7 +24,7 @@ of the designs), each on a fresh temporary cache, the simulated fleet at latency
   wave;
 - ``gsd``: ``runs="gsd"``, ``max_runs=64``: the group-sequential race, eight looks every 8 paired units: "worse"
   on a Pocock boundary at 5% from the first, "as good" on an O'Brien–Fleming boundary at 2.5% from the fourth
-  (`gradebench._groupseq`);
+  (`gradebench._stats.groupseq`);
 - ``adaptive_at_fixed_spend`` (with ``--at-fixed-spend``): ``runs="auto"`` with room for three times as many runs
   (``max_runs=192``) and ``budget=`` the fixed design's mean spend per race: what racing to a verdict settles for the
   same money — the settled entries stop and the money goes to the ones near the margin.
@@ -37,7 +37,8 @@ share of races each entry stopped at each look (``settled@2``, ``futile@3``); th
 
 At latency scale 0 the only real waits left are the openai SDK's retry backoff after the simulated 503s of
 sim/flaky (up to seconds per retry): this script sets that backoff to 0
-(``gradebench._session.GradebenchClient._calculate_retry_timeout`` returns 0), which changes no answer and no verdict.
+(``gradebench._calls.session.GradebenchClient._calculate_retry_timeout`` returns 0), which changes no answer and no
+verdict.
 ``--workers auto`` uses 2 processes only when the machine is otherwise idle (1-minute load below 0.5), else 1.
 Progress goes to stderr.
 """
@@ -63,7 +64,7 @@ from typing import Any
 import polars as pl
 
 import gradebench as gb
-from gradebench._session import GradebenchClient
+from gradebench._calls.session import GradebenchClient
 from gradebench.jobs import OrderAgent, load_inputs
 
 TRUTH_PATH = Path(__file__).with_name("verdict_truth.json")

@@ -1,29 +1,33 @@
 """gradebench: which models can do this job as well as the one we pinned, and at what cost and speed?"""
 
-from . import scorers
-from ._agreement import JudgeAgreement, JudgePair
-from ._benchmark import Benchmark
-from ._cache import CallCache
-from ._catalog import Catalog, Entry, Grade
-from ._check import CatalogCheck, EntryCheck
-from ._compare import Comparison, compare
-from ._control_check import ControlCheck, ControlScore
-from ._errors import CacheError, CallError, CatalogError, ConfigError, GradebenchError, ToolLoopError
-from ._estimate import ControlEstimate, EntryEstimate, Estimate
-from ._family import family_of
-from ._job import Job
-from ._labels import HumanLabels
-from ._meta import ReportMeta
-from ._prompt_job import PromptJob
-from ._race import RaceEvent
-from ._records import Call, Run, Verdict
-from ._rejudge import judge_noise_report, rejudge_report
-from ._report import BenchmarkReport
-from ._seat import Reply, Seat
-from ._spec import RaceSpec
-from ._tools import Tool, tool
+from . import (
+    _deprecated,  # noqa: F401  (the names kept for one release attach themselves)
+    scorers,
+)
+from ._base.errors import CacheError, CallError, CatalogError, ConfigError, GradebenchError, ToolLoopError
+from ._base.vocab import ControlKind, CostSource, Design, EventKind, Role, SchemaUse, Stopped, VerdictBasis, VerdictPath
+from ._calls.cache import CallCache
+from ._calls.seat import Reply, Seat
+from ._calls.tools import Tool, tool
+from ._catalog.catalog import Catalog, Entry, Grade
+from ._catalog.family import family_of
+from ._catalog.openrouter import catalog_from_openrouter
+from ._compare.compare import Comparison, compare
+from ._judge.agreement import JudgeAgreement, JudgePair
+from ._race.benchmark import Benchmark
+from ._race.estimate import ControlEstimate, EntryEstimate, Estimate
+from ._race.job import Job
+from ._race.preflight import CatalogCheck, EntryCheck, check_catalog, check_catalog_sync
+from ._race.prompt_job import PromptJob
+from ._race.race import RaceEvent
+from ._race.rejudge import judge_noise_report, rejudge_report
+from ._records.meta import ReportMeta
+from ._records.records import Call, Run, Verdict
+from ._records.spec import RaceSpec
+from ._report.report import BenchmarkReport
+from ._verdict.controls import ControlCheck, ControlScore
+from ._verdict.labels import HumanLabels
 from ._version import __version__
-from ._vocab import ControlKind, CostSource, Design, EventKind, Role, SchemaUse, Stopped, VerdictBasis, VerdictPath
 from .scorers import Scorer
 
 
@@ -83,6 +87,9 @@ __all__ = [
     "VerdictBasis",
     "VerdictPath",
     "__version__",
+    "catalog_from_openrouter",
+    "check_catalog",
+    "check_catalog_sync",
     "compare",
     "family_of",
     "judge_noise_report",

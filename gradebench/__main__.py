@@ -1,5 +1,5 @@
 """``python -m gradebench``: the command line, for where the ``gradebench`` script is not on the PATH."""
 
-from ._cli import main
+from ._cli.main import main
 
 raise SystemExit(main())

@@ -24,10 +24,10 @@ from typing import Any
 
 import httpx2
 
-from ._catalog import Catalog, Entry
-from ._protocol import ROLE_HEADER
-from ._session import mount
-from ._vocab import Role
+from ._base.protocol import ROLE_HEADER
+from ._base.vocab import Role
+from ._calls.session import mount
+from ._catalog.catalog import Catalog, Entry
 from .sim._batches import BatchOptions, BatchService
 
 __all__ = ["Answer", "BatchOptions", "ScriptedEndpoint", "completion", "verdict"]

@@ -11,8 +11,8 @@ import httpx2
 import pytest
 
 import gradebench as gb
-from gradebench._seat import JobLimits
-from gradebench._vocab import Role
+from gradebench._base.vocab import Role
+from gradebench._calls.seat import JobLimits
 from gradebench.testing import ScriptedEndpoint, completion
 
 __all__ = ["Scripted", "completion", "make_seat", "scripted_catalog"]
@@ -68,7 +68,7 @@ def make_seat(
 ) -> gb.Seat:
     """A seat outside any benchmark, for testing the seat itself (through the client and transport a race uses).
     ``limits``: the `JobLimits` fields (``job_params`` is its ``params``)."""
-    from gradebench._session import Session, mounted
+    from gradebench._calls.session import Session, mounted
 
     session = Session(catalog, cache if cache is not None else gb.CallCache(), 8, mounted())
     key = SeatKeyForTests(
@@ -81,7 +81,8 @@ def make_seat(
 
 @dataclass(frozen=True, kw_only=True)
 class SeatKeyForTests:
-    """A seat's key with a run id of the test's choosing (a race computes its own, see `gradebench._keys.RunKey`)."""
+    """A seat's key with a run id of the test's choosing (a race computes its own, see
+    `gradebench._records.keys.RunKey`)."""
 
     run_id: str
     salt_parts: dict[str, Any]

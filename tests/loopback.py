@@ -11,7 +11,7 @@ import httpx2
 import polars as pl
 
 import gradebench as gb
-from gradebench._vocab import Role
+from gradebench._base.vocab import Role
 
 from .providers import OpenAIEndpoint
 

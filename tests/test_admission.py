@@ -11,8 +11,8 @@ import httpx2
 import pytest
 
 import gradebench as gb
-from gradebench._admission import AdaptiveRate, backoff_s, retry_after_s
-from gradebench._session import Session
+from gradebench._calls.admission import AdaptiveRate, backoff_s, retry_after_s
+from gradebench._calls.session import Session
 from gradebench.jobs import OrderAgent, load_inputs
 
 from .conftest import Scripted, SeatKeyForTests, completion, make_seat, scripted_catalog

@@ -23,9 +23,9 @@ import polars as pl
 import pytest
 
 import gradebench as gb
-from gradebench._rejudge import estimate_rejudge
-from gradebench._session import mount
-from gradebench._vocab import Role
+from gradebench._base.vocab import Role
+from gradebench._calls.session import mount
+from gradebench._race.rejudge import estimate_rejudge
 from gradebench.jobs import OrderAgent, load_inputs
 from gradebench.sim import BatchOptions, SimFleet, start_server
 
@@ -192,7 +192,7 @@ async def test_a_cancelled_batch_sends_what_it_did_not_run_alone(tmp_path: Path)
 def _sim_http() -> Any:
     import httpx2
 
-    from gradebench._session import mounted, origin
+    from gradebench._calls.session import mounted, origin
 
     return httpx2.AsyncClient(transport=mounted()[origin(gb.sim.DEFAULT_BASE_URL)])
 
@@ -435,7 +435,7 @@ def test_batch_prices_come_from_the_price_database_where_it_has_a_batch_rate() -
 
 
 def test_judge_batch_is_a_spec_field_a_run_config_key_and_a_report_keeps_it(tmp_path: Path) -> None:
-    from gradebench._runconfig import load_config
+    from gradebench._cli.runconfig import load_config
 
     config = tmp_path / "run.toml"
     config.write_text('job = "order-agent"\ninputs = "example:orders"\njudge_batch = true\n')
@@ -448,7 +448,7 @@ def test_judge_batch_is_a_spec_field_a_run_config_key_and_a_report_keeps_it(tmp_
 
 
 def test_the_demo_and_a_rejudge_batch_from_the_command_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    from gradebench._cli import main
+    from gradebench._cli.main import main
 
     out = tmp_path / "demo"
     assert main(["demo", "--judge-batch", "--runs", "1", "--inputs", "2", "--out", str(out)]) == 0
@@ -466,7 +466,7 @@ def test_the_demo_and_a_rejudge_batch_from_the_command_line(tmp_path: Path, caps
 async def test_a_batch_is_cut_at_the_most_requests_its_api_takes(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from gradebench._batch_api import OpenAIBatches
+    from gradebench._calls.batch.api import OpenAIBatches
 
     monkeypatch.setattr(OpenAIBatches, "max_requests", 4)  # OpenAI's is 50,000: the race holds its batch open till then
     fleet = SimFleet(latency_scale=0)

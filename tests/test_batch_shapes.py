@@ -24,9 +24,9 @@ import polars as pl
 import pytest
 
 import gradebench as gb
-from gradebench._protocol import batch_custom_id, batch_labels
-from gradebench._session import mounted, origin
-from gradebench._vocab import Role
+from gradebench._base.protocol import batch_custom_id, batch_labels
+from gradebench._base.vocab import Role
+from gradebench._calls.session import mounted, origin
 from gradebench.sim import BatchOptions, SimFleet, start_server
 from gradebench.testing import ScriptedEndpoint, completion
 

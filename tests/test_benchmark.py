@@ -10,8 +10,8 @@ import httpx2
 import pytest
 
 import gradebench as gb
-from gradebench._admission import RateBucket
-from gradebench._session import mount
+from gradebench._calls.admission import RateBucket
+from gradebench._calls.session import mount
 
 from .conftest import Scripted, completion, scripted_catalog
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import gradebench as gb
-from gradebench._cache import Cached
+from gradebench._calls.cache import Cached
 
 
 def test_writes_are_committed_together_and_read_back_before_that(tmp_path) -> None:

@@ -10,19 +10,11 @@ import openai
 import pytest
 
 import gradebench as gb
-from gradebench._admission import Admission
-from gradebench._callpath import (
-    AdmissionLayer,
-    CacheLayer,
-    CallAnswer,
-    CallRequest,
-    NotCached,
-    Refuse,
-    Transport,
-)
-from gradebench._keys import CallKey, RunKey
-from gradebench._session import Session, client_for
-from gradebench._vocab import Role
+from gradebench._base.vocab import Role
+from gradebench._calls.admission import Admission
+from gradebench._calls.path import AdmissionLayer, CacheLayer, CallAnswer, CallRequest, NotCached, Refuse, Transport
+from gradebench._calls.session import Session, client_for
+from gradebench._records.keys import CallKey, RunKey
 
 ENTRY = gb.Entry(
     name="acme/mid", model="mid-1", grade="standard", base_url="http://callpath.gradebench.invalid/v1", rpm=60_000

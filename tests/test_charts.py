@@ -13,9 +13,9 @@ import pytest
 
 import gradebench as gb
 from gradebench import charts
-from gradebench._models import MODELS_SCHEMA
-from gradebench._records import Call, Run, Verdict
-from gradebench._report import BenchmarkReport
+from gradebench._records.records import Call, Run, Verdict
+from gradebench._report.models import MODELS_SCHEMA
+from gradebench._report.report import BenchmarkReport
 
 META = {
     "benchmark_id": "b1",
@@ -422,7 +422,9 @@ def test_the_core_does_not_import_charts():
 def test_a_large_race_draws_a_fixed_sample_of_each_entry_and_every_run_not_judged(monkeypatch: pytest.MonkeyPatch):
     """Points beyond `POINTS_PER_ENTRY` an entry are left out of the chart's data (a race of 200,000 runs would hold
     every one inline), the runs no judge scored first; the mean layer and the subtitle still speak of every run."""
-    monkeypatch.setattr(charts, "POINTS_PER_ENTRY", 5)
+    from gradebench._report import charts as drawing
+
+    monkeypatch.setattr(drawing, "POINTS_PER_ENTRY", 5)  # where the charts read it
     runs = [replace(run("acme/ref", "i1", 99), role="reference", verdict=None)]
     runs += [run("acme/x", f"i{k % 4}", k, score=(k % 8, k % 4)) for k in range(20)]
     runs += [run("acme/x", "i9", 20, ok=False), run("acme/x", "i9", 21, score=None, judge_error="no verdict")]

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 import gradebench as gb
-from gradebench._check import PROBE_PARAMS
-from gradebench._figures import money
+from gradebench._base.numbers import money
+from gradebench._race.preflight import PROBE_PARAMS
 
 from .loopback import answers
 from .providers import Fleet, JudgeEndpoint, OpenAIEndpoint, serve
@@ -56,7 +56,7 @@ async def test_each_entry_gets_a_row_that_says_what_to_do(tmp_path: Path, keys: 
     async with serve(fleet) as base_url:
         path = tmp_path / "catalog.toml"
         path.write_text(catalog_toml(base_url))
-        checked = await gb.Catalog.load(path).check()
+        checked = await gb.check_catalog(gb.Catalog.load(path))
     assert [r.entry for r in checked.rows] == ["acme/good", "acme/gone", "acme/reasoner", "acme/nokey", "acme/judge"]
     assert not checked.ok and checked.exit_status == 1
 
@@ -107,8 +107,8 @@ async def test_the_check_stores_nothing_and_asks_again(tmp_path: Path, keys: Non
         path = tmp_path / "catalog.toml"
         path.write_text(catalog_toml(base_url))
         catalog = gb.Catalog.load(path)
-        await catalog.check(grades=["standard"])
-        await catalog.check(grades=["standard"])
+        await gb.check_catalog(catalog, grades=["standard"])
+        await gb.check_catalog(catalog, grades=["standard"])
     assert len(fleet["good-1"].bodies) == 2  # asked twice: an answer from the cache would not say it answers now
     assert not (tmp_path / "cache").exists()  # GRADEBENCH_CACHE (conftest): no race will ever be served a probe
     labels = {h["x-gradebench-benchmark"] for h in fleet["good-1"].headers}
@@ -129,7 +129,7 @@ async def test_a_ceiling_of_the_newer_openai_families_gets_both_lines(tmp_path: 
         text = catalog_toml(base_url).split("[[entries]]")
         path = tmp_path / "catalog.toml"
         path.write_text("[[entries]]".join([text[0], text[1], text[5]]))
-        checked = await gb.Catalog.load(path).check(grades=["large"])
+        checked = await gb.check_catalog(gb.Catalog.load(path), grades=["large"])
     assert [r.entry for r in checked.rows] == ["acme/judge"]
     judge = checked["acme/judge"]
     assert (judge.params, judge.verdict) == ("rejects max_tokens, temperature", "10/10 honoured")
@@ -142,7 +142,7 @@ async def test_a_ceiling_of_the_newer_openai_families_gets_both_lines(tmp_path: 
 def test_the_command_prints_the_table_and_exits_1_on_a_failure(
     tmp_path: Path, keys: None, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from gradebench._cli import main
+    from gradebench._cli.main import main
 
     fleet = endpoints()
     with served_in_a_thread(Fleet(fleet)) as server:
@@ -172,7 +172,7 @@ def test_the_command_prints_the_table_and_exits_1_on_a_failure(
 def test_an_unknown_grade_is_one_line_and_status_2(
     tmp_path: Path, keys: None, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from gradebench._cli import main
+    from gradebench._cli.main import main
 
     path = tmp_path / "catalog.toml"
     path.write_text(catalog_toml("http://127.0.0.1:9/v1"))
@@ -181,7 +181,7 @@ def test_an_unknown_grade_is_one_line_and_status_2(
 
 
 def test_check_sync_from_plain_code(keys: None) -> None:
-    checked = gb.sim.catalog(latency_scale=0).check_sync(grades=["small"])
+    checked = gb.check_catalog_sync(gb.sim.catalog(latency_scale=0), grades=["small"])
     assert checked.ok and [r.entry for r in checked.rows] == ["sim/pico", "sim/mini", "sim/nano", "sim/oracle"]
     assert checked["sim/oracle"].verdict.startswith("10/10")
 
@@ -189,7 +189,7 @@ def test_check_sync_from_plain_code(keys: None) -> None:
 async def test_an_endpoint_nobody_answers_is_unreachable(tmp_path: Path, keys: None) -> None:
     path = tmp_path / "catalog.toml"
     path.write_text(catalog_toml("http://127.0.0.1:9/v1"))  # the discard port: nothing listens
-    checked = await gb.Catalog.load(path).check(grades=["standard"])
+    checked = await gb.check_catalog(gb.Catalog.load(path), grades=["standard"])
     good = checked["acme/good"]
     assert (good.answers, good.params, good.latency_s) == ("unreachable", "-", None)
     assert good.todo[0].startswith("nothing answers at http://127.0.0.1:9/v1: check base_url (connection to ")
@@ -215,7 +215,7 @@ async def test_a_named_param_is_dropped_beside_what_the_entry_drops_and_an_unnam
         extra = 'params = { seed = 1, top_p = 0.5 }\ndrop_params = ["logprobs"]\n'
         path = tmp_path / "catalog.toml"
         path.write_text("[[entries]]".join([text[0], text[1] + extra, text[2] + extra, text[5]]))
-        checked = await gb.Catalog.load(path).check()
+        checked = await gb.check_catalog(gb.Catalog.load(path))
     picked = checked["acme/good"]
     assert (picked.params, picked.fixes) == ("rejects seed", ('drop_params = ["logprobs", "seed"]',))
     assert fleet["good-1"].bodies[-1] == {
@@ -230,3 +230,16 @@ async def test_a_named_param_is_dropped_beside_what_the_entry_drops_and_an_unnam
         "it answers a bare request but refuses the one with the entry's params (seed, top_p, and max_tokens): HTTP 400 "
         "after 1 attempt: Invalid request.",
     )
+
+
+def test_the_old_catalog_methods_are_thin_aliases_that_say_what_to_use(keys: None) -> None:
+    catalog = gb.sim.catalog(latency_scale=0)
+    with pytest.warns(DeprecationWarning, match=r"gradebench\.check_catalog_sync\(catalog\)"):
+        checked = catalog.check_sync(grades=["small"])  # type: ignore[attr-defined]
+    assert checked.table() == gb.check_catalog_sync(catalog, grades=["small"]).table()
+    with pytest.warns(DeprecationWarning, match=r"gradebench\.check_catalog\(catalog\)"):
+        pending = catalog.check(grades=["small"])  # type: ignore[attr-defined]
+    pending.close()  # a coroutine, as before; not awaited here
+    with pytest.warns(DeprecationWarning, match=r"gradebench\.catalog_from_openrouter\(\)"):
+        with pytest.raises(ValueError):
+            gb.Catalog.from_openrouter({}, pick="x")  # type: ignore[attr-defined]

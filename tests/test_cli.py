@@ -15,7 +15,7 @@ import polars as pl
 import pytest
 
 import gradebench as gb
-from gradebench._cli import main
+from gradebench._cli.main import main
 
 DATA = Path(__file__).parent.parent / "gradebench" / "jobs" / "data"
 
@@ -144,7 +144,7 @@ def test_rejudge_of_a_report_whose_catalog_was_built_in_code_says_which_catalog_
 
 
 def test_the_example_run_config_is_valid() -> None:
-    from gradebench._cli import load_config, read_inputs
+    from gradebench._cli.main import load_config, read_inputs
 
     example = DATA.parent.parent.parent / "data" / "run.example.toml"
     cfg = load_config(example)
@@ -233,7 +233,7 @@ def test_sim_serve_on_a_port_in_use_is_one_line_and_status_2(capsys: pytest.Capt
 def test_verbose_after_the_sub_command_logs_gradebenchs_calls_only(tmp_path: Path) -> None:
     env = {**os.environ, "GRADEBENCH_CACHE": str(tmp_path / "cache"), "GRADEBENCH_SIM_LATENCY_SCALE": "0"}
     script = (
-        "import logging, sys; from gradebench._cli import main\n"
+        "import logging, sys; from gradebench._cli.main import main\n"
         "code = main(sys.argv[1:])\n"
         "logging.getLogger('some.library').info('a library line that -v must not show')\n"
         "sys.exit(code)\n"

@@ -16,13 +16,13 @@ import polars as pl
 import pytest
 
 import gradebench as gb
-from gradebench._cli import main
-from gradebench._compare import DIFFERENCES_SCHEMA, ENTRIES_SCHEMA
-from gradebench._compare_pairing import MIN_INPUTS
-from gradebench._compare_stats import expanded_tail, paired_change, t_quantile
-from gradebench._records import Run
-from gradebench._session import mount, mounted, origin
-from gradebench._vocab import Role, Stopped
+from gradebench._base.vocab import Role, Stopped
+from gradebench._calls.session import mount, mounted, origin
+from gradebench._cli.main import main
+from gradebench._compare.compare import DIFFERENCES_SCHEMA, ENTRIES_SCHEMA
+from gradebench._compare.pairing import MIN_INPUTS
+from gradebench._compare.stats import expanded_tail, paired_change, t_quantile
+from gradebench._records.records import Run
 from gradebench.jobs import OrderAgent, load_inputs
 
 INPUTS = 26

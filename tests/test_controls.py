@@ -22,14 +22,14 @@ import polars as pl
 import pytest
 
 import gradebench as gb
-from gradebench import _cli
-from gradebench._control_check import ControlCheck, ControlScore
-from gradebench._figures import money
-from gradebench._planted import ControlPlant, empty_like, halved, plant_controls
-from gradebench._protocol import ROLE_HEADER, RUN_HEADER, section, transcripts
-from gradebench._rejudge import estimate_rejudge
-from gradebench._session import mount
-from gradebench._vocab import ControlKind, Role
+from gradebench._base.numbers import money
+from gradebench._base.protocol import ROLE_HEADER, RUN_HEADER, section, transcripts
+from gradebench._base.vocab import ControlKind, Role
+from gradebench._calls.session import mount
+from gradebench._cli import main as _cli
+from gradebench._race.rejudge import estimate_rejudge
+from gradebench._records.planted import ControlPlant, empty_like, halved, plant_controls
+from gradebench._verdict.controls import ControlCheck, ControlScore
 from gradebench.jobs import OrderAgent, SelectingAgent, load_inputs
 from gradebench.sim import DEFAULT_BASE_URL, PROFILES, SimFleet
 

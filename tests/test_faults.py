@@ -147,7 +147,7 @@ async def test_an_entry_that_only_ever_refuses_is_given_up_on_and_the_race_finis
 ) -> None:
     import time
 
-    from gradebench import _admission
+    from gradebench._calls import admission as _admission
 
     monkeypatch.setattr(_admission.Refusals, "GIVE_UP_S", 0.3)  # 20 s in a race; the rule is the same
     monkeypatch.setattr(_admission, "BACKOFF_FIRST_S", 0.02)
@@ -172,7 +172,7 @@ async def test_an_entry_that_only_ever_refuses_is_given_up_on_and_the_race_finis
 
 
 async def test_a_429_that_asks_to_wait_is_waited_out_not_given_up_on(monkeypatch: pytest.MonkeyPatch) -> None:
-    from gradebench import _admission
+    from gradebench._calls import admission as _admission
 
     monkeypatch.setattr(_admission.Refusals, "GIVE_UP_S", 0.0)
     monkeypatch.setattr(_admission.Refusals, "GIVE_UP_COUNT", 1)
@@ -180,9 +180,9 @@ async def test_a_429_that_asks_to_wait_is_waited_out_not_given_up_on(monkeypatch
     async with serve({"slow-1": OpenAIEndpoint(script)}) as base_url:
         slow = entry("acme/slow", "slow-1", base_url, rpm=60_000)
         cat = gb.Catalog([slow], grades=["standard"], picks={"standard": "acme/slow"}, ceiling="acme/slow")
-        from gradebench._keys import RunKey
-        from gradebench._session import Session
-        from gradebench._vocab import Role
+        from gradebench._base.vocab import Role
+        from gradebench._calls.session import Session
+        from gradebench._records.keys import RunKey
 
         key = RunKey(benchmark_id="b", user_salt="", input_id="i", role=Role.CANDIDATE, entry=slow.name, repeat=0)
         async with Session(cat, gb.CallCache(), 4) as session:
@@ -242,7 +242,7 @@ async def test_a_connection_that_fails_names_the_url(tmp_path: Path) -> None:
 
 
 async def test_entries_on_one_url_share_one_client(tmp_path: Path) -> None:
-    from gradebench._session import Session
+    from gradebench._calls.session import Session
 
     async with serve({"m": OpenAIEndpoint(lambda body, request: OpenAIEndpoint.completion("ok"))}) as base_url:
         many = [entry(f"proxy/m{i}", "m", base_url) for i in range(50)]
@@ -309,7 +309,7 @@ async def test_a_plain_tool_that_hangs_holds_up_only_its_own_run(tmp_path: Path)
 
 
 def test_a_malformed_jsonl_line_is_named_by_its_number(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    from gradebench._cli import main
+    from gradebench._cli.main import main
 
     inputs = tmp_path / "in.jsonl"
     inputs.write_text('{"id": "a", "question": "one"}\n\n{"id": "b", "question": "two"}\n{"id": "c", question: 3}\n')
@@ -379,7 +379,7 @@ async def test_a_failing_reference_names_the_entry_the_input_and_what_the_model_
 def test_the_command_line_names_a_failing_reference_in_one_line_and_writes_what_ran(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from gradebench._cli import main
+    from gradebench._cli.main import main
 
     (tmp_path / "strict.py").write_text(
         "import json\nimport gradebench as gb\n\n\n"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from gradebench._figures import money, plain
+from gradebench._base.numbers import money, plain
 
 
 @pytest.mark.parametrize(

@@ -18,9 +18,9 @@ import polars as pl
 import pytest
 
 import gradebench as gb
-from gradebench._judge import reads_input
-from gradebench._plan import is_scorer_spec
-from gradebench._vocab import Role
+from gradebench._base.vocab import Role
+from gradebench._judge.judge import reads_input
+from gradebench._race.plan import is_scorer_spec
 
 from .loopback import bench_of, catalog, entry, model_row, rows
 from .providers import JudgeEndpoint, OpenAIEndpoint, serve
@@ -224,7 +224,7 @@ async def test_the_judge_is_never_shown_the_gold_label(tmp_path: Path) -> None:
 async def test_a_rejudge_with_a_gold_scorer_given_now_is_estimated_as_it_is_judged(tmp_path: Path) -> None:
     """A scorer given at rejudge time withholds its labels from the judge: its estimate must price the prompts the
     rejudge will send, so a rejudge done once is estimated free the second time."""
-    from gradebench._rejudge import estimate_rejudge
+    from gradebench._race.rejudge import estimate_rejudge
 
     async with serve(fleet()) as base_url:
         cat = loopback(base_url)

@@ -1,4 +1,5 @@
-"""gradebench._groupseq: the group-sequential boundary and verdict, checked against published values and by simulation
+"""gradebench._stats.groupseq: the group-sequential boundary and verdict, checked against published values and by
+simulation
 against a known truth (seeds and counts in each test)."""
 
 from __future__ import annotations
@@ -9,7 +10,7 @@ from statistics import NormalDist
 import numpy as np
 import pytest
 
-from gradebench._groupseq import (
+from gradebench._stats.groupseq import (
     ALPHA,
     LOOKS,
     WORSE_ALPHA,
@@ -21,7 +22,7 @@ from gradebench._groupseq import (
     t_isf,
     t_sf,
 )
-from gradebench._stats import AS_GOOD, INCONCLUSIVE, WORSE
+from gradebench._stats.paired import AS_GOOD, INCONCLUSIVE, WORSE
 
 INPUTS, RUNS = 16, 4
 """The benchmark's race: 16 inputs, at most 4 runs of each (64 paired units), looks every 8 units."""

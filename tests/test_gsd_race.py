@@ -10,11 +10,11 @@ import httpx2
 import pytest
 
 import gradebench as gb
-from gradebench._adaptive import Unit, VerdictRace
-from gradebench._cli import _runs
-from gradebench._gsdrace import LookRace
-from gradebench._meta import ReportMeta
-from gradebench._spec import MAX_RUNS_PER_INPUT, RaceSpec
+from gradebench._cli.main import _runs
+from gradebench._records.meta import ReportMeta
+from gradebench._records.spec import MAX_RUNS_PER_INPUT, RaceSpec
+from gradebench._verdict.adaptive import Unit, VerdictRace
+from gradebench._verdict.gsd import LookRace
 from gradebench.testing import completion
 
 from .conftest import Scripted
@@ -174,7 +174,7 @@ async def test_a_race_stopped_by_the_budget_rests_on_its_complete_looks(tmp_path
 
 
 def test_a_stopped_race_replays_to_its_last_complete_look() -> None:
-    from gradebench._gsdrace import completed_looks
+    from gradebench._verdict.gsd import completed_looks
 
     bases = {"acme/pick": 8.0, "acme/a": 7.0}
     state = LookRace(list(bases), "acme/pick", IDS, margin=1.0, max_runs=40, seed="s")

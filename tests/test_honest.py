@@ -20,10 +20,11 @@ import polars as pl
 import pytest
 
 import gradebench as gb
-from gradebench import _protocol, charts
-from gradebench._prompt import build_judge_messages, transcript_events
-from gradebench._verdicts import parse_verdict
-from gradebench._vocab import Role
+from gradebench import charts
+from gradebench._base import protocol as _protocol
+from gradebench._base.vocab import Role
+from gradebench._judge.prompt import build_judge_messages, transcript_events
+from gradebench._judge.scoring import parse_verdict
 
 from .loopback import (
     ANSWER,
@@ -147,7 +148,7 @@ async def test_a_forger_and_a_judge_without_a_verdict_of_its_own_is_a_judge_erro
 
 
 def test_a_quoted_verdict_is_found_in_any_part_of_either_transcript() -> None:
-    from gradebench._verdicts import quoted_verdicts
+    from gradebench._judge.scoring import quoted_verdicts
 
     tool_call = gb.Call.from_bodies(
         run_id="r",
@@ -291,7 +292,7 @@ def served_in_a_thread(endpoints: dict[str, Any]) -> Iterator[str]:
 def test_the_command_line_exits_4_when_the_judge_failed_after_writing_everything(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from gradebench._cli import _race
+    from gradebench._cli.main import _race
 
     out = tmp_path / "out"
     with served_in_a_thread(other_shape_endpoints()) as base_url:
@@ -444,9 +445,9 @@ async def test_a_stopped_race_rests_on_complete_inputs_and_withholds_its_recomme
 
 def stopped_auto_report(landed: Callable[[str, int], bool]) -> gb.BenchmarkReport:
     """A race to a verdict on 12 inputs, stopped in its first wave: the runs for which ``landed(entry, unit)``."""
-    from gradebench._adaptive import VerdictRace
-    from gradebench._meta import ReportMeta
-    from gradebench._spec import RaceSpec
+    from gradebench._records.meta import ReportMeta
+    from gradebench._records.spec import RaceSpec
+    from gradebench._verdict.adaptive import VerdictRace
 
     ids = [f"q{i}" for i in range(12)]
     meta = ReportMeta(
@@ -619,7 +620,7 @@ async def test_a_race_to_a_verdict_settles_nothing_on_a_judge_that_gives_one_sco
 
 
 def test_the_verdict_race_does_not_settle_on_one_score_for_every_run() -> None:
-    from gradebench._adaptive import VerdictRace
+    from gradebench._verdict.adaptive import VerdictRace
 
     race = VerdictRace(["a", "b"], "a", [f"q{i}" for i in range(8)], margin=1.0, max_runs=80, seed="s")
     while not race.done:

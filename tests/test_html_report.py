@@ -12,9 +12,9 @@ import polars as pl
 import pytest
 
 import gradebench as gb
-from gradebench import _present
-from gradebench._cli import _print_report
-from gradebench._html_report import lowest_runs
+from gradebench._cli.main import _print_report
+from gradebench._report import present as _present
+from gradebench._report.page import lowest_runs
 from gradebench.testing import ScriptedEndpoint, completion
 
 EVIL = "<script>alert(1)</script>"

@@ -5,9 +5,9 @@ import json
 import pytest
 
 import gradebench as gb
-from gradebench._prompt import build_judge_messages, identifying_names, transcript_events
-from gradebench._verdicts import ask_verdict as judge
-from gradebench._verdicts import parse_verdict
+from gradebench._judge.prompt import build_judge_messages, identifying_names, transcript_events
+from gradebench._judge.scoring import ask_verdict as judge
+from gradebench._judge.scoring import parse_verdict
 
 from .conftest import Scripted, completion, make_seat, scripted_catalog
 
@@ -161,7 +161,7 @@ async def test_schema_rejected_falls_back_to_prose() -> None:
 
 
 def test_swapped_order_and_neutral_labels() -> None:
-    from gradebench._prompt import transcript_labels
+    from gradebench._judge.prompt import transcript_labels
 
     ref, cand = transcript_labels("run-1")
     assert ref != cand and {ref, cand} <= set("KQRTVXZ")

@@ -9,11 +9,11 @@ import re
 from typing import Any
 
 import gradebench as gb
-from gradebench._judge import JudgeSetup, judge_messages, prompt_cache_key
-from gradebench._prompt import build_judge_messages, judge_prompt_parts
-from gradebench._protocol import ROLE_HEADER, section
-from gradebench._tooldiff import compare, judge_note
-from gradebench._verdicts import ask_verdict
+from gradebench._base.protocol import ROLE_HEADER, section
+from gradebench._judge.judge import JudgeSetup, judge_messages, prompt_cache_key
+from gradebench._judge.prompt import build_judge_messages, judge_prompt_parts
+from gradebench._judge.scoring import ask_verdict
+from gradebench._judge.tooldiff import compare, judge_note
 from gradebench.jobs import OrderAgent, load_inputs
 from gradebench.sim._prompt_cache import MIN_TOKENS, STEP_TOKENS, prompt_text
 from gradebench.testing import ScriptedEndpoint, completion

@@ -1,6 +1,7 @@
 """The cache-key contract is locked: a refactor that changes one byte of a key empties every user's cache.
 
-The digests of an entry without a key were computed by the release before the keys moved into `gradebench._keys`;
+The digests of an entry without a key were computed by the release before the keys moved into
+`gradebench._records.keys`;
 they must never change without a bump of `CACHE_FORMAT` (and a note that every cache is cold again). An entry that
 sends a key has named it in its keys since the release after (two keys on one URL must never share answers).
 """
@@ -10,9 +11,9 @@ from __future__ import annotations
 import dataclasses
 
 import gradebench as gb
-from gradebench._inputs import RaceInput
-from gradebench._keys import CACHE_FORMAT, CallKey, JudgeKey, RunKey, benchmark_id, canonical_json, short_hash
-from gradebench._vocab import Role
+from gradebench._base.vocab import Role
+from gradebench._records.inputs import RaceInput
+from gradebench._records.keys import CACHE_FORMAT, CallKey, JudgeKey, RunKey, benchmark_id, canonical_json, short_hash
 
 ENTRY = gb.Entry(
     name="acme/mid",
@@ -107,7 +108,7 @@ def _fields(key: RunKey) -> dict:
 def test_a_batched_requests_custom_id_is_locked() -> None:
     """A batch line carries its labels in its ``custom_id`` (a batch line has no headers): a note of a batch written
     by one release is matched by the next, so the id is locked like the key it is cut from."""
-    from gradebench._protocol import batch_custom_id, batch_labels
+    from gradebench._base.protocol import batch_custom_id, batch_labels
 
     judge = JudgeKey(benchmark_id="bdc711a35e3e", user_salt="s1", run_id="a9d97802bc3c", candidate_first=True, sample=3)
     key = CallKey(seat=judge, seq=0, attempt=2)
@@ -121,7 +122,7 @@ def test_a_batched_requests_custom_id_is_locked() -> None:
 def test_a_race_asked_not_to_batch_is_the_race_it_always_was() -> None:
     """``judge_batch`` off (the default) adds nothing to a race: its meta.json, its frames and its keys are those of
     a race of the release before it (the digests of `tests/test_judges.py` hold every part of two such races)."""
-    from gradebench._batch_api import batch_api_of
+    from gradebench._calls.batch.api import batch_api_of
 
     spec = gb.RaceSpec()
     assert spec.judge_batch is False and gb.RaceSpec(judge_batch=False) == spec

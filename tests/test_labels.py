@@ -14,7 +14,9 @@ import polars as pl
 import pytest
 
 import gradebench as gb
-from gradebench._label_agreement import (
+from gradebench._report.report import BenchmarkReport
+from gradebench._stats.ppi import MIN_LABELS
+from gradebench._verdict.label_agreement import (
     AGREEMENT_SCHEMA,
     ALL_ENTRIES,
     MIN_AGREEMENT,
@@ -23,9 +25,7 @@ from gradebench._label_agreement import (
     spearman,
     weighted_kappa,
 )
-from gradebench._labels import LABELS_FILE, LABELS_SCHEMA, draw_runs
-from gradebench._ppi import MIN_LABELS
-from gradebench._report import BenchmarkReport
+from gradebench._verdict.labels import LABELS_FILE, LABELS_SCHEMA, draw_runs
 from gradebench.jobs import OrderAgent, load_inputs
 from gradebench.widgets import LabelPanel
 from tests.test_report import FAST, META, REF, build_runs, make_run
@@ -323,7 +323,7 @@ def test_every_view_says_which_verdicts_are_label_corrected(tmp_path: Path) -> N
 
 
 def test_the_recommendation_says_its_verdict_is_label_corrected() -> None:
-    from gradebench._recommend import recommend
+    from gradebench._verdict.recommend import recommend
 
     models = pl.DataFrame(
         {

@@ -1,4 +1,4 @@
-"""gradebench._models: the per-entry record, the models frame's schema derived from it, its row form."""
+"""gradebench._report.models: the per-entry record, the models frame's schema derived from it, its row form."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ import inspect
 
 import polars as pl
 
-from gradebench import _models
-from gradebench._models import MODELS_SCHEMA, EntrySummary
+from gradebench._report import models as _models
+from gradebench._report.models import MODELS_SCHEMA, EntrySummary
 
 
 def test_the_schema_is_the_records_fields_in_order():

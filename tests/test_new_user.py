@@ -93,7 +93,7 @@ def test_the_readmes_new_user_path_runs_top_to_bottom_on_the_simulated_fleet(tmp
     words = shlex.split(serve.removesuffix("&").replace(PORT, port))
     assert words[:2] == ["gradebench", "sim-serve"] and "--latency-scale" in words
     server = subprocess.Popen(
-        [sys.executable, "-m", "gradebench._cli", *words[1:]],
+        [sys.executable, "-m", "gradebench._cli.main", *words[1:]],
         cwd=tmp_path,
         env=env,
         stdout=subprocess.DEVNULL,

@@ -14,8 +14,8 @@ from typing import Any
 import pytest
 
 import gradebench as gb
-from gradebench._cli import main
-from gradebench._openrouter import cli_grades
+from gradebench._catalog.openrouter import cli_grades
+from gradebench._cli.main import main
 from gradebench.sim._server import SimServer, start_server
 
 from .providers import Fleet, JudgeEndpoint, OpenRouterEndpoint, OpenRouterModels
@@ -68,7 +68,7 @@ def test_a_catalog_from_the_model_list(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("OPENROUTER_API_KEY", SECRET)
     listing = OpenRouterModels(LISTED)
     with served_in_a_thread(listing) as server:
-        catalog = gb.Catalog.from_openrouter(GRADES, pick=PICK, base_url=api_base(server))
+        catalog = gb.catalog_from_openrouter(GRADES, pick=PICK, base_url=api_base(server))
     assert catalog.grades == ("standard", "large")
     assert [e.name for e in catalog] == [
         "openrouter/qwen/qwen3-32b",
@@ -92,7 +92,7 @@ def test_a_catalog_from_the_model_list(monkeypatch: pytest.MonkeyPatch) -> None:
 
 def test_picks_and_the_ceiling_by_entry_name_or_model_id() -> None:
     with served_in_a_thread(OpenRouterModels(LISTED)) as server:
-        catalog = gb.Catalog.from_openrouter(
+        catalog = gb.catalog_from_openrouter(
             {"standard": ["qwen/qwen3-32b"], "large": ["openai/gpt-5", "meta-llama/llama-3.3-70b-instruct"]},
             pick={"standard": "openrouter/qwen/qwen3-32b", "large": "meta-llama/llama-3.3-70b-instruct"},
             ceiling="openrouter/openai/gpt-5",
@@ -106,7 +106,7 @@ def test_picks_and_the_ceiling_by_entry_name_or_model_id() -> None:
 
 def test_models_with_each_ones_grade_and_one_pick() -> None:
     with served_in_a_thread(OpenRouterModels(LISTED)) as server:
-        catalog = gb.Catalog.from_openrouter(
+        catalog = gb.catalog_from_openrouter(
             models=["qwen/qwen3-32b", "meta-llama/llama-3.3-70b-instruct", "openai/gpt-5"],
             grades={
                 "qwen/qwen3-32b": "standard",
@@ -120,7 +120,7 @@ def test_models_with_each_ones_grade_and_one_pick() -> None:
         assert catalog.pick("standard").model == "meta-llama/llama-3.3-70b-instruct"
         assert catalog.pick("large").model == catalog.ceiling().model == "openai/gpt-5"
         with pytest.raises(ValueError, match=r"model 'openai/gpt-5' has no grade in grades="):
-            gb.Catalog.from_openrouter(
+            gb.catalog_from_openrouter(
                 models=["qwen/qwen3-32b", "openai/gpt-5"],
                 grades={"qwen/qwen3-32b": "standard"},
                 pick="qwen/qwen3-32b",
@@ -157,7 +157,7 @@ def test_a_bad_model_price_or_pick_is_one_error_naming_it(
 ) -> None:
     with served_in_a_thread(OpenRouterModels(LISTED)) as server:
         with pytest.raises(gb.CatalogError) as info:
-            gb.Catalog.from_openrouter(grades, pick=pick, base_url=api_base(server))
+            gb.catalog_from_openrouter(grades, pick=pick, base_url=api_base(server))
     for name in names:
         assert name in str(info.value), str(info.value)
 
@@ -177,7 +177,7 @@ def test_a_price_that_is_not_a_number_names_the_model_and_field(pricing: dict[st
     listed["pricing"].update(pricing)
     with served_in_a_thread(OpenRouterModels([listed])) as server:
         with pytest.raises(gb.CatalogError) as info:
-            gb.Catalog.from_openrouter(
+            gb.catalog_from_openrouter(
                 {"standard": ["acme/odd"]}, pick={"standard": "acme/odd"}, base_url=api_base(server)
             )
     assert info.value.entry == "openrouter/acme/odd" and info.value.field == field
@@ -187,10 +187,10 @@ def test_a_price_that_is_not_a_number_names_the_model_and_field(pricing: dict[st
 def test_a_list_that_fails_or_is_not_a_list_names_the_url() -> None:
     with served_in_a_thread(OpenRouterModels(LISTED, status=503)) as server:
         with pytest.raises(gb.CatalogError, match=r"/api/v1/models: the model list answered HTTP 503"):
-            gb.Catalog.from_openrouter(GRADES, pick=PICK, base_url=api_base(server))
+            gb.catalog_from_openrouter(GRADES, pick=PICK, base_url=api_base(server))
     with served_in_a_thread(Fleet({})) as server:  # every request a 404: no list there
         with pytest.raises(gb.CatalogError, match="HTTP 404"):
-            gb.Catalog.from_openrouter(GRADES, pick=PICK, base_url=api_base(server))
+            gb.catalog_from_openrouter(GRADES, pick=PICK, base_url=api_base(server))
 
 
 def test_the_command_writes_toml_that_loads_back_to_the_same_catalog(
@@ -215,7 +215,7 @@ def test_the_command_writes_toml_that_loads_back_to_the_same_catalog(
                 base,
             ]
         )
-        made = gb.Catalog.from_openrouter(GRADES, pick=PICK, base_url=base)
+        made = gb.catalog_from_openrouter(GRADES, pick=PICK, base_url=base)
     text = capsys.readouterr().out
     assert status == 0
     path = tmp_path / "catalog.toml"
@@ -277,8 +277,8 @@ async def test_an_openrouter_catalog_passes_the_check_on_its_own_endpoint(monkey
     try:
         base = api_base(server)
         grades = {"standard": ["qwen/qwen3-32b"], "large": ["openai/gpt-5"]}
-        catalog = await asyncio.to_thread(gb.Catalog.from_openrouter, grades, pick=PICK, base_url=base)
-        checked = await catalog.check()
+        catalog = await asyncio.to_thread(gb.catalog_from_openrouter, grades, pick=PICK, base_url=base)
+        checked = await gb.check_catalog(catalog)
     finally:
         await server.close()
     assert checked.ok, checked.table()

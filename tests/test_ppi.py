@@ -1,4 +1,5 @@
-"""The label-corrected verdict (gradebench._ppi): exact on what it can be exact on, and by simulation against a known
+"""The label-corrected verdict (gradebench._stats.ppi): exact on what it can be exact on, and by simulation against a
+known
 truth: coverage of its bounds, its false "as good" rate, and how the judge-only verdict fails on the same races.
 
 The simulated world is gradebench.sim._label_world (a person's score per run, a judge that errs in jumps); seeds and
@@ -13,11 +14,11 @@ import numpy as np
 import polars as pl
 import pytest
 
-from gradebench._corrected import correct
-from gradebench._meta import ReportMeta
-from gradebench._ppi import MIN_LABELS, corrected_difference, more_labels, t_cdf, t_quantile
-from gradebench._spec import RaceSpec
-from gradebench._stats import AS_GOOD, INCONCLUSIVE
+from gradebench._records.meta import ReportMeta
+from gradebench._records.spec import RaceSpec
+from gradebench._stats.paired import AS_GOOD, INCONCLUSIVE
+from gradebench._stats.ppi import MIN_LABELS, corrected_difference, more_labels, t_cdf, t_quantile
+from gradebench._verdict.corrected import correct
 from gradebench.sim._label_world import SCENARIOS, draw
 
 RACES = 20_000
@@ -134,7 +135,8 @@ def test_the_judge_only_verdict_fails_where_the_judge_is_biased_and_holds_where_
 
 
 def test_a_bias_on_a_few_percent_of_runs_can_hide_from_ten_labels_as_documented() -> None:
-    """The limit no interval escapes (gradebench._ppi's docstring): with the bias on ~5% of the runs, 10 labels often
+    """The limit no interval escapes (gradebench._stats.ppi's docstring): with the bias on ~5% of the runs, 10 labels
+    often
     contain none of them, and coverage falls to about 0.88; more labels bring it back up (0.93 at 40 a side)."""
     truth, world, fixed, _ = simulate("rare_bias_at_margin", seed=41)
     few = np.mean(fixed.lower <= truth)

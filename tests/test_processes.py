@@ -247,7 +247,7 @@ async def test_sigterm_to_gradebench_run_flushes_and_exits_with_one_line(tmp_pat
             'job = "desk:answer"\ncatalog = "catalog.toml"\ngrade = "standard"\nruns = 2\ninputs = "in.jsonl"\n'
             f'concurrency = 1\ncontrols = 0\nout = "{tmp_path / "out"}"\ncache = "{tmp_path / "cache"}"\n'
         )
-        command = [sys.executable, "-m", "gradebench._cli", "run", str(tmp_path / "run.toml")]
+        command = [sys.executable, "-m", "gradebench._cli.main", "run", str(tmp_path / "run.toml")]
         env = {**os.environ, "GRADEBENCH_SIM_LATENCY_SCALE": "0"}
         running = await asyncio.create_subprocess_exec(
             *command, cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE

@@ -20,8 +20,8 @@ import polars as pl
 import pytest
 
 import gradebench as gb
-from gradebench._cli import load_config, main
-from gradebench._errors import ConfigError
+from gradebench._base.errors import ConfigError
+from gradebench._cli.main import load_config, main
 
 from .loopback import JUDGE, bench_of, catalog, entry, rows
 from .providers import JudgeEndpoint, OpenAIEndpoint, serve

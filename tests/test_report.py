@@ -8,12 +8,12 @@ from dataclasses import replace
 import polars as pl
 import pytest
 
-from gradebench._codec import pack
-from gradebench._diagnostics import DIAGNOSTICS_SCHEMA
-from gradebench._meta import ReportMeta
-from gradebench._models import MODELS_SCHEMA, EntrySummary
-from gradebench._records import CALLS_SCHEMA, RUNS_SCHEMA, Call, Run, Verdict
-from gradebench._report import BenchmarkReport
+from gradebench._records.codec import pack
+from gradebench._records.meta import ReportMeta
+from gradebench._records.records import CALLS_SCHEMA, RUNS_SCHEMA, Call, Run, Verdict
+from gradebench._report.diagnostics import DIAGNOSTICS_SCHEMA
+from gradebench._report.models import MODELS_SCHEMA, EntrySummary
+from gradebench._report.report import BenchmarkReport
 
 REF, FAST, JUDGE = "sim/steady", "acme/fast", "sim/judge"
 COST = {REF: 0.001, FAST: 0.002}

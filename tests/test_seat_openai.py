@@ -18,7 +18,7 @@ import polars as pl
 import pytest
 
 import gradebench as gb
-from gradebench._prompt import transcript_events
+from gradebench._judge.prompt import transcript_events
 
 from .loopback import ANSWER, catalog, entry, race, rows
 from .providers import OpenAIEndpoint, serve

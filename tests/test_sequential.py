@@ -1,4 +1,5 @@
-"""gradebench._sequential: anytime-valid betting bounds, their coverage checked by simulation against a known truth."""
+"""gradebench._stats.sequential: anytime-valid betting bounds, their coverage checked by simulation against a known
+truth."""
 
 from __future__ import annotations
 
@@ -8,14 +9,8 @@ from statistics import NormalDist
 import numpy as np
 import pytest
 
-from gradebench._sequential import (
-    GRID,
-    BettingBounds,
-    SequentialVerdict,
-    betting_bounds,
-    sequential_verdict,
-)
-from gradebench._stats import AS_GOOD, INCONCLUSIVE, WORSE
+from gradebench._stats.paired import AS_GOOD, INCONCLUSIVE, WORSE
+from gradebench._stats.sequential import GRID, BettingBounds, SequentialVerdict, betting_bounds, sequential_verdict
 
 ALPHA = 0.05
 SEQUENCES, LENGTH = 500, 200

@@ -12,18 +12,10 @@ import httpx2
 import openai
 import pytest
 
-from gradebench._session import mounted, origin
-from gradebench.sim import (
-    IdealMessage,
-    SimFleet,
-    ToolRequest,
-    register_policy,
-    start_server,
-)
+from gradebench._calls.session import mounted, origin
+from gradebench.sim import IdealMessage, SimFleet, ToolRequest, register_policy, start_server
 from gradebench.sim import _grader as sim_judge
-from gradebench.sim import (
-    catalog as sim_catalog,
-)
+from gradebench.sim import catalog as sim_catalog
 
 BASE = "http://sim.gradebench.invalid/v1"
 WEATHER_TOOL = {
@@ -323,7 +315,7 @@ def events(*, called: bool = True, answer: dict | None = None, result: dict = FO
 
 def judge_prompt(reference: list[dict], candidate: list[dict], *, candidate_first: bool = False) -> str:
     """The very prompt the real judge sends (the sim must read it with no side channel)."""
-    from gradebench._prompt import build_judge_messages
+    from gradebench._judge.prompt import build_judge_messages
 
     messages = build_judge_messages(
         instructions="Say whether to take an umbrella.",

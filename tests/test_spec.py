@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 import gradebench as gb
-from gradebench._meta import ReportMeta
-from gradebench._spec import DEFAULT_RUNS, MAX_RUNS_PER_INPUT
+from gradebench._records.meta import ReportMeta
+from gradebench._records.spec import DEFAULT_RUNS, MAX_RUNS_PER_INPUT
 from gradebench.jobs import OrderAgent, SelectingAgent, load_inputs
 from gradebench.testing import ScriptedEndpoint, completion
 

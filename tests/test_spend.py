@@ -11,8 +11,8 @@ import polars as pl
 import pytest
 
 import gradebench as gb
-from gradebench._budget import HEADROOM
-from gradebench._costs import CHARS_PER_TOKEN, JUDGE_OUTPUT_TOKENS
+from gradebench._race.budget import HEADROOM
+from gradebench._race.costs import CHARS_PER_TOKEN, JUDGE_OUTPUT_TOKENS
 from gradebench.testing import ScriptedEndpoint, completion
 
 from .conftest import Scripted
@@ -246,7 +246,7 @@ async def test_settled_entries_stop_and_unsettled_ones_race_on(tmp_path) -> None
 
 
 def test_the_draws_are_seeded() -> None:
-    from gradebench._adaptive import VerdictRace
+    from gradebench._verdict.adaptive import VerdictRace
 
     def draws(seed: str) -> list:
         race = VerdictRace(["a", "b"], "a", [f"q{i}" for i in range(5)], margin=1.0, max_runs=30, seed=seed)

@@ -16,9 +16,11 @@ from pathlib import Path
 import pytest
 
 import gradebench as gb
-from gradebench import _codec, _report, _spool
-from gradebench._records import Call
-from gradebench._spool import Spool, Spooled
+from gradebench._records import codec as _codec
+from gradebench._records import spool as _spool
+from gradebench._records.records import Call
+from gradebench._records.spool import Spool, Spooled
+from gradebench._report import report as _report
 
 
 def _small_spool(tmp_path: Path, tail: int = 64) -> Spool:

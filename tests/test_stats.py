@@ -1,4 +1,5 @@
-"""gradebench._stats: nested paired bootstrap, non-inferiority verdicts, ratios and the recommendation, by hand."""
+"""gradebench._stats.paired: nested paired bootstrap, non-inferiority verdicts, ratios and the recommendation, by
+hand."""
 
 from __future__ import annotations
 
@@ -11,9 +12,8 @@ import numpy as np
 import polars as pl
 import pytest
 
-from gradebench._recommend import recommend
-from gradebench._records import RUNS_SCHEMA
-from gradebench._stats import (
+from gradebench._records.records import RUNS_SCHEMA
+from gradebench._stats.paired import (
     AS_GOOD,
     INCONCLUSIVE,
     RATIOS_SCHEMA,
@@ -26,6 +26,7 @@ from gradebench._stats import (
     ratios,
     verdicts,
 )
+from gradebench._verdict.recommend import recommend
 
 REF = "sim/steady"
 FAIL = "fail"  # a failed run
@@ -87,7 +88,7 @@ def test_interval_holds_the_mean_is_seeded_and_narrows_with_more_inputs():
 
 def test_same_interval_in_another_process():
     code = (
-        "import sys, polars as pl; from gradebench._stats import Bootstrap, paired_bootstrap;"
+        "import sys, polars as pl; from gradebench._stats.paired import Bootstrap, paired_bootstrap;"
         "i = paired_bootstrap(pl.read_parquet(sys.argv[1]), 'a', bootstrap=Bootstrap(seed=3));"
         "print(repr((i.lo, i.hi)))"
     )

@@ -4,7 +4,7 @@ from collections import defaultdict
 from typing import Any
 
 import gradebench as gb
-from gradebench._tooldiff import ToolStep, compare, diff_traces, judge_note, misread_fields, normalise, tool_trace
+from gradebench._judge.tooldiff import ToolStep, compare, diff_traces, judge_note, misread_fields, normalise, tool_trace
 from gradebench.jobs import OrderAgent, load_inputs
 
 from .conftest import completion

@@ -997,7 +997,7 @@ async def test_the_estimate_and_the_done_line_count_runs_the_same_way(quick_esti
 async def test_a_report_in_a_notebook_is_an_html_table_with_the_text_tables_figures() -> None:
     from IPython.core.formatters import DisplayFormatter
 
-    from gradebench import _present
+    from gradebench._report import present as _present
 
     panel = standard_panel(gb.sim.catalog(latency_scale=0), candidates=("sim/steady", "sim/swift", "sim/chatty"))
     report = await panel.start()

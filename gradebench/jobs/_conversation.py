@@ -7,7 +7,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from .._protocol import content_text
+from .._base.protocol import content_text
 from ..sim import Policy
 
 __all__ = ["ToolExchange", "first_user_text", "ideal_answer", "system_text", "tool_exchanges", "tool_names"]

@@ -13,7 +13,7 @@ OpenAI's Files and Batch APIs too (``gradebench.sim._batches``; `BatchOptions` s
 
 from __future__ import annotations
 
-from .._catalog import Catalog
+from .._catalog.catalog import Catalog
 from ._batches import BatchOptions, BatchService, SimBatch
 from ._drift import Drift
 from ._fleet import DEFAULT_BASE_URL, LATENCY_ENV, SimFleet, SimRequest

@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from .._protocol import content_text
+from .._base.protocol import content_text
 from . import _grader as sim_judge
 from ._perturb import (
     adjust_verbosity,

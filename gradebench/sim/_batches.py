@@ -3,7 +3,7 @@ retrieve, cancel, list), in the documented shapes, for the real openai client's 
 
 A `BatchService` keeps the files and batches; each request of a batch is answered by the function it is given (the
 simulated fleet's own chat answer, or a test's script) with the labels its ``custom_id`` carries
-(`gradebench._protocol.batch_labels`), so a batched request is answered as the same request sent alone would be.
+(`gradebench._base.protocol.batch_labels`), so a batched request is answered as the same request sent alone would be.
 A batch is ``validating`` until it is first looked at (a file that breaks the rules then ``failed``, with the line
 and the reason in ``errors``), ``in_progress`` for `BatchOptions.polls` looks and at least `BatchOptions.delay_s`
 simulated seconds (its ``request_counts`` growing), ``finalizing`` for one look — its requests are answered then —
@@ -27,7 +27,7 @@ from typing import Any
 
 import httpx2
 
-from .._protocol import batch_labels
+from .._base.protocol import batch_labels
 from ._perturb import rng_for, stable_hex
 
 __all__ = ["BatchOptions", "BatchService", "SimBatch"]

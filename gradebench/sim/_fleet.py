@@ -27,9 +27,9 @@ from typing import Any
 
 import httpx2
 
-from .._catalog import Catalog, Entry
-from .._protocol import ATTEMPT_HEADER, RUN_HEADER, SAMPLE_HEADER, SEQ_HEADER
-from .._session import mount
+from .._base.protocol import ATTEMPT_HEADER, RUN_HEADER, SAMPLE_HEADER, SEQ_HEADER
+from .._calls.session import mount
+from .._catalog.catalog import Catalog, Entry
 from . import _reasoning as reasoning
 from ._answer import compose_answer, truncate
 from ._batches import BatchOptions, BatchService

@@ -21,8 +21,8 @@ import random
 from dataclasses import dataclass
 from typing import Any
 
-from .._protocol import section, transcripts
-from .._vocab import Role
+from .._base.protocol import section, transcripts
+from .._base.vocab import Role
 from ._perturb import EXPLANATION_KEYS, canonical, strip_wording
 
 __all__ = [

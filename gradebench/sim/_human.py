@@ -16,11 +16,11 @@ from collections.abc import Iterable
 
 import polars as pl
 
-from .._catalog import Catalog
-from .._labels import HumanLabels
-from .._protocol import content_text
-from .._report import BenchmarkReport
-from .._vocab import Role
+from .._base.protocol import content_text
+from .._base.vocab import Role
+from .._catalog.catalog import Catalog
+from .._report.report import BenchmarkReport
+from .._verdict.labels import HumanLabels
 from ._fleet import SimFleet
 from ._grader import human
 from ._profiles import CEILING, PICKS, PROFILES, Profile

@@ -147,7 +147,7 @@ class World:
     rank_r: np.ndarray
 
     def arrays(self, labels_c: int | np.ndarray, labels_r: int | np.ndarray | None = None) -> tuple[np.ndarray, ...]:
-        """The six arrays `gradebench._ppi.corrected_difference` takes, with the first ``labels_c`` runs of the
+        """The six arrays `gradebench._stats.ppi.corrected_difference` takes, with the first ``labels_c`` runs of the
         candidate and ``labels_r`` (default: as many) of the reference entry labelled — per race when arrays: a
         larger number extends the same sample."""
 

@@ -34,7 +34,7 @@ the ideal answer, below 1 cuts it (less shown work), above 1 pads it (more outpu
 Catalog ``rpm`` of ``sim/mini`` (120) equals its server limit, but the client's bucket allows a burst of 6 where the
 server's allows 4: a cold start meets real 429s (with ``retry-after``, ``retry-after-ms`` and
 ``x-ratelimit-limit-requests``), which admission control waits out while it lowers the entry's pace to what the
-server takes (`gradebench._admission`).
+server takes (`gradebench._calls.admission`).
 
 Every model caches prompt prefixes as OpenAI does (``gradebench.sim._prompt_cache``): a prefix of at least 1024 tokens
 seen recently is reported in ``usage.prompt_tokens_details.cached_tokens``. ``sim/sage`` thinks before answering, as

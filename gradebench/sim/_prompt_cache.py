@@ -30,7 +30,7 @@ from collections import OrderedDict
 from collections.abc import Callable
 from typing import Any
 
-from .._protocol import content_text
+from .._base.protocol import content_text
 from ._perturb import canonical
 
 __all__ = ["CHARS_PER_TOKEN", "MIN_TOKENS", "STEP_TOKENS", "PromptCache", "prompt_text", "tokens"]

@@ -19,7 +19,7 @@ from __future__ import annotations
 import random
 from typing import Any
 
-from .._protocol import content_text
+from .._base.protocol import content_text
 from ._perturb import stable_hex
 from ._profiles import REASONING_FLAVOURS as FLAVOURS
 

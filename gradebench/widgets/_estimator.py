@@ -15,8 +15,8 @@ from typing import Any
 
 import ipywidgets as w
 
-from .. import _present
-from .._estimate import Estimate
+from .._race.estimate import Estimate
+from .._report import present as _present
 from ._form import Form
 from ._html import CSS, esc
 

@@ -14,20 +14,20 @@ from typing import Any
 import ipywidgets as w
 
 from .. import scorers
-from .._benchmark import Benchmark
-from .._cache import CallCache
-from .._catalog import Catalog, Entry
-from .._job import JobSpec
-from .._plan import resolve_scorer
-from .._spec import DEFAULT_CONTROLS, DEFAULT_RUNS, JOB_SCORER, MAX_RUNS_PER_INPUT, NO_SCORER, RaceSpec
-from .._vocab import Design
+from .._base.vocab import Design
+from .._calls.cache import CallCache
+from .._catalog.catalog import Catalog, Entry
+from .._race.benchmark import Benchmark
+from .._race.job import JobSpec
+from .._race.plan import resolve_scorer
+from .._records.spec import DEFAULT_CONTROLS, DEFAULT_RUNS, JOB_SCORER, MAX_RUNS_PER_INPUT, NO_SCORER, RaceSpec
 from ..jobs import EXAMPLE_INPUTS, EXAMPLE_JOBS, load_inputs
 from ._html import CSS, esc
 
 __all__ = ["Form"]
 
 FIRST_INPUTS = 10
-"""Inputs the panel races at first: more than the 8 a verdict needs (`gradebench._stats.MIN_INPUTS`)."""
+"""Inputs the panel races at first: more than the 8 a verdict needs (`gradebench._stats.paired.MIN_INPUTS`)."""
 PATH_KINDS = tuple(spec.split(":")[0] for spec in scorers.SPECS if spec.endswith(":PATH"))
 """Scorer kinds that read a dotted path (typed in the box beside the dropdown), from the one registry."""
 OPTIONAL_PATH = tuple(spec.split("[")[0] for spec in scorers.SPECS if spec.endswith("[:PATH]"))

@@ -1,8 +1,9 @@
 """`LabelPanel`: a person labels a sample of a report's runs in the notebook, blind to the judge and the entry.
 
-The runs come from `gradebench._labels.draw_runs` (seeded, stratified by entry, in an order that says nothing about
+The runs come from `gradebench._verdict.labels.draw_runs` (seeded, stratified by entry, in an order that says nothing
+about
 the entry); each is shown beside the reference run of its input, drawn as the panel's Transcript tab draws runs
-(`gradebench._html_report.events_html`), with every entry name and model id removed. The judge's score and the entry
+(`gradebench._report.page.events_html`), with every entry name and model id removed. The judge's score and the entry
 are shown only once the run is answered (under "last answer"), and every answer is written to the labels file at
 once (`HumanLabels.write`: whole or not at all), so a closed notebook loses no label and a panel opened again on the
 same file and seed carries on where it stopped.
@@ -21,10 +22,10 @@ from typing import Any
 import ipywidgets as w
 import polars as pl
 
-from .._labels import FAIL_SCORE, PASS_SCORE, HumanLabels, draw_runs, labellable
-from .._ppi import MIN_LABELS
-from .._report import BenchmarkReport
-from .._vocab import Role
+from .._base.vocab import Role
+from .._report.report import BenchmarkReport
+from .._stats.ppi import MIN_LABELS
+from .._verdict.labels import FAIL_SCORE, PASS_SCORE, HumanLabels, draw_runs, labellable
 from ._html import CSS, FLEX, events_html, pre
 
 __all__ = ["SCALES", "LabelPanel"]
@@ -40,7 +41,8 @@ class LabelPanel(w.VBox):
 
     ``path``: the labels file (parquet), written after every answer; labels already there are kept and their runs
     skipped. ``n``: how many runs to draw (default `MIN_LABELS` a tested entry, the fewest a label-corrected verdict
-    needs), drawn with ``seed`` (`gradebench._labels.draw_runs`: the same seed and a larger n extend the sample).
+    needs), drawn with ``seed`` (`gradebench._verdict.labels.draw_runs`: the same seed and a larger n extend the
+    sample).
     ``scale``: ``"score"`` (buttons 0..10) or ``"pass/fail"``. ``labeller``: recorded with each label.
     Everything a click does is a method: `answer` (also the buttons: ``buttons``, by their value), `extend`.
     """

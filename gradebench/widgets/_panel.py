@@ -9,11 +9,11 @@ from typing import Any
 
 import ipywidgets as w
 
-from .._benchmark import Benchmark
-from .._cache import CallCache
-from .._catalog import Catalog, Entry
-from .._estimate import Estimate
-from .._report import BenchmarkReport
+from .._calls.cache import CallCache
+from .._catalog.catalog import Catalog, Entry
+from .._race.benchmark import Benchmark
+from .._race.estimate import Estimate
+from .._report.report import BenchmarkReport
 from ._estimator import Estimator
 from ._form import Form
 from ._task import Task

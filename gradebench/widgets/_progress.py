@@ -16,8 +16,8 @@ from collections.abc import Callable, Mapping
 
 import ipywidgets as w
 
-from .._race import RaceEvent
-from .._vocab import EventKind
+from .._base.vocab import EventKind
+from .._race.race import RaceEvent
 from ._html import CSS, td
 
 __all__ = ["PROGRESS_EVERY_S", "Progress"]

@@ -16,12 +16,12 @@ from typing import Any
 import ipywidgets as w
 import polars as pl
 
-from .. import _present
-from .._benchmark import Benchmark
-from .._html_report import REPORT_HTML
-from .._rejudge import rejudge_report
-from .._report import REPORT_FILES, BenchmarkReport
-from .._vocab import Design, Role
+from .._base.vocab import Design, Role
+from .._race.benchmark import Benchmark
+from .._race.rejudge import rejudge_report
+from .._report import present as _present
+from .._report.page import REPORT_HTML
+from .._report.report import REPORT_FILES, BenchmarkReport
 from ._estimator import Estimator
 from ._form import Form
 from ._html import CSS, esc, marker

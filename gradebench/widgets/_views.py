@@ -1,6 +1,7 @@
 """The panel's tabs: Runs, Models, the two charts, Transcript and Diagnostics, each drawn from one report.
 
-What the tabs say in words comes from the presenter (`gradebench._present`): the header line, the stop marker, the
+What the tabs say in words comes from the presenter (`gradebench._report.present`): the header line, the stop marker,
+the
 entries not judged, the verdict lines, the recommendation, the cost line and the number formats. Here they are only
 laid out as HTML.
 """
@@ -13,12 +14,12 @@ from typing import Any
 import ipywidgets as w
 import polars as pl
 
-from .. import _present
-from .._agreement import judges_lines
-from .._label_view import agreement_html
-from .._meta import ReportMeta
-from .._report import BenchmarkReport
-from .._vocab import Role
+from .._base.vocab import Role
+from .._judge.agreement import judges_lines
+from .._records.meta import ReportMeta
+from .._report import present as _present
+from .._report.label_view import agreement_html
+from .._report.report import BenchmarkReport
 from ._html import CSS, esc, html_table, marker, pre, run_pair, scroll
 
 __all__ = ["MODEL_COLUMNS", "RUN_COLUMNS", "TAB_TITLES", "Views"]
@@ -218,7 +219,7 @@ class Views:
 
     def _verdicts(self) -> str:
         """Each tested entry's verdict line as a coloured badge with its evidence, and the recommendation."""
-        from ..charts import VERDICT_COLOURS
+        from .._report.charts import VERDICT_COLOURS
 
         report = self.report
         assert report is not None
@@ -242,7 +243,7 @@ class Views:
     def draw_charts(self) -> None:
         for box, name in ((self.cost_chart, "cost_quality"), (self.latency_chart, "latency_quality")):
             try:
-                from .. import charts
+                from .._report import charts
 
                 box.children = (charts.offline_widget(getattr(charts, name)(self.report)),)
             except Exception as exc:

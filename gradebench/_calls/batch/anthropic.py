@@ -1,0 +1,207 @@
+"""Anthropic's Message Batches API (``POST /v1/messages/batches``, poll ``GET /v1/messages/batches/{id}`` until its
+``processing_status`` is ``ended``, read the JSONL at its ``results_url``), over ``httpx2``: the openai SDK does not
+speak it.
+
+A judge entry with ``batch = "anthropic"`` is called one request at a time at Anthropic's OpenAI-compatible endpoint
+(``base_url`` is ``https://api.anthropic.com/v1``), so its requests are chat completions and so are its cached
+answers. In a batch each request goes as Messages API ``params`` (`messages_params`: the system messages as
+``system``, ``max_tokens`` given, a JSON-schema ``response_format`` as ``output_config.format``) and each answer
+comes back as the chat completion the same request sent alone would have stored (`chat_completion`), so the two are
+interchangeable in the cache. A parameter that has no place in the Messages API is refused, naming it (never
+dropped unsaid).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+import httpx2
+
+from ..._catalog.catalog import Entry
+from ..admission import backoff_s
+from .api import BatchState, LineResult, read_jsonl
+
+__all__ = ["ANTHROPIC_VERSION", "AnthropicBatches", "chat_completion", "messages_params"]
+
+ANTHROPIC_VERSION = "2023-06-01"
+"""The ``anthropic-version`` header every request carries."""
+DEFAULT_MAX_TOKENS = 4096
+"""``max_tokens`` of a request that sets none (the Messages API requires one; a verdict needs a few hundred)."""
+
+_SAME = ("temperature", "top_p", "top_k", "metadata")
+"""Parameters the Messages API takes under the same name and meaning."""
+_LEFT_OUT = ("prompt_cache_key", "prompt_cache_retention", "n", "stream")
+"""Parameters with no meaning for one message of a batch (routing hints, a single choice, no stream): not sent."""
+_STOP = {
+    "end_turn": "stop",
+    "stop_sequence": "stop",
+    "max_tokens": "length",
+    "tool_use": "tool_calls",
+    "refusal": "stop",
+}
+"""Anthropic's ``stop_reason`` as the chat completion's ``finish_reason``."""
+_ERROR_STATUS = {
+    "invalid_request_error": 400,
+    "authentication_error": 401,
+    "billing_error": 402,
+    "permission_error": 403,
+    "not_found_error": 404,
+    "request_too_large": 413,
+    "rate_limit_error": 429,
+    "api_error": 500,
+    "overloaded_error": 529,
+}
+"""Anthropic's error types and the HTTP status each is sent with (its errors page)."""
+
+
+def messages_params(body: Mapping[str, Any]) -> dict[str, Any]:
+    """A chat completion request as Messages API params (see the module); a `ValueError` names a parameter that has
+    no place there."""
+    system, messages = [], []
+    for message in body.get("messages") or []:
+        role, content = message.get("role"), message.get("content")
+        text = content if isinstance(content, str) else "".join(p.get("text", "") for p in content or [])
+        if role in ("system", "developer"):
+            system.append(text)
+        elif role in ("user", "assistant"):
+            messages.append({"role": role, "content": text})
+        else:
+            raise ValueError(f"a {role!r} message has no place in an Anthropic batch (tool turns are not batched)")
+    params: dict[str, Any] = {"model": body["model"], "messages": messages}
+    if system:
+        params["system"] = "\n\n".join(system)
+    params["max_tokens"] = body.get("max_tokens") or body.get("max_completion_tokens") or DEFAULT_MAX_TOKENS
+    if body.get("stop"):
+        stop = body["stop"]
+        params["stop_sequences"] = [stop] if isinstance(stop, str) else list(stop)
+    for name in _SAME:
+        if name in body:
+            params[name] = body[name]
+    format_ = body.get("response_format")
+    if isinstance(format_, Mapping) and format_.get("type") == "json_schema":
+        params["output_config"] = {"format": {"type": "json_schema", "schema": format_["json_schema"]["schema"]}}
+    elif format_ is not None:
+        raise ValueError(f"response_format {format_.get('type')!r} has no place in an Anthropic batch")
+    known = {"model", "messages", "max_tokens", "max_completion_tokens", "stop", "response_format", *_SAME, *_LEFT_OUT}
+    unknown = sorted(set(body) - known)
+    if unknown:
+        raise ValueError(f"parameter {unknown[0]!r} has no place in Anthropic's Messages API (drop_params it)")
+    return params
+
+
+def chat_completion(message: Mapping[str, Any]) -> dict[str, Any]:
+    """An Anthropic message as the chat completion it stands for: the text, the finish reason and the usage (the
+    prompt's tokens with those read from and written to its cache, the cache reads as ``cached_tokens``)."""
+    text = "".join(b.get("text", "") for b in message.get("content") or [] if b.get("type") == "text")
+    usage = message.get("usage") or {}
+    read = int(usage.get("cache_read_input_tokens") or 0)
+    prompt = int(usage.get("input_tokens") or 0) + read + int(usage.get("cache_creation_input_tokens") or 0)
+    completion = int(usage.get("output_tokens") or 0)
+    return {
+        "id": message.get("id"),
+        "object": "chat.completion",
+        "created": 0,
+        "model": message.get("model"),
+        "choices": [
+            {
+                "index": 0,
+                "message": {"role": "assistant", "content": text},
+                "finish_reason": _STOP.get(str(message.get("stop_reason")), message.get("stop_reason")),
+            }
+        ],
+        "usage": {
+            "prompt_tokens": prompt,
+            "completion_tokens": completion,
+            "total_tokens": prompt + completion,
+            "prompt_tokens_details": {"cached_tokens": read},
+        },
+    }
+
+
+class AnthropicBatches:
+    """Anthropic's Message Batches API for one entry (see the module), over ``http``."""
+
+    max_requests = 100_000
+    max_bytes = 250 * 1024 * 1024  # Anthropic takes batches up to 256 MB
+
+    def __init__(self, entry: Entry, http: httpx2.AsyncClient):
+        self.entry, self.http = entry, http
+        self.base = entry.base_url.rstrip("/")
+
+    def line(self, custom_id: str, body: Mapping[str, Any]) -> dict[str, Any]:
+        return {"custom_id": custom_id, "params": messages_params(body)}
+
+    async def submit(self, lines: Sequence[Mapping[str, Any]], tag: str) -> str:
+        made = await self._send("POST", f"{self.base}/messages/batches", {"requests": list(lines)})
+        return str(made.json()["id"])
+
+    async def find(self, tag: str) -> str | None:
+        return None  # Anthropic's batches carry no metadata to find one by
+
+    async def poll(self, batch_id: str) -> BatchState:
+        batch = (await self._send("GET", f"{self.base}/messages/batches/{batch_id}")).json()
+        counts = batch.get("request_counts") or {}
+        answered = int(counts.get("succeeded", 0))
+        failed = sum(int(counts.get(k, 0)) for k in ("errored", "canceled", "expired"))
+        return BatchState(
+            id=str(batch["id"]),
+            status=str(batch.get("processing_status")),
+            done=batch.get("processing_status") == "ended",
+            total=answered + failed + int(counts.get("processing", 0)),
+            completed=answered,
+            failed=failed,
+            files=(batch.get("results_url"),),
+        )
+
+    async def results(self, state: BatchState, custom_ids: Iterable[str]) -> list[LineResult]:
+        found: dict[str, LineResult] = {}
+        url = state.files[0] if state.files else None
+        if url:
+            text = (await self._send("GET", url)).text
+            for line in read_jsonl(text, f"batch {state.id}, {url}"):
+                result = _anthropic_line(line)
+                found[result.custom_id] = result
+        return [found.get(c) or LineResult(custom_id=c, error="not in the batch's results") for c in custom_ids]
+
+    async def _send(self, method: str, url: str, body: Any = None) -> httpx2.Response:
+        """One request with Anthropic's headers; 429, 5xx and 529 retried with backoff (``max_retries``), any
+        other error raised with Anthropic's message."""
+        headers = {"x-api-key": self.entry.api_key(), "anthropic-version": ANTHROPIC_VERSION}
+        for attempt in range(self.entry.max_retries + 1):
+            response = await self.http.request(method, url, json=body, headers=headers, timeout=self.entry.timeout_s)
+            if response.status_code < 400:
+                return response
+            if (response.status_code != 429 and response.status_code < 500) or attempt == self.entry.max_retries:
+                break
+            await asyncio.sleep(backoff_s(attempt + 1))
+        raise httpx2.HTTPStatusError(
+            f"{self.entry.name}: {method} {url}: HTTP {response.status_code}: {_message(response)}",
+            request=response.request,
+            response=response,
+        )
+
+
+def _message(response: httpx2.Response) -> str:
+    try:
+        error = response.json().get("error") or {}
+    except (ValueError, AttributeError):
+        return response.text[:200]
+    return str(error.get("message") or error)
+
+
+def _anthropic_line(line: Mapping[str, Any]) -> LineResult:
+    """One line of a batch's results: ``{"custom_id", "result": {"type": succeeded|errored|canceled|expired}}``."""
+    custom_id = str(line.get("custom_id"))
+    result = line.get("result") or {}
+    kind = result.get("type")
+    if kind == "succeeded":
+        body = json.dumps(chat_completion(result.get("message") or {}), ensure_ascii=False)
+        return LineResult(custom_id=custom_id, body=body, status=200)
+    if kind == "errored":
+        error = (result.get("error") or {}).get("error") or result.get("error") or {}
+        status = _ERROR_STATUS.get(str(error.get("type")), 500)
+        return LineResult(custom_id=custom_id, status=status, error=f"{error.get('type')}: {error.get('message')}")
+    return LineResult(custom_id=custom_id, error=f"the request was {kind}")  # canceled, expired: never run

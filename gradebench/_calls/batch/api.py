@@ -1,0 +1,220 @@
+"""The providers' Batch APIs, each in its documented shape, behind one small interface (`BatchAPI`).
+
+- `OpenAIBatches` — OpenAI's (and every server that copies it: OpenRouter's is taken to): the requests as a JSONL file
+  uploaded with ``client.files.create(purpose="batch")``, one line ``{"custom_id", "method": "POST", "url":
+  "/v1/chat/completions", "body"}`` each; ``client.batches.create(completion_window="24h")``; polled with
+  ``client.batches.retrieve``; the answers read from ``client.files.content`` of its output and error files, lines
+  ``{"id", "custom_id", "response": {"status_code", "request_id", "body"}, "error"}`` in any order. All through the
+  openai SDK's own ``files`` and ``batches`` resources.
+- `gradebench._calls.batch.anthropic.AnthropicBatches` — Anthropic's ``/v1/messages/batches`` (the openai SDK does not
+speak
+  it).
+
+A `LineResult` says what became of one request: answered (a chat completion body), refused (an HTTP status and the
+provider's message: the request itself is at fault, as it would be sent alone), or never run (expired, cancelled, a
+server error: `LineResult.resend`).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Final, Protocol
+
+import openai
+
+from ..._catalog.catalog import Entry
+
+__all__ = ["BatchAPI", "BatchState", "LineResult", "OpenAIBatches", "RESENT_STATUSES", "batch_api_of", "read_jsonl"]
+
+RESENT_STATUSES = frozenset({408, 409, 429})
+"""Statuses of a batched request that never really ran (with every 5xx): it is sent again, as a request sent alone
+would be retried."""
+
+OPENAI_ENDPOINT: Final = "/v1/chat/completions"
+"""The ``url`` of every line and the ``endpoint`` of every batch gradebench submits."""
+
+
+def batch_api_of(entry: Entry, asked: bool) -> str | None:
+    """The batch API ``entry``'s verdicts go through: its own ``batch``, else OpenAI's shape when the race asks for
+    ``judge_batch`` (``asked``), else None (one request at a time)."""
+    return entry.batch or ("openai" if asked else None)
+
+
+@dataclass(frozen=True, kw_only=True)
+class BatchState:
+    """A batch as its provider describes it now."""
+
+    id: str
+    """The provider's id of the batch."""
+    status: str
+    """The provider's word for where it is (``validating``, ``in_progress``, ``finalizing``, ``completed``, ...)."""
+    done: bool
+    """True once nothing more will change: its answers can be read."""
+    total: int
+    """Requests in the batch."""
+    completed: int
+    """Requests answered so far."""
+    failed: int
+    """Requests that failed so far."""
+    error: str | None = None
+    """Why the batch as a whole failed (a file that did not validate, ...), or None."""
+    files: tuple[str | None, ...] = ()
+    """Where its answers are (OpenAI: the output and error files' ids; Anthropic: the results URL)."""
+
+    def line(self) -> str:
+        """The batch's status and counts in a few words, for the log and the progress bar."""
+        failed = f", {self.failed} failed" if self.failed else ""
+        return f"{self.status}: {self.completed}/{self.total} answered{failed}"
+
+
+@dataclass(frozen=True, kw_only=True)
+class LineResult:
+    """What became of one request of a batch."""
+
+    custom_id: str
+    """The request's id within the batch."""
+    body: str | None = None
+    """The answer, a chat completion as text, when it was answered (HTTP 200)."""
+    status: int | None = None
+    """The HTTP status the request was answered with; None when it never ran."""
+    error: str | None = None
+    """The provider's word on why it was not answered."""
+
+    @property
+    def resend(self) -> bool:
+        """True when the request never really ran (expired, cancelled, a server error or a rate limit inside the
+        batch): it is sent again, not failed."""
+        if self.body is not None:
+            return False
+        return self.status is None or self.status >= 500 or self.status in RESENT_STATUSES
+
+
+class BatchAPI(Protocol):
+    """One provider's Batch API, for one entry."""
+
+    max_requests: int
+    """The most requests one batch takes."""
+    max_bytes: int
+    """The largest batch, in bytes of its requests."""
+
+    def line(self, custom_id: str, body: Mapping[str, Any]) -> dict[str, Any]:
+        """One request as this API takes it in a batch (raises `ValueError` for one it cannot carry)."""
+        ...
+
+    async def submit(self, lines: Sequence[Mapping[str, Any]], tag: str) -> str:
+        """Submit a batch of these lines, tagged ``tag`` where the API keeps metadata; its id."""
+        ...
+
+    async def find(self, tag: str) -> str | None:
+        """The id of a batch submitted with ``tag`` (a process that died between submitting and noting the id)."""
+        ...
+
+    async def poll(self, batch_id: str) -> BatchState:
+        """The batch as it is now."""
+        ...
+
+    async def results(self, state: BatchState, custom_ids: Iterable[str]) -> list[LineResult]:
+        """What became of each of ``custom_ids`` in a batch that is done (a request the batch does not mention was
+        never run)."""
+        ...
+
+
+def read_jsonl(text: str, where: str) -> list[dict[str, Any]]:
+    """The objects of a JSON Lines text; a line that is not one raises a `ValueError` naming ``where``."""
+    found = []
+    for number, line in enumerate(text.split("\n"), start=1):
+        if not line.strip():
+            continue
+        try:
+            value = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise ValueError(f"{where}: line {number} is not JSON: {exc.msg}") from None
+        if not isinstance(value, dict):
+            raise ValueError(f"{where}: line {number} is not a JSON object")
+        found.append(value)
+    return found
+
+
+_DONE = frozenset({"completed", "expired", "cancelled", "failed"})
+
+
+class OpenAIBatches:
+    """OpenAI's Batch API through the openai SDK's ``files`` and ``batches`` resources (see the module)."""
+
+    max_requests = 50_000
+    max_bytes = 190 * 1024 * 1024  # OpenAI takes input files up to 200 MB: a margin for the JSONL framing
+
+    def __init__(self, client: openai.AsyncOpenAI):
+        self.client = client
+
+    def line(self, custom_id: str, body: Mapping[str, Any]) -> dict[str, Any]:
+        return {"custom_id": custom_id, "method": "POST", "url": OPENAI_ENDPOINT, "body": dict(body)}
+
+    async def submit(self, lines: Sequence[Mapping[str, Any]], tag: str) -> str:
+        data = "".join(json.dumps(line, ensure_ascii=False) + "\n" for line in lines).encode()
+        uploaded = await self.client.files.create(file=(f"{tag}.jsonl", data, "application/jsonl"), purpose="batch")
+        batch = await self.client.batches.create(
+            input_file_id=uploaded.id,
+            endpoint=OPENAI_ENDPOINT,
+            completion_window="24h",
+            metadata={"gradebench": tag},
+        )
+        return batch.id
+
+    async def find(self, tag: str) -> str | None:
+        seen = 0
+        async for batch in self.client.batches.list(limit=100):
+            if (batch.metadata or {}).get("gradebench") == tag:
+                return batch.id
+            seen += 1
+            if seen >= 200:  # the newest 200: a batch submitted and lost before its id was noted is a recent one
+                break
+        return None
+
+    async def poll(self, batch_id: str) -> BatchState:
+        batch = await self.client.batches.retrieve(batch_id)
+        counts = batch.request_counts
+        errors = [e.message or e.code or "" for e in (batch.errors.data or [])] if batch.errors else []
+        return BatchState(
+            id=batch.id,
+            status=batch.status,
+            done=batch.status in _DONE,
+            total=counts.total if counts else 0,
+            completed=counts.completed if counts else 0,
+            failed=counts.failed if counts else 0,
+            error="; ".join(e for e in errors if e)
+            or (f"the batch {batch.status}" if batch.status == "failed" else None),
+            files=(batch.output_file_id, batch.error_file_id),
+        )
+
+    async def results(self, state: BatchState, custom_ids: Iterable[str]) -> list[LineResult]:
+        found: dict[str, LineResult] = {}
+        for file_id in state.files:
+            if not file_id:
+                continue
+            content = await self.client.files.content(file_id)
+            for line in read_jsonl(content.text, f"batch {state.id}, file {file_id}"):
+                result = _openai_line(line)
+                found[result.custom_id] = result
+        return [
+            found.get(c) or LineResult(custom_id=c, error=f"the batch {state.status} before it ran") for c in custom_ids
+        ]
+
+
+def _openai_line(line: Mapping[str, Any]) -> LineResult:
+    """One line of an OpenAI batch's output or error file."""
+    custom_id = str(line.get("custom_id"))
+    response = line.get("response") if isinstance(line.get("response"), dict) else None
+    error = line.get("error") if isinstance(line.get("error"), dict) else None
+    if response is not None:
+        status = response.get("status_code")
+        body = response.get("body")
+        if status == 200 and isinstance(body, dict):
+            return LineResult(custom_id=custom_id, body=json.dumps(body, ensure_ascii=False), status=200)
+        detail = body.get("error") if isinstance(body, dict) else None
+        message = detail.get("message") if isinstance(detail, dict) else None
+        return LineResult(custom_id=custom_id, status=status if isinstance(status, int) else None, error=str(message))
+    what = f"{error.get('code')}: {error.get('message')}" if error else "no response and no error"
+    return LineResult(custom_id=custom_id, error=what)  # batch_expired, batch_cancelled: never run

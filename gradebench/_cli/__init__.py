@@ -1,0 +1,1 @@
+"""The ``gradebench`` command and its run config."""

@@ -1,0 +1,154 @@
+"""One codec for the records of a report: their row form, the frames made of rows, and bodies kept compactly.
+
+`Columns` is the row form of a record class: a list of its attributes (fields or properties) under column names;
+the column types come from the attributes' annotations (a `enum.StrEnum` of `gradebench._base.vocab` is its text, and
+anything that is not a number, a string or a flag is JSON text), so a frame's schema is derived from the record,
+never written a second time. `frame` makes rows a frame of exactly a schema, a chunk at a time (`frames`: the
+chunks, for what is written a part at a time). `pack` keeps a long request or response body compressed, and off the
+heap (`gradebench._records.spool`).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import enum
+import json
+import types
+import typing
+import zlib
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import polars as pl
+
+from .spool import Packed, body_bytes, keep
+
+__all__ = [
+    "FRAME_CHUNK",
+    "PACK_FROM",
+    "Columns",
+    "dumps",
+    "frame",
+    "frames",
+    "pack",
+    "unpack",
+]
+
+_SCALARS: dict[Any, pl.DataType] = {int: pl.Int64(), float: pl.Float64(), str: pl.String(), bool: pl.Boolean()}
+
+
+def _dtype(hint: Any) -> tuple[pl.DataType, bool, type[enum.StrEnum] | None]:
+    """The column type of an annotation, whether the value is stored as JSON text, and the string enum it is read
+    back as (None: none)."""
+    if isinstance(hint, types.UnionType) or typing.get_origin(hint) is typing.Union:
+        inner = [a for a in typing.get_args(hint) if a is not type(None)]
+        hint = inner[0] if len(inner) == 1 else Any
+    if isinstance(hint, type) and issubclass(hint, enum.StrEnum):
+        return pl.String(), False, hint
+    if hint in _SCALARS:
+        return _SCALARS[hint], False, None
+    return pl.String(), True, None
+
+
+def dumps(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, default=str)
+
+
+@dataclass(frozen=True)
+class _Column:
+    name: str
+    attr: str
+    dtype: pl.DataType
+    json: bool
+    field: bool
+    enum: type[enum.StrEnum] | None = None
+
+    def read(self, value: Any) -> Any:
+        """The attribute's value from its cell."""
+        if value is None:
+            return None
+        if self.json:
+            return json.loads(value)
+        return self.enum(value) if self.enum is not None else value
+
+
+class Columns:
+    """The row form of a record class: these attributes (fields or properties), in this order, under these names."""
+
+    def __init__(self, cls: type, attrs: Sequence[str], *, names: Mapping[str, str] | None = None):
+        hints = typing.get_type_hints(cls)
+        fields = {f.name for f in dataclasses.fields(cls)}
+        names = names or {}
+        self.columns: list[_Column] = []
+        for attr in attrs:
+            if attr in fields:
+                hint = hints[attr]
+            else:
+                hint = typing.get_type_hints(getattr(cls, attr).fget)["return"]
+            dtype, as_json, kind = _dtype(hint)
+            self.columns.append(_Column(names.get(attr, attr), attr, dtype, as_json, attr in fields, kind))
+
+    @property
+    def schema(self) -> dict[str, pl.DataType]:
+        return {c.name: c.dtype for c in self.columns}
+
+    def row(self, record: Any) -> dict[str, Any]:
+        """The record's columns (JSON text for structured values; None stays None)."""
+        out = {}
+        for c in self.columns:
+            value = getattr(record, c.attr)
+            if value is not None and c.json:
+                value = dumps(value)
+            elif c.enum is not None and value is not None:
+                value = str(value)  # a member is stored as its plain text
+            out[c.name] = value
+        return out
+
+    def values(self, row: Mapping[str, Any]) -> dict[str, Any]:
+        """The record's fields taken back from a row (computed columns are left to the record to recompute)."""
+        return {c.attr: c.read(row[c.name]) for c in self.columns if c.field}
+
+
+FRAME_CHUNK = 4096
+"""Rows turned into a frame at a time: a report of 100,000 runs never holds 100,000 row dicts at once."""
+
+
+def frame(rows: Iterable[Mapping[str, Any]], schema: Mapping[str, pl.DataType]) -> pl.DataFrame:
+    """Rows as a frame of exactly ``schema`` (an empty frame still has every column)."""
+    parts = list(frames(rows, schema))
+    return parts[0] if len(parts) == 1 else pl.concat(parts, rechunk=True)
+
+
+def frames(rows: Iterable[Mapping[str, Any]], schema: Mapping[str, pl.DataType]) -> Iterator[pl.DataFrame]:
+    """Rows as frames of exactly ``schema``, `FRAME_CHUNK` rows each: what is written a part at a time is never held
+    whole (no rows: one empty frame, which still has every column)."""
+    chunk: list[Mapping[str, Any]] = []
+    made = False
+    for row in rows:
+        chunk.append(row)
+        if len(chunk) == FRAME_CHUNK:
+            yield _chunk(chunk, schema)
+            chunk, made = [], True
+    if chunk or not made:
+        yield _chunk(chunk, schema)
+
+
+def _chunk(rows: list[Mapping[str, Any]], schema: Mapping[str, pl.DataType]) -> pl.DataFrame:
+    return pl.DataFrame({name: [r.get(name) for r in rows] for name in schema}, schema=dict(schema))
+
+
+PACK_FROM = 2048
+"""Bodies of this many bytes or more are kept zlib-compressed: a judge's request holds both transcripts, and a race
+of 100,000 runs holds 100,000 of them."""
+
+
+def pack(text: str) -> Packed:
+    """A body's text as a call keeps it: compressed when long (see `PACK_FROM`), and off the heap (`keep`)."""
+    raw = text.encode()
+    return keep(b"z" + zlib.compress(raw, 1) if len(raw) >= PACK_FROM else b"=" + raw)
+
+
+def unpack(packed: Packed) -> str:
+    data = body_bytes(packed)
+    return (zlib.decompress(data[1:]) if data[:1] == b"z" else data[1:]).decode()

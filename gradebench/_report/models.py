@@ -1,0 +1,425 @@
+"""The per-entry view of a report: means with their intervals, the verdict against the reference, ratios, floors.
+
+One `EntrySummary` record is one row of ``report.models``, and the frame's schema (`MODELS_SCHEMA`) is derived from
+the record's fields (`Columns`), so it is never written twice. Built from the ``runs`` frame (and the judge-noise
+rows). Means over scores count a failed run as 0 (it is never judged); token means are unknown (null) when any run's
+tokens are; ``cost_per_run`` spreads every run's cost, failed ones included, and is unknown when any run's cost is,
+or when no run succeeded (what an answer costs is unknown when none came). A verdict stands only on evidence
+(`gradebench._verdict.evidence`): a judge that gave every run one score settles nothing, and an entry cut off or
+refused on
+most of its runs is never as good. A race stopped early is compared only where every run the plan gave landed.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import polars as pl
+
+from .._base.vocab import Design, Role, VerdictBasis
+from .._records.codec import Columns, frame
+from .._records.meta import ReportMeta
+from .._stats import paired as _stats
+from .._verdict.adaptive import VerdictRace, unit_verdicts
+from .._verdict.controls import control_check, void_verdicts
+from .._verdict.evidence import evidence
+from .._verdict.gsd import look_verdicts
+from .._verdict.racestate import landed
+
+__all__ = [
+    "MODELS_SCHEMA",
+    "NOISE_SCHEMA",
+    "EntrySummary",
+    "GoldScore",
+    "conform",
+    "gold_inputs",
+    "models_frame",
+    "reference_gold",
+]
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class EntrySummary:
+    """One candidate entry of a report (a row of ``report.models``): its means and their interval, the verdict
+    against the reference entry, the ratios to it, the judge's order gap and noise floor, and why it stopped.
+
+    Means over scores count a failed run as 0; token means are unknown (None) when any ok run's tokens are. The
+    fields after ``is_reference`` are joined in from the verdicts, ratios and judge-noise rows (None: not there).
+    """
+
+    entry: str
+    """The catalog entry raced."""
+    model: str
+    """Model id of the entry."""
+    grade: str
+    """Grade of the entry."""
+    simulated: bool
+    """True when the entry is part of the simulated fleet."""
+    runs: int
+    """The entry's candidate runs, failed ones included."""
+    ok_rate: float
+    """Share of the runs that returned an output."""
+    score_mean: float | None
+    """Mean judge score, 0..10, over the runs that have one (a failed run scores 0); None when none was judged."""
+    score_lo: float | None
+    """Lower end of the seeded 95% paired bootstrap interval of the score (inputs resampled, repeats nested)."""
+    score_hi: float | None
+    """Upper end of that interval; both ends None below two scored runs."""
+    accuracy_mean: float | None
+    """Mean accuracy, 0..7, over the runs that have one (a failed run scores 0)."""
+    work_mean: float | None
+    """Mean work, 0..3, over the runs that have one (a failed run scores 0)."""
+    scorer_mean: float | None
+    """Mean score in code, 0..1, over the runs the scorer scored; None without a scorer."""
+    gold_mean: float | None = None
+    """Accuracy against the gold labels the inputs carry, 0..1: the mean score of a scorer that reads the input (a
+    gold scorer, which scores the reference run too) over the entry's runs, a failed run counting 0 on an input with a
+    gold label; None when the scorer compares with the reference's output (or there is none)."""
+    calls_mean: float | None
+    """Model calls per ok run."""
+    input_tokens_mean: float | None
+    """Prompt tokens per ok run (cached ones included); None when any ok run's are unknown."""
+    output_tokens_mean: float | None
+    """Completion tokens per ok run (reasoning ones included); None when any ok run's are unknown."""
+    cached_input_tokens_mean: float | None
+    """Prompt tokens served from the provider's cache, per ok run; None when any ok run's are unknown."""
+    reasoning_tokens_mean: float | None
+    """Completion tokens spent reasoning, per ok run; None when any ok run's are unknown."""
+    latency_s_mean: float | None
+    """Sum of the model-call latencies per ok run, in seconds."""
+    wall_s_mean: float | None
+    """Wall time per ok run, in seconds."""
+    cost_per_run: float | None
+    """Every run's cost (failed ones included) spread over ``runs``; None when any run's cost is unknown, or when no
+    run succeeded (nobody paid for an answer: its cost is unknown, not 0)."""
+    spent_now: float | None
+    """What the entry's runs cost this time (cache hits cost nothing); None when any run's cost is unknown."""
+    currency: str
+    """Currency of the costs."""
+    judged: int
+    """Runs the judge scored (a failed run is never judged; a judge error leaves a run out)."""
+    is_reference: bool
+    """True on the reference entry's own candidate runs against its reference run (``*`` in the table)."""
+    verdict: str | None = None
+    """``as good``, ``worse`` or ``inconclusive`` against the reference entry; None when not tested (the reference
+    entry itself)."""
+    margin: float | None = None
+    """The non-inferiority margin tested, points of 10."""
+    mean_diff: float | None = None
+    """Mean over the paired inputs of this entry's mean minus the reference entry's."""
+    lower: float | None = None
+    """Lower confidence bound of ``mean_diff`` (one-sided 95%; anytime-valid when raced to a verdict)."""
+    upper: float | None = None
+    """Upper confidence bound of ``mean_diff``."""
+    p_value: float | None = None
+    """One-sided bootstrap p-value for H0: difference ≤ −margin (None when raced to a verdict)."""
+    n_inputs: int | None = None
+    """Paired inputs the verdict rests on (it needs `MIN_INPUTS` of them)."""
+    n_pairs: int | None = None
+    """Paired runs the verdict rests on."""
+    more_runs: int | None = None
+    """For ``inconclusive``: about how many more paired runs would likely settle it; else None."""
+    verdict_reason: str | None = None
+    """Why the verdict is what it is, in one sentence."""
+    verdict_held: bool | None = None
+    """True when what the runs show keeps the verdict open whatever its bounds say (the judge gave every run one
+    score, or the entry's answers were cut off or refused on most runs): more runs of the same would not settle it."""
+    verdict_basis: VerdictBasis | None = None
+    """What the verdict rests on: ``judge-only``, or ``label-corrected`` by human labels (`BenchmarkReport.with_labels`;
+    its bounds then hold on the person's scale, whatever the judge's bias); None when not tested."""
+    more_labels: int | None = None
+    """For an inconclusive label-corrected verdict: about how many more labels (on the entry and the reference entry
+    together) would likely settle it; None otherwise, or when labelling every run would not."""
+    cost_ratio: float | None = None
+    """``cost_per_run`` over the reference entry's; None when either is unknown or the reference's is 0."""
+    latency_ratio: float | None = None
+    """``latency_s_mean`` over the reference entry's."""
+    cost_per_point: float | None = None
+    """``cost_per_run`` per point of ``score_mean``; None when the score is 0 or unknown."""
+    cost_per_point_ratio: float | None = None
+    """``cost_per_point`` over the reference entry's."""
+    swap_gap_mean: float | None = None
+    """Under the label-bias check: the mean gap between the two presentation orders' scores (None otherwise)."""
+    floor_runs: int | None = None
+    """Runs re-judged for the judge-noise floor (None until `Benchmark.judge_noise`)."""
+    floor_std: float | None = None
+    """The judge-noise floor: the mean spread (std) of a re-judged run's scores."""
+    floor_range: float | None = None
+    """The mean range (max − min) of a re-judged run's scores."""
+    floor_moved: float | None = None
+    """Share of the re-judged runs whose score moved."""
+    stopped: str | None = None
+    """Why the entry stopped receiving runs before the plan's end (settled, max_runs, budget); None when it did not."""
+
+    def to_row(self) -> dict[str, Any]:
+        """The entry's row in the report's ``models`` frame."""
+        return _ENTRY.row(self)
+
+    @classmethod
+    def from_row(cls, row: Mapping[str, Any]) -> EntrySummary:
+        """An entry taken back from its row."""
+        return cls(**_ENTRY.values(row))
+
+
+_ENTRY = Columns(EntrySummary, [f.name for f in dataclasses.fields(EntrySummary)])
+MODELS_SCHEMA: dict[str, pl.DataType] = _ENTRY.schema
+"""One row per candidate entry (the fields of `EntrySummary`): means and intervals, the verdict against the
+reference, ratios, the judge's floor."""
+
+
+NOISE_SCHEMA: dict[str, pl.DataType] = {
+    "run_id": pl.String(),
+    "entry": pl.String(),
+    "input_id": pl.String(),
+    "score": pl.Float64(),
+    "replicas": pl.List(pl.Float64()),
+    "std": pl.Float64(),
+    "range": pl.Float64(),
+    "moved": pl.Boolean(),
+}
+"""One row per re-judged run (`Benchmark.judge_noise`): its verdict's score, the replica scores and their spread."""
+
+
+def conform(df: pl.DataFrame, schema: dict[str, pl.DataType], what: str) -> pl.DataFrame:
+    """Columns in the declared order and dtypes (extra columns kept after them); a missing column raises."""
+    missing = [c for c in schema if c not in df.columns]
+    if missing:
+        raise ValueError(f"{what} lacks columns {missing}")
+    extra = [c for c in df.columns if c not in schema]
+    return df.select([pl.col(c).cast(t) for c, t in schema.items()] + [pl.col(c) for c in extra])
+
+
+def _total(values: Iterable[Any]) -> float | None:
+    """The sum, or None when any value is unknown."""
+    total = 0.0
+    for v in values:
+        if v is None:
+            return None
+        total += v
+    return total
+
+
+def _mean(series: pl.Series) -> float | None:
+    values = series.drop_nulls()
+    return float(values.mean()) if len(values) else None  # type: ignore[arg-type]
+
+
+def _known_mean(series: pl.Series) -> float | None:
+    """The mean, or None when any value is unknown (a mean over the runs that reported would flatter the entry)."""
+    return None if series.null_count() else _mean(series)
+
+
+def models_frame(runs: pl.DataFrame, noise: pl.DataFrame, meta: ReportMeta, *, controls: pl.DataFrame) -> pl.DataFrame:
+    """Per candidate entry, in order of first appearance (columns of `MODELS_SCHEMA`): its means as an `EntrySummary`,
+    then the verdicts, ratios and floors joined in by entry — void when the negative controls (``controls``, the
+    report's frame of them: required, since a frame left out would leave a fooled judge's verdicts standing) say the
+    judge cannot tell a wrong answer from a right one; see `BenchmarkReport.models`."""
+    candidates = runs.filter(pl.col("role") == Role.CANDIDATE)
+    reference_entry = meta.reference_entry
+    gold = gold_inputs(runs)
+    rows = []
+    for part in candidates.partition_by("entry", maintain_order=True) if candidates.height else []:
+        first = part.row(0, named=True)
+        ok = part.filter(pl.col("ok"))
+        scores = part["score"].drop_nulls()
+        lo, hi = _interval(runs, first["entry"], _mean(scores))
+        cost = _total(part["cost"])
+        summary = EntrySummary(
+            entry=first["entry"],
+            model=first["model"],
+            grade=first["grade"],
+            simulated=first["simulated"],
+            runs=part.height,
+            ok_rate=ok.height / part.height,
+            score_mean=_mean(scores),
+            score_lo=lo,
+            score_hi=hi,
+            accuracy_mean=_mean(part["accuracy"]),
+            work_mean=_mean(part["work"]),
+            scorer_mean=_mean(part["scorer"]),
+            gold_mean=_gold_mean(part, gold) if gold is not None else None,
+            calls_mean=_mean(ok["calls"]),
+            input_tokens_mean=_known_mean(ok["input_tokens"]),
+            output_tokens_mean=_known_mean(ok["output_tokens"]),
+            cached_input_tokens_mean=_known_mean(ok["cached_input_tokens"]),
+            reasoning_tokens_mean=_known_mean(ok["reasoning_tokens"]),
+            latency_s_mean=_mean(ok["latency_s"]),
+            wall_s_mean=_mean(ok["wall_s"]),
+            cost_per_run=None if cost is None or not ok.height else cost / part.height,
+            spent_now=_total(part["spent_now"]),
+            currency=first["currency"],
+            judged=part.filter(pl.col("judge_entry").is_not_null() & pl.col("score").is_not_null()).height,
+            is_reference=first["entry"] == reference_entry,
+        )
+        rows.append(summary.to_row())
+    return _with_verdicts(frame(rows, MODELS_SCHEMA), runs, noise, meta, controls)
+
+
+@dataclass(frozen=True, kw_only=True)
+class GoldScore:
+    """The reference run's accuracy against the gold labels: was the pinned model right in the first place?"""
+
+    entry: str
+    """The reference entry."""
+    mean: float
+    """Its mean score against the gold labels, 0..1."""
+    inputs: int
+    """The inputs it was scored on (those with a gold label)."""
+
+
+def gold_inputs(runs: pl.DataFrame) -> set[str] | None:
+    """The inputs the scorer held to a gold label, or None when it compared with the reference's output. Only a
+    scorer that reads the input scores the reference run (`gradebench._judge.judge.score_reference`): a reference row
+    with a
+    score (or a scorer error) says the race was scored against gold labels."""
+    references = runs.filter((pl.col("role") == Role.REFERENCE) & pl.col("ok"))
+    scored = references.filter(pl.col("scorer").is_not_null() | pl.col("scorer_error").is_not_null())
+    if not scored.height:
+        return None
+    return set(references.filter(pl.col("scorer").is_not_null())["input_id"].to_list())
+
+
+def reference_gold(runs: pl.DataFrame) -> GoldScore | None:
+    """The reference run's accuracy against the gold labels (the ``scorer`` of the runs frame's reference rows), or
+    None when the race was not scored against gold labels."""
+    if not gold_inputs(runs):
+        return None
+    scores = runs.filter((pl.col("role") == Role.REFERENCE) & pl.col("scorer").is_not_null())
+    mean = _mean(scores["scorer"])
+    assert mean is not None
+    return GoldScore(entry=str(scores["entry"][0]), mean=mean, inputs=scores["input_id"].n_unique())
+
+
+def _gold_mean(part: pl.DataFrame, gold: set[str]) -> float | None:
+    """An entry's mean score against the gold labels: a failed run on an input with a gold label counts 0."""
+    values = [
+        0.0 if not ok else score
+        for ok, score, input_id in part.select("ok", "scorer", "input_id").iter_rows()
+        if (score is not None) or (not ok and input_id in gold)
+    ]
+    return sum(values) / len(values) if values else None
+
+
+def _interval(runs: pl.DataFrame, entry: str, mean: float | None) -> tuple[float | None, float | None]:
+    """95% paired bootstrap interval (inputs resampled, repeats nested) of an entry's mean over its judged runs."""
+    if mean is None:
+        return None, None
+    # the runs the mean is over: every scored run (a failed run is not judged, and scores 0)
+    judged = runs.filter((pl.col("entry") == entry) & pl.col("score").is_not_null())
+    if judged.height < 2:
+        return None, None
+    ci = _stats.paired_bootstrap(judged, entry)
+    if ci.lo is None or ci.hi is None:
+        return None, None
+    return min(ci.lo, mean), max(ci.hi, mean)  # inputs weigh equally there: keep the plain mean inside
+
+
+def _with_verdicts(
+    models: pl.DataFrame, runs: pl.DataFrame, noise: pl.DataFrame, meta: ReportMeta, controls: pl.DataFrame
+) -> pl.DataFrame:
+    """The verdict of each entry against the reference entry, the ratios to it, the swap gap and noise floor."""
+    if not models.height:
+        return models
+    reference = meta.reference_entry
+    if meta.spec.design is Design.AUTO:
+        verdicts, stops = _sequential_verdicts(runs, meta)
+    elif meta.spec.design is Design.GROUP_SEQUENTIAL:
+        verdicts, stops = look_verdicts(runs, meta)
+    else:
+        complete = int(meta.spec.runs) if meta.stopped is not None else None
+        verdicts, stops = _stats.verdicts(runs, reference, margin=meta.spec.margin, complete=complete), {}
+    verdicts = void_verdicts(_held(verdicts, runs), control_check(controls, runs, models, meta)).select(
+        "entry",
+        "verdict",
+        "margin",
+        "mean_diff",
+        "lower",
+        "upper",
+        "p_value",
+        "n_inputs",
+        "n_pairs",
+        "more_runs",
+        pl.col("reason").alias("verdict_reason"),
+        pl.col("held").alias("verdict_held"),
+        pl.when(pl.col("verdict").is_not_null()).then(pl.lit(VerdictBasis.JUDGE_ONLY.value)).alias("verdict_basis"),
+    )
+    candidates = runs.filter(pl.col("role") == Role.CANDIDATE)
+    swap = candidates.group_by("entry").agg(pl.col("swap_gap").mean().alias("swap_gap_mean"))
+    floor = noise.group_by("entry").agg(
+        pl.len().cast(pl.Int64).alias("floor_runs"),
+        pl.col("std").mean().alias("floor_std"),
+        pl.col("range").mean().alias("floor_range"),
+        pl.col("moved").cast(pl.Float64).mean().alias("floor_moved"),
+    )
+    stops = {**_cut_short(models, meta), **stops, **meta.stops}
+    stopped = pl.DataFrame(
+        {"entry": list(stops), "stopped": list(stops.values())}, schema={"entry": pl.String, "stopped": pl.String}
+    )
+    extras = (verdicts, _stats.ratios(models, reference), swap, floor, stopped)
+    out = models.drop([c for extra in extras for c in extra.columns if c != "entry"])
+    for extra in extras:
+        out = out.join(extra, on="entry", how="left", maintain_order="left")
+    return conform(out, MODELS_SCHEMA, "models")
+
+
+def _held(verdicts: pl.DataFrame, runs: pl.DataFrame) -> pl.DataFrame:
+    """The verdicts with those the evidence cannot carry kept open, saying why
+    (`gradebench._verdict.evidence.Evidence`)."""
+    found = evidence(runs)
+    rows = verdicts.to_dicts()
+    for row in rows:
+        verdict, reason = found.hold(row["entry"], row["verdict"], row["reason"])
+        held = row["verdict"] is not None and bool(found.notes(row["entry"]))
+        if held:
+            row["more_runs"] = (
+                None  # more runs of what the judge cannot tell apart, or of cut-off answers, settle nothing
+            )
+        row.update(verdict=verdict, reason=reason, held=held if row["verdict"] is not None else None)
+    return frame(rows, _stats.VERDICT_SCHEMA)
+
+
+def _cut_short(models: pl.DataFrame, meta: ReportMeta) -> dict[str, str]:
+    """For a race stopped early, each entry whose runs had not all landed, and how many had (a race to a verdict's
+    plan is its waves: an entry still racing is cut short whatever it had made)."""
+    if meta.stopped is None:
+        return {}
+    cut = {}
+    for entry, runs, tested in models.select("entry", "runs", pl.col("is_reference").not_()).iter_rows():
+        if meta.spec.design.to_verdict:
+            if tested:
+                cut[entry] = f"{meta.stopped}: {_stats.plural(runs, 'run')} landed before the stop"
+        elif runs < (planned := int(meta.spec.runs) * len(meta.inputs)):
+            cut[entry] = f"{meta.stopped}: {runs} of {planned} runs landed before the stop"
+    return cut
+
+
+def _sequential_verdicts(runs: pl.DataFrame, meta: ReportMeta) -> tuple[pl.DataFrame, dict[str, str]]:
+    """A race to a verdict's verdicts: each entry's anytime-valid bounds over its paired units, in draw order; and
+    why entries stopped, for a race stopped early (replayed: see `gradebench._verdict.racestate.replay`)."""
+    race = landed(runs, meta, VerdictRace)
+    scores, entries, units = race.scores, race.entries, race.units
+    found = unit_verdicts(scores, entries, meta.reference_entry, units, meta.spec.margin)
+    rows = []
+    for entry in entries:
+        v = found.get(entry)
+        row: dict[str, Any] = {"entry": entry, "margin": meta.spec.margin}
+        if v is not None:
+            inputs = {u.input_id for u in units if (entry, u) in scores and (meta.reference_entry, u) in scores}
+            reason = _stats.unjudged(runs, entry, meta.reference_entry) if not v.n else None
+            reason = reason or v.reason
+            if meta.stopped is not None:
+                reason += f"; on {_stats.plural(v.n, 'unit')} complete before the stop"
+            row.update(
+                verdict=v.verdict,
+                mean_diff=v.mean,
+                lower=v.lower,
+                upper=v.upper,
+                n_inputs=len(inputs),
+                n_pairs=v.n,
+                reason=reason,
+            )
+        rows.append(row)
+    return frame(rows, _stats.VERDICT_SCHEMA), race.stops

@@ -1,0 +1,311 @@
+"""The report as HTML: escaped fragments (tables, transcripts, a run beside its reference) and one page to share.
+
+Everything rendered is escaped: outputs, transcripts, reasons and errors are untrusted text. The panel's tabs
+(`gradebench.widgets`) lay these fragments out; `page` — what `BenchmarkReport.to_html` writes — puts the presenter's
+summary (`_present.html`), the charts as inline SVG, the diagnostics and each entry's lowest-scoring runs beside the
+reference into one file that loads nothing: no script, no stylesheet, no image from anywhere, so it opens offline.
+
+It sits on the core alone, but `page` draws the charts (`gradebench.charts`, which imports the report): it imports
+them when called.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import re
+import tempfile
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import polars as pl
+
+from .._base.numbers import money, plain
+from .._base.vocab import Role
+from . import present as _present
+
+if TYPE_CHECKING:
+    from .report import BenchmarkReport
+
+__all__ = [
+    "CSS",
+    "FLEX",
+    "LOWEST",
+    "REPORT_HTML",
+    "esc",
+    "events_html",
+    "html_table",
+    "lowest_runs",
+    "page",
+    "pre",
+    "run_pair",
+    "td",
+    "text",
+    "write_page",
+]
+
+REPORT_HTML = "report.html"
+"""The HTML report's file name beside the parquet files (the command line's and the panel's Export)."""
+LOWEST = 2
+"""How many of each entry's lowest-scoring runs the HTML report shows beside the reference."""
+CSS = (
+    "<style>.gb-t{border-collapse:collapse;font-size:12px}.gb-t th,.gb-t td{border:1px solid #ddd;padding:2px 6px;"
+    "text-align:left;vertical-align:top}.gb-t th{background:#f4f4f4}.gb-t td.n{text-align:right}"
+    ".gb-t.gb-line td{white-space:nowrap;line-height:18px}.gb-t.gb-line th{white-space:nowrap}"
+    ".gb-t.gb-fit td{white-space:nowrap}.gb-t.gb-fit th{vertical-align:bottom}"
+    ".gb-pre{white-space:pre-wrap;word-break:break-word;margin:2px 0;font-size:12px}"
+    ".gb-ev{border-left:3px solid #ccc;padding:2px 6px;margin:4px 0}.gb-bad{color:#b00020}"
+    ".gb-stop{color:#b45309;font-weight:bold}</style>"
+)
+"""The styles every fragment carries (``gb-line``: one line per row; ``gb-fit``: cells never wrap, headers may)."""
+_COLOURS = {
+    "user": "#4a7ebb",
+    "tool_call": "#d08000",
+    "tool_result": "#2a8a4a",
+    "tool_error": "#b00020",
+    "error": "#b00020",
+    "answer": "#6a3fb5",
+}
+FLEX = "<div style='flex:1;min-width:0'>"
+_PAGE_CSS = (
+    "<style>body{font-family:system-ui,sans-serif;font-size:14px;margin:24px auto;max-width:1400px;padding:0 16px;"
+    "color:#222}h1{font-size:20px}h2{font-size:17px;border-bottom:1px solid #ddd;padding-bottom:4px;margin-top:28px}"
+    "h3{font-size:15px}.gb-chart{overflow-x:auto;margin:8px 0}.gb-run{border:1px solid #e4e4e4;padding:6px 10px;"
+    "margin:10px 0}</style>"
+)
+
+
+# -------------------------------------------------------------------------------------------------------- fragments
+
+
+def esc(value: Any) -> str:
+    return html.escape(str(value), quote=True)
+
+
+def text(value: Any) -> str:
+    if value is None:
+        return "–"
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, float):
+        return plain(value)  # 4 significant digits in plain notation: 0.00001234, never 1.234e-05
+    return str(value)
+
+
+def td(value: Any, cut: int | None = None) -> str:
+    """A cell; with ``cut``, text longer than that many characters is cut to one line, whole in its tooltip."""
+    number = isinstance(value, int | float) and not isinstance(value, bool)
+    shown = " ".join(text(value).split()) if cut else text(value)
+    if cut and len(shown) > cut:
+        return f'<td title="{esc(text(value))}">{esc(shown[: cut - 1])}…</td>'
+    return f"<td{' class=n' if number else ''}>{esc(shown)}</td>"
+
+
+def _head(name: str) -> str:
+    """A header that may break after an underscore (so a long column name does not widen its column)."""
+    return "_<wbr>".join(esc(part) for part in name.split("_"))
+
+
+def html_table(
+    df: pl.DataFrame,
+    columns: Sequence[str] | None = None,
+    *,
+    empty: str = "(no rows)",
+    cut: int | None = None,
+    fit: bool = False,
+) -> str:
+    """An escaped HTML table of ``df`` (all columns, or ``columns`` in that order).
+
+    ``cut``: one line per row, text longer than ``cut`` characters cut (the whole text in the cell's tooltip).
+    ``fit``: cells never wrap (ids stay whole), headers break after underscores.
+    """
+    columns = list(columns or df.columns)
+    if not df.height:
+        return f"<p><i>{esc(empty)}</i></p>"
+    kind = " gb-line" if cut else " gb-fit" if fit else ""
+    heads = "".join(f"<th>{_head(c) if fit else esc(c)}</th>" for c in columns)
+    body = "".join("<tr>" + "".join(td(v, cut) for v in row) + "</tr>" for row in df.select(columns).iter_rows())
+    return f'{CSS}<table class="gb-t{kind}"><thead><tr>{heads}</tr></thead><tbody>{body}</tbody></table>'
+
+
+def pre(value: Any) -> str:
+    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, indent=2, default=str)
+    return f'<pre class="gb-pre">{esc(text)}</pre>'
+
+
+def events_html(events: Sequence[Mapping[str, Any]]) -> str:
+    """A transcript (`transcript_events`) as escaped HTML: messages, tool calls with arguments and results, answer.
+
+    It carries its own styles, so it reads the same in a notebook cell as in the panel.
+    """
+    parts = [CSS]
+    for e in events:
+        kind, name = str(e.get("kind")), f"<code>{esc(e.get('name'))}</code>"
+        if kind == "system":
+            parts.append(f'<details class="gb-ev"><summary>system prompt</summary>{pre(e.get("content"))}</details>')
+            continue
+        title, body = {
+            "tool_call": (f"tool call {name}", e.get("arguments")),
+            "tool_result": (f"result of {name}", e.get("result")),
+            "tool_error": (f"tool error of {name}", e.get("error")),
+            "answer": ("answer", e.get("output")),
+            "error": ("error", e.get("error")),
+        }.get(kind, (esc(kind), e.get("content", {k: v for k, v in e.items() if k != "kind"})))
+        colour = _COLOURS.get(kind, "#999")
+        parts.append(f'<div class="gb-ev" style="border-left-color:{colour}"><b>{title}</b>{pre(body)}</div>')
+    return "".join(parts)
+
+
+def run_pair(report: BenchmarkReport, run_id: str) -> str:
+    """A candidate run beside the reference run of its input: the judge's verdict and reason, then both transcripts
+    (messages, tool calls with arguments and results, the answer or the error), with each run's facts."""
+    row = report.runs.filter(run_id=run_id).row(0, named=True)
+    refs = report.runs.filter(role=Role.REFERENCE, input_id=row["input_id"])
+
+    def side(r: dict[str, Any] | None, title: str) -> str:
+        if r is None:
+            return f"{FLEX}<h4>{title}</h4><i>missing</i></div>"
+        events = report.transcript(r["run_id"])
+        facts = (
+            f"{r['entry']} ({r['model']}) · input {r['input_id']} · repeat {r['repeat']} · "
+            f"{'ok' if r['ok'] else 'FAILED'} · {_present.plural(r['calls'], 'call')} · "
+            f"{_present.plural(r['tool_calls'], 'tool call')} · {text(r['latency_s'])}s · "
+            f"cost {money(r['cost'])} {r['currency']}"
+        )
+        return f"{FLEX}<h4>{title}</h4><p>{esc(facts)}</p>{events_html(events)}</div>"
+
+    t = {k: esc(text(row[k])) for k in ("score", "accuracy", "work", "judge_entry", "judge_path", "scorer")}
+    if row["ok"]:
+        verdict = (
+            f"<p><b>verdict</b>: score {t['score']}/10 (accuracy {t['accuracy']}/7, work {t['work']}/3) · "
+            f"judge {t['judge_entry']} via {t['judge_path']} · scorer {t['scorer']}</p>"
+        )
+    else:
+        verdict = f"<p><b>failed</b>: not judged; a failed run scores {t['score']}/10 in every figure</p>"
+    verdict += pre(row["reason"] or "")
+    for key in ("judge_error", "scorer_error"):
+        verdict += f'<p class="gb-bad">{key}: {esc(row[key])}</p>' if row[key] else ""
+    sides = side(row, Role.CANDIDATE) + side(refs.row(0, named=True) if refs.height else None, Role.REFERENCE)
+    return f"{verdict}<div style='display:flex;gap:16px'>{sides}</div>"
+
+
+# ------------------------------------------------------------------------------------------------------------ page
+
+
+def lowest_runs(report: BenchmarkReport, per_entry: int = LOWEST) -> dict[str, list[str]]:
+    """Each entry's ``per_entry`` lowest-scoring candidate runs (a failed run scores 0; a run the judge gave no
+    score comes after every scored one), run ids by entry in the models frame's order."""
+    candidates = report.runs.filter(role=Role.CANDIDATE)
+    found = {}
+    for row in report.model_rows():
+        own = candidates.filter(entry=row.entry).sort("score", nulls_last=True, maintain_order=True)
+        found[row.entry] = own["run_id"].head(per_entry).to_list()
+    return found
+
+
+def _charts(report: BenchmarkReport) -> list[tuple[str, Any]]:
+    """The charts the command line writes, by title: a chart that cannot be made is its error instead."""
+    from . import charts
+
+    makers = [
+        ("cost vs quality", charts.cost_quality),
+        ("latency vs quality", charts.latency_quality),
+        ("judge scores per run", charts.score_distribution),
+    ]
+    if report.runs["scorer"].drop_nulls().len():
+        makers.append(("judge vs scorer", charts.scorer_agreement))
+    made: list[tuple[str, Any]] = []
+    for title, make in makers:
+        try:
+            made.append((title, make(report)))
+        except Exception as exc:  # one chart that cannot be drawn must not cost the report
+            made.append((title, exc))
+    return made
+
+
+def _svg(chart: Any, n: int) -> str:
+    """A chart as inline SVG (vl-convert, through `save_chart`: offline), its ids made unique to the page."""
+    from .charts import save_chart
+
+    with tempfile.TemporaryDirectory() as tmp:
+        svg = save_chart(chart, Path(tmp) / "chart.svg").read_text(encoding="utf-8")
+    svg = re.sub(r"<\?xml[^>]*\?>", "", svg)
+    # two inline SVGs sharing an id would resolve each other's clip paths and gradients
+    return re.sub(r'(id="|url\(#|href="#)([^")]+)', lambda m: f"{m.group(1)}gb{n}-{m.group(2)}", svg)
+
+
+def _charts_html(report: BenchmarkReport) -> str:
+    parts = []
+    for n, (title, chart) in enumerate(_charts(report)):
+        if isinstance(chart, Exception):
+            body = f'<p class="gb-bad">chart unavailable: {esc(type(chart).__name__)}: {esc(chart)}</p>'
+        else:
+            try:
+                body = _svg(chart, n)
+            except Exception as exc:
+                body = f'<p class="gb-bad">chart unavailable: {esc(type(exc).__name__)}: {esc(exc)}</p>'
+        parts.append(f'<figure class="gb-chart" aria-label="{esc(title)}">{body}</figure>')
+    return "".join(parts)
+
+
+def _runs_html(report: BenchmarkReport, per_entry: int) -> str:
+    runs = report.runs
+    parts = []
+    for entry, ids in lowest_runs(report, per_entry).items():
+        blocks = []
+        for run_id in ids:
+            r = runs.filter(run_id=run_id).row(0, named=True)
+            how = "failed" if not r["ok"] else f"score {text(r['score'])}" if r["score"] is not None else "no score"
+            title = f"input {r['input_id']} · repeat {r['repeat']} · {how}"
+            blocks.append(
+                f'<div class="gb-run" data-run="{esc(run_id)}"><h4>{esc(title)}</h4>{run_pair(report, run_id)}</div>'
+            )
+        parts.append(f"<h3>{esc(entry)}</h3>" + ("".join(blocks) or "<p><i>no candidate run</i></p>"))
+    return "".join(parts) or "<p><i>no candidate runs</i></p>"
+
+
+def _controls_html(report: BenchmarkReport) -> list[str]:
+    """The negative controls: what the judge made of each planted wrong answer (nothing when none were asked)."""
+    said = report.control_check().sentence()
+    if said is None:
+        return []
+    rows = report.controls.select("entry", "input_id", "score", "accuracy", "work", "reason", "judge_error")
+    table = html_table(rows, empty="no control was judged", cut=160)
+    return [f"<h2>Negative controls</h2><p>{esc(said)}</p>{table}"]
+
+
+def page(report: BenchmarkReport, *, lowest: int = LOWEST) -> str:
+    """The whole report as one HTML document that loads nothing: the summary (header, stop marker, judge headlines,
+    models table, verdicts, recommendation), the rubric, the charts as inline SVG, the diagnostics and each entry's
+    ``lowest`` lowest-scoring runs beside the reference run of the same input."""
+    m = report.meta
+    facts = (
+        f"benchmark {m.benchmark_id or '-'} · salt {m.spec.salt!r} · scorer {m.spec.scorer or 'none'} · "
+        f"gradebench {m.gradebench_version or '?'}"
+    )
+    rubric = f"<details><summary>the rubric the judge read</summary>{pre(m.spec.rubric or '(none)')}</details>"
+    head = _present.header(report)
+    low = f"{_present.plural(lowest, 'lowest-scoring run')} of each entry, beside the reference run of its input"
+    sections = [
+        f"<h1>{esc(m.job or 'gradebench report')}</h1>",
+        _present.html(report),
+        f'<p style="color:#666">{esc(facts)}</p>{rubric}',
+        f"<h2>Charts</h2>{_charts_html(report)}",
+        f"<h2>Diagnostics</h2>{html_table(report.diagnostics(), empty='nothing to flag')}",
+        *_controls_html(report),
+        f"<h2>Transcripts</h2><p>{esc(low)}</p>{_runs_html(report, lowest)}",
+    ]
+    return (
+        '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
+        '<meta name="viewport" content="width=device-width, initial-scale=1">'
+        f"<title>{esc(head)}</title>{_PAGE_CSS}{CSS}</head>\n<body>\n" + "\n".join(sections) + "\n</body></html>\n"
+    )
+
+
+def write_page(report: BenchmarkReport, path: str | Path, *, lowest: int = LOWEST) -> Path:
+    """Write `page` to ``path`` (its folder created if needed); the path."""
+    out = Path(path)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(page(report, lowest=lowest), encoding="utf-8")
+    return out

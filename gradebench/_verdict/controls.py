@@ -1,0 +1,307 @@
+"""What the negative controls say about the judge on this job, and the verdicts they void.
+
+The yardstick is a right answer's score: the reference entry's own runs against its reference run (its
+self-agreement), or — when the reference entry did not race — the best entry's mean. The line is the yardstick minus
+the verdict's margin: a score above it is, to the non-inferiority test, as good as the reference.
+
+The rule. The verdicts are void when the controls' mean score reaches the line, or the mean of the controls of a kind
+that is wrong in substance (another input's answer, an empty answer) does: then a run that gave such answers every
+time would itself pass as good, so the test cannot tell a wrong answer from a right one, whatever its bounds say. The
+answer cut in half counts in the mean but never voids alone: the half kept may hold the substance, and a judge may
+rightly score it well. Why the margin: it is the resolution of the verdict; a candidate wrong on a share p of its
+inputs scores about p × (yardstick − controls) below the reference, so when that gap is under the margin even p = 1
+passes. A void turns every verdict into ``inconclusive``, held, with the reason, and the recommendation says so.
+
+Only controls that were judged count: one the race did not reach (stopped, out of budget) or that the judge gave no
+verdict is said, and no claim that the judge tells wrong from right is made until every planted control was judged.
+A void from the controls judged stands (more verdicts could only add evidence against the judge, or dilute it).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import polars as pl
+
+from .._base.vocab import ControlKind, Role
+from .._records.codec import frame
+from .._records.meta import ReportMeta
+from .._records.planted import KINDS, UNPLANTABLE, control_entry
+from .._stats.paired import INCONCLUSIVE, VERDICT_SCHEMA
+
+__all__ = [
+    "KIND_WORDS",
+    "SUBSTANCE",
+    "VOID",
+    "ControlCheck",
+    "ControlScore",
+    "control_check",
+    "control_diagnostics",
+    "void_verdicts",
+]
+
+VOID = "the judge cannot tell a wrong answer from a right one on this job"
+"""Why a void verdict is void (its ``verdict_reason`` starts ``void: `` and this)."""
+KIND_WORDS = {
+    ControlKind.OTHER_ANSWER: "another input's answer",
+    ControlKind.EMPTY: "an empty answer",
+    ControlKind.HALF: "the answer cut in half",
+}
+"""Each kind of control in words."""
+SUBSTANCE = (ControlKind.OTHER_ANSWER, ControlKind.EMPTY)
+"""The kinds wrong in substance: each voids on its own when it scores above the line."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class ControlScore:
+    """One planted control and the judge's score of it."""
+
+    run_id: str
+    """The control's run id (its row in ``report.controls``, when judged)."""
+    kind: ControlKind
+    """How its answer is wrong."""
+    input_id: str
+    """The input whose reference transcript it is."""
+    score: float | None
+    """The judge's score, 0..10; None when it was not judged or the judge gave no verdict."""
+    error: str | None = None
+    """Why there is no score: the judge's error, or that the race stopped before it."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class ControlCheck:
+    """The negative controls of a report, against a right answer's score: how far below it the judge put them, and
+    whether that voids the verdicts (see the module for the rule)."""
+
+    asked: int
+    """Controls the race asked for (``spec.controls``)."""
+    controls: tuple[ControlScore, ...]
+    """Every control planted, in planting order."""
+    margin: float
+    """The verdict's margin, points of 10."""
+    yardstick: float | None
+    """A right answer's score: the reference's self-agreement, else the best entry's mean; None when neither."""
+    yardstick_entry: str | None = None
+    """The entry it is the mean of."""
+    self_agreement: bool = False
+    """True when the yardstick is the reference entry against its own reference run."""
+    entries: tuple[float, float] | None = None
+    """The lowest and the highest entry mean (the candidates'), for scale."""
+    missing: tuple[str, ...] = field(default_factory=tuple)
+    """Why asked-for controls were not planted."""
+
+    @property
+    def planted(self) -> int:
+        return len(self.controls)
+
+    @property
+    def judged(self) -> int:
+        """Controls the judge scored."""
+        return sum(c.score is not None for c in self.controls)
+
+    @property
+    def complete(self) -> bool:
+        """Every planted control was judged (and at least one was planted)."""
+        return bool(self.controls) and self.judged == self.planted
+
+    @property
+    def mean(self) -> float | None:
+        """The mean score of the controls judged."""
+        return _mean([c.score for c in self.controls])
+
+    def kind_means(self) -> dict[ControlKind, float]:
+        """The mean score of each kind judged, in `KINDS` order."""
+        means = {k: _mean([c.score for c in self.controls if c.kind is k]) for k in KINDS}
+        return {k: m for k, m in means.items() if m is not None}
+
+    @property
+    def line(self) -> float | None:
+        """The yardstick minus the margin: a score above it passes as good as the reference."""
+        return None if self.yardstick is None else self.yardstick - self.margin
+
+    @property
+    def fooled_by(self) -> tuple[str, ...]:
+        """What reached the line, in words: ``their mean`` and the substance kinds that did; empty when none."""
+        line, mean = self.line, self.mean
+        if line is None or mean is None:
+            return ()
+        found = ["their mean"] if mean >= line else []
+        found += [KIND_WORDS[k] for k, m in self.kind_means().items() if k in SUBSTANCE and m >= line]
+        return tuple(found)
+
+    @property
+    def void(self) -> bool:
+        """True when the controls judged void the verdicts."""
+        return bool(self.fooled_by)
+
+    @property
+    def clean(self) -> bool:
+        """True when every planted control was judged and none came near the line: the judge tells them apart."""
+        return self.complete and self.line is not None and not self.void
+
+    def scores_text(self) -> str:
+        """``another input's answer 3.00, an empty answer 0.00, the answer cut in half 4.00``."""
+        return ", ".join(f"{KIND_WORDS[k]} {m:.2f}" for k, m in self.kind_means().items())
+
+    def yardstick_text(self) -> str:
+        """``the reference's self-agreement 8.59`` or ``the best entry's mean (sim/chatty, 8.90)``."""
+        assert self.yardstick is not None
+        if self.self_agreement:
+            return f"the reference's self-agreement {self.yardstick:.2f}"
+        return f"the best entry's mean ({self.yardstick_entry}, {self.yardstick:.2f}: the reference entry did not race)"
+
+    def headline(self) -> str | None:
+        """The report's headline when the controls void its verdicts; else None."""
+        if not self.void:
+            return None
+        assert self.mean is not None
+        return (
+            f"JUDGE CANNOT TELL A WRONG ANSWER FROM A RIGHT ONE on this job: planted wrong answers scored "
+            f"{self.mean:.2f} on average ({self.scores_text()}) against {self.yardstick_text()}; {self._reached()}: "
+            "every verdict is void"
+        )
+
+    def _reached(self) -> str:
+        """``their mean and an empty answer reach 8.30 (that less the margin 1), where a run passes as good``."""
+        assert self.line is not None
+        found = list(self.fooled_by)
+        what = found[0] if len(found) == 1 else ", ".join(found[:-1]) + " and " + found[-1]
+        verb = "reaches" if len(found) == 1 else "reach"
+        return f"{what} {verb} {self.line:.2f} (that less the margin {self.margin:g}), where a run passes as good"
+
+    def sentence(self) -> str | None:
+        """What the controls say, in one line (the table's, the HTML's); None when none were asked for."""
+        if not self.asked:
+            return None
+        mean, head = self.mean, f"controls ({self._counted()})"
+        if not self.controls:
+            return f"{head}: no check of the judge"
+        if mean is None:
+            return f"{head}: none got a verdict: no check of the judge"
+        scored = f"{head} scored {mean:.2f} on average ({self.scores_text()})"
+        if self.yardstick is None:
+            return f"{scored}; no right answer was judged to compare them with: no check of the judge"
+        below = self.yardstick - mean
+        side = f"{below:.2f} below" if below >= 0 else f"{-below:.2f} above"
+        scale = f"; the entries score {self.entries[0]:.2f}–{self.entries[1]:.2f}" if self.entries else ""
+        where = f"{scored}, {side} {self.yardstick_text()}{scale}"
+        if self.void:
+            return f"{where}: void, {VOID}"
+        if not self.complete:
+            return f"{where}: too few judged to say whether the judge tells a wrong answer from a right one"
+        return f"{where}: the judge tells a wrong answer from a right one"
+
+    def _counted(self) -> str:
+        """``3 planted wrong answers`` and what became of the others: not planted, not judged."""
+        parts = [f"{self.planted} planted wrong answer{'s' * (self.planted != 1)}"]
+        if self.planted < self.asked:
+            why = f": {'; '.join(self.missing)}" if self.missing else ""
+            parts.append(f"{self.asked - self.planted} of {self.asked} not planted{why}")
+        if (unjudged := self.planted - self.judged) and self.controls:
+            errors = [c.error for c in self.controls if c.score is None and c.error]
+            parts.append(f"{unjudged} not judged: {errors[0]}" if errors else f"{unjudged} not judged")
+        return "; ".join(parts)
+
+    def void_reason(self) -> str:
+        """The reason a void verdict carries."""
+        assert self.mean is not None
+        return (
+            f"void: {VOID} (planted wrong answers scored {self.mean:.2f} on average against "
+            f"{self.yardstick_text()}; {self._reached()})"
+        )
+
+    def recommendation(self, job: str) -> str:
+        """The recommendation of a void report: no entry, and what to do."""
+        assert self.mean is not None and self.yardstick is not None
+        return (
+            f"no verdict on {job}: {VOID} (planted wrong answers scored {self.mean:.2f} against "
+            f"{self.yardstick_text()}): judge with a stronger model (Benchmark(judge=...) or rejudge) before "
+            "trusting any entry"
+        )
+
+
+def _mean(values: Sequence[float | None]) -> float | None:
+    known = [v for v in values if v is not None]
+    return sum(known) / len(known) if known else None
+
+
+def control_check(controls: pl.DataFrame, runs: pl.DataFrame, models: pl.DataFrame, meta: ReportMeta) -> ControlCheck:
+    """The `ControlCheck` of a report's controls frame (one row per control judged), its runs frame (whether its
+    reference runs were all in), its models frame (``entry, score_mean, is_reference``: the yardstick and the
+    entries' scale) and its meta (the controls asked for and planted)."""
+    rows = {r["run_id"]: r for r in controls.filter(pl.col("role") == Role.CONTROL).iter_rows(named=True)}
+    scores = []
+    # a planted control without a row: the race stopped first, or the row was left out of this report
+    gone = "the race stopped before it was judged" if meta.stopped is not None else "its row is not in this report"
+    for plant in meta.controls:
+        row = rows.get(plant.run_id)
+        error = gone if row is None else row["judge_error"]
+        score = None if row is None else row["score"]
+        scores.append(
+            ControlScore(run_id=plant.run_id, kind=plant.kind, input_id=plant.input_id, score=score, error=error)
+        )
+    judged = models.filter(pl.col("score_mean").is_not_null()) if models.height else models
+    own = judged.filter(pl.col("is_reference")) if judged.height else judged
+    best = judged.sort("score_mean", descending=True, maintain_order=True) if judged.height else judged
+    yardstick = own if own.height else best
+    entries = None
+    if judged.height:
+        entries = (float(judged["score_mean"].min()), float(judged["score_mean"].max()))  # type: ignore[arg-type]
+    return ControlCheck(
+        asked=meta.spec.controls,
+        controls=tuple(scores),
+        margin=meta.spec.margin,
+        yardstick=float(yardstick["score_mean"][0]) if yardstick.height else None,
+        yardstick_entry=str(yardstick["entry"][0]) if yardstick.height else None,
+        self_agreement=bool(own.height),
+        entries=entries,
+        missing=_missing(runs, meta),
+    )
+
+
+def _missing(runs: pl.DataFrame, meta: ReportMeta) -> tuple[str, ...]:
+    """Why controls asked for were not planted: the race stopped before its reference runs were in, or a kind cannot
+    be made wrong on these reference answers."""
+    planted = {p.number for p in meta.controls}
+    absent = [n for n in range(meta.spec.controls) if n not in planted]
+    if not absent:
+        return ()
+    references = runs.filter((pl.col("role") == Role.REFERENCE) & pl.col("ok")).height
+    if not meta.controls and references < len(meta.inputs):
+        return ("the race stopped before its reference runs were all in",)
+    return tuple(dict.fromkeys(UNPLANTABLE[KINDS[n % len(KINDS)]] for n in absent))
+
+
+def void_verdicts(verdicts: pl.DataFrame, check: ControlCheck) -> pl.DataFrame:
+    """The verdicts frame (`gradebench._stats.paired.VERDICT_SCHEMA`) with every verdict void when the controls say so:
+    ``inconclusive``, held, nothing more runs could settle, and the reason first."""
+    if not check.void or not verdicts.height:
+        return verdicts
+    why = check.void_reason()
+    rows = verdicts.to_dicts()
+    for row in rows:
+        if row["verdict"] is None:  # untested (the reference entry itself)
+            continue
+        bounds = f"the bounds alone: {row['reason']}" if row["reason"] else ""
+        row.update(verdict=INCONCLUSIVE, held=True, more_runs=None, reason="; ".join(r for r in (why, bounds) if r))
+    return frame(rows, VERDICT_SCHEMA)
+
+
+def control_diagnostics(check: ControlCheck) -> list[dict[str, str | None]]:
+    """Diagnostics rows (kind, entry, run_id, detail): ``control_scored_high`` for a control above the line,
+    ``control_unjudged`` for one without a verdict."""
+    found: list[dict[str, str | None]] = []
+    line = check.line
+    for c in check.controls:
+        words, entry = KIND_WORDS[c.kind], control_entry(c.kind)
+        if c.score is None:
+            detail = f"{words} planted on input {c.input_id}: not judged ({c.error or 'no verdict'})"
+            found.append({"kind": "control_unjudged", "entry": entry, "run_id": c.run_id, "detail": detail})
+        elif line is not None and c.score >= line:
+            detail = (
+                f"{words} planted on input {c.input_id} scored {c.score:.2f}, above {line:.2f} "
+                f"({check.yardstick_text()} minus the margin): the judge took a wrong answer for a right one"
+            )
+            found.append({"kind": "control_scored_high", "entry": entry, "run_id": c.run_id, "detail": detail})
+    return found

@@ -1,0 +1,222 @@
+"""A report with human labels: each verdict label-corrected where the labels allow it, said judge-only where not,
+and the judge's agreement with the person (``report.agreement``).
+
+`with_labels` takes the judge-only models frame and returns it with the verdicts of every entry that has at least
+`MIN_LABELS` labels on its own runs and on the reference entry's replaced by the label-corrected one
+(`gradebench._stats.ppi`: prediction-powered inference, paired by input) — ``verdict_basis`` ``label-corrected``,
+``more_labels`` for an inconclusive one, ``p_value`` None (the skew-widened bounds have no exact dual p-value) and
+``more_runs`` None (what would settle it is labels first). Every other tested entry keeps its judge-only verdict,
+marked ``judge-only``, and its reason says why no corrected one was given: too few labels on either side, fewer than
+two paired inputs, or a race to a verdict (its stopping read the judge's scores, so a fixed-sample correction over
+the runs it chose would not hold). Never a judge-only verdict under the corrected name. The evidence rules hold
+both kinds alike (`gradebench._verdict.evidence`): an entry cut off or refused on most runs is never as good.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from functools import partial
+from typing import Final
+
+import numpy as np
+import polars as pl
+
+from .._base.vocab import Role, VerdictBasis
+from .._records.codec import frame
+from .._records.meta import ReportMeta
+from .._stats.paired import AS_GOOD, INCONCLUSIVE, MIN_INPUTS, WORSE, _num, plural
+from .._stats.ppi import MIN_LABELS, corrected_difference, more_labels
+from .evidence import evidence
+from .label_agreement import AGREEMENT_SCHEMA, ALL_ENTRIES, agreement_rows
+from .labels import HumanLabels, labellable
+
+__all__ = ["Correction", "correct", "with_labels"]
+
+FAILED_SCORE: Final = 0.0  # a failed run counts 0, as in every judge-only figure
+
+
+VOID_LIFTED: Final = "the judge alone is void (the negative controls): this verdict rests on your labels"
+"""What a label-corrected verdict says when the controls void the judge's own."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class Correction:
+    """One entry's label-corrected verdict, or why there is none (``verdict`` None)."""
+
+    entry: str
+    """The entry tested against the reference entry."""
+    verdict: str | None = None
+    """``as good``, ``worse`` or ``inconclusive`` on the person's scale; None: no corrected verdict."""
+    mean_diff: float | None = None
+    """θ̂, the label-corrected mean difference."""
+    lower: float | None = None
+    """Its one-sided 95% lower bound."""
+    upper: float | None = None
+    """Its one-sided 95% upper bound."""
+    n_inputs: int | None = None
+    """Paired inputs."""
+    n_pairs: int | None = None
+    """The candidate's runs on them."""
+    labels: tuple[int, int] = (0, 0)
+    """Labelled runs used: the candidate's and the reference entry's."""
+    more_labels: tuple[int, int] | None = None
+    """For an inconclusive verdict: about how many more labels on each side would likely settle it."""
+    reason: str
+    """One sentence: the verdict's, or why there is no corrected verdict."""
+    settle: str | None = None
+    """For an inconclusive verdict: what would likely settle it, in words."""
+
+
+def _allowed_inputs(runs: pl.DataFrame, entry: str, reference: str, complete: int | None) -> set[str] | None:
+    """For a race stopped early, the inputs where every planned run of both entries landed (as the judge-only verdict
+    is tested on); None: every input."""
+    if complete is None:
+        return None
+    landed = {
+        (e, i): n
+        for e, i, n in runs.filter(pl.col("role") == Role.CANDIDATE).group_by("entry", "input_id").len().iter_rows()
+    }
+    return {i for (e, i), n in landed.items() if e == entry and min(n, landed.get((reference, i), 0)) >= complete}
+
+
+def _side(runs: pl.DataFrame, entry: str, scores: Mapping[str, float]) -> dict[str, list[tuple[float, float, bool]]]:
+    """Per input, the entry's usable runs as (judge score, human score or NaN, labellable)."""
+    part = runs.filter((pl.col("role") == Role.CANDIDATE) & (pl.col("entry") == entry))
+    part = part.with_columns(labellable().alias("_labellable")).sort("input_id", "repeat")
+    out: dict[str, list[tuple[float, float, bool]]] = {}
+    for input_id, run_id, ok, score, can in part.select("input_id", "run_id", "ok", "score", "_labellable").iter_rows():
+        if ok is False:
+            value = FAILED_SCORE
+        elif score is None:
+            continue  # the judge gave no score: dropped, as in the judge-only verdict
+        else:
+            value = float(score)
+        human = scores.get(run_id, np.nan) if can else np.nan
+        out.setdefault(input_id, []).append((value, float(human), bool(can)))
+    return out
+
+
+def _arrays(sides: list[dict[str, list[tuple[float, float, bool]]]], inputs: list[str]) -> list[np.ndarray]:
+    width = max(len(side[i]) for side in sides for i in inputs)
+    arrays = []
+    for side in sides:
+        judge, human = np.full((1, len(inputs), width), np.nan), np.full((1, len(inputs), width), np.nan)
+        can = np.zeros((1, len(inputs), width), dtype=bool)
+        for row, input_id in enumerate(inputs):
+            for col, (value, label, ok) in enumerate(side[input_id]):
+                judge[0, row, col], human[0, row, col], can[0, row, col] = value, label, ok
+        arrays += [judge, human, can]
+    return arrays
+
+
+def correct(
+    runs: pl.DataFrame, scores: Mapping[str, float], entry: str, meta: ReportMeta, *, level: float = 0.95
+) -> Correction:
+    """``entry``'s label-corrected verdict against the reference entry (module docstring), or why there is none."""
+    reference, margin = meta.reference_entry, meta.spec.margin
+    if meta.spec.design.to_verdict:
+        why = "raced to a verdict: its stopping read the judge's scores, so a fixed-sample correction would not hold"
+        return Correction(entry=entry, reason=f"no label-corrected verdict: {why}; race runs=N to correct by labels")
+    allowed = _allowed_inputs(runs, entry, reference, int(meta.spec.runs) if meta.stopped is not None else None)
+    cand, ref = _side(runs, entry, scores), _side(runs, reference, scores)
+    inputs = sorted(i for i in cand if i in ref and (allowed is None or i in allowed))
+    count = {
+        name: sum(1 for i in inputs for _, h, can in side[i] if can and not np.isnan(h))
+        for name, side in ((entry, cand), (reference, ref))
+    }
+    labels = (count[entry], count[reference])
+    if min(labels) < MIN_LABELS:
+        return Correction(
+            entry=entry,
+            labels=labels,
+            reason=(
+                f"no label-corrected verdict: {plural(labels[0], 'label')} on {entry} and {labels[1]} on "
+                f"{reference}, it needs {MIN_LABELS} on each"
+            ),
+        )
+    if len(inputs) < 2:
+        return Correction(entry=entry, labels=labels, reason="no label-corrected verdict: fewer than 2 paired inputs")
+    found = corrected_difference(*_arrays([cand, ref], inputs), level=level)
+    lower, upper, estimate = float(found.lower[0]), float(found.upper[0]), float(found.estimate[0])
+    make = partial(
+        Correction,
+        entry=entry,
+        mean_diff=estimate,
+        lower=lower,
+        upper=upper,
+        n_inputs=len(inputs),
+        n_pairs=sum(len(cand[i]) for i in inputs),
+        labels=labels,
+    )
+    on = f"label-corrected on {labels[0]} + {labels[1]} labels"
+    line, bounds = _num(-margin), f"[{_num(lower, 2)}, {_num(upper, 2)}]"
+    if len(inputs) < MIN_INPUTS:
+        settle = f"a verdict needs {MIN_INPUTS} inputs: {MIN_INPUTS - len(inputs)} more"
+        return make(verdict=INCONCLUSIVE, reason=f"{on}: bounds {bounds}, but {settle}", settle=settle)
+    if lower > -margin:
+        return make(verdict=AS_GOOD, reason=f"{on}: lower bound {_num(lower, 2)} > {line}: within the margin")
+    if upper < -margin:
+        reason = f"{on}: upper bound {_num(upper, 2)} < {line}: worse by more than the margin"
+        return make(verdict=WORSE, reason=reason)
+    more = more_labels(found, margin)
+    if more is None:
+        settle = "even labelling every run would likely not settle it: more runs would"
+    else:
+        settle = f"~{sum(more)} more labels ({more[0]} on {entry}, {more[1]} on {reference}) would likely settle it"
+    return make(
+        verdict=INCONCLUSIVE, more_labels=more, reason=f"{on}: bounds {bounds} straddle {line}: {settle}", settle=settle
+    )
+
+
+def with_labels(
+    models: pl.DataFrame, runs: pl.DataFrame, labels: HumanLabels | None, meta: ReportMeta, *, void: bool = False
+) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """The models frame with the verdicts label-corrected where the labels allow it, and the agreement frame
+    (`AGREEMENT_SCHEMA`; empty without labels). When the negative controls ``void`` the judge's verdicts, a verdict
+    the labels correct stands on them (the correction holds whatever the judge's bias, an uninformative judge
+    included: its interval is then as wide as the labels alone make it), and says so; one they cannot correct stays
+    void."""
+    if labels is None or not models.height:
+        return models, frame([], AGREEMENT_SCHEMA)
+    scores = labels.scores
+    entries = models["entry"].to_list()
+    rows = agreement_rows(runs, scores, entries, meta.reference_entry, meta.spec.margin)
+    tested = dict(models.select("entry", pl.col("verdict").is_not_null()).iter_rows())
+    found = evidence(runs)
+    updated = []
+    for row in models.iter_rows(named=True):
+        if not tested[row["entry"]]:
+            updated.append(row)
+            continue
+        fix = correct(runs, scores, row["entry"], meta)
+        judge_only = {"judge_verdict": row["verdict"], "judge_mean_diff": row["mean_diff"], "judge_lower": row["lower"]}
+        if fix.verdict is None:
+            row = {**row, "verdict_reason": f"{row['verdict_reason']}; {fix.reason}"}
+            correction = fix.reason
+        else:
+            verdict, reason = found.hold(fix.entry, fix.verdict, fix.reason)
+            reason = f"{VOID_LIFTED}; {reason}" if void else reason
+            row = {
+                **row,
+                "verdict": verdict,
+                "mean_diff": fix.mean_diff,
+                "lower": fix.lower,
+                "upper": fix.upper,
+                "p_value": None,
+                "n_inputs": fix.n_inputs,
+                "n_pairs": fix.n_pairs,
+                "more_runs": None,
+                "more_labels": sum(fix.more_labels) if fix.more_labels and verdict == INCONCLUSIVE else None,
+                "verdict_reason": reason,
+                "verdict_held": bool(found.notes(fix.entry)),
+                "verdict_basis": VerdictBasis.LABEL_CORRECTED,
+            }
+            correction = f"{VerdictBasis.LABEL_CORRECTED} on {fix.labels[0]} + {fix.labels[1]} labels"
+        agree = next(r for r in rows if r["entry"] == row["entry"])
+        agree.update(judge_only, correction=correction, settle=fix.settle if row["verdict"] == INCONCLUSIVE else None)
+        if fix.verdict is not None and agree["distrust"]:
+            agree["sentence"] = f"{agree['sentence']} (the label-corrected verdict allows for it)"
+        updated.append(row)
+    assert rows[-1]["entry"] == ALL_ENTRIES
+    return frame(updated, dict(models.schema)), frame(rows, AGREEMENT_SCHEMA)

@@ -1,0 +1,339 @@
+"""How far the judge agrees with a person: weighted κ, Spearman ρ and the judge − human bias, with bootstrap intervals,
+and a plain sentence — per entry and over every label (how a panel's judges agree: `gradebench._judge.agreement`).
+
+Only labels on runs that can be labelled count (`gradebench._verdict.labels.labellable`: candidate runs that did not
+fail
+and that the judge scored); the others are counted in ``left_out``. For each group of labelled runs (an entry's, or
+all of them):
+
+- **κ**: Cohen's weighted kappa with quadratic weights w_ij = ((i − j)/10)² on the integer scale 0..10, both scores
+  rounded half up (a judge's score is an integer; a mean of two orders under the swap check may be a half):
+  κ = 1 − Σ w·observed / Σ w·expected-by-chance. 1 is agreement, 0 what chance gives; None when either side never
+  varies.
+- **ρ**: Spearman's rank correlation of the unrounded scores (ties get their mean rank); None when a side is constant.
+- **bias**: the mean of judge − human, in points of 10; ``relative_bias`` is an entry's bias less the reference
+  entry's — what moves its verdict (a judge that over-scores both alike leaves the difference alone).
+
+Intervals are 95% percentile bootstraps of the labelled runs (`BOOTSTRAP_RESAMPLES` resamples; the k-th entry's
+seeded with `SEED` + k, the whole with `SEED`, so ``relative_bias`` pairs an entry's resamples with the reference
+entry's, independent of them). The sentence's words follow Landis & Koch's bands for
+κ (1977): above 0.80 "very well" (their "almost perfect"), above 0.60 "well" ("substantial"), above 0.40
+"moderately", above 0.20 "fairly", from 0 "slightly", below 0 "no better than chance". Below `MIN_AGREEMENT` labels
+it says "too few labels to say". A bias is said when its interval leaves out 0 and it is at least `BIAS_SAID`
+points; an entry whose bias against the reference entry's is at least half the margin, its interval leaving out 0,
+gets "don't trust its judge-only verdict".
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Final
+
+import numpy as np
+import polars as pl
+
+from .._base.vocab import Role
+from .labels import labellable
+
+__all__ = [
+    "AGREEMENT_SCHEMA",
+    "ALL_ENTRIES",
+    "BIAS_SAID",
+    "MIN_AGREEMENT",
+    "Agreement",
+    "agreement",
+    "agreement_rows",
+    "agreement_word",
+    "spearman",
+    "weighted_kappa",
+]
+
+MIN_AGREEMENT: Final = 10
+"""Fewest labels the agreement of a group is said on ("too few labels to say" below)."""
+BIAS_SAID: Final = 0.5
+"""Smallest bias, in points of 10, the sentence names (when its interval leaves out 0)."""
+BOOTSTRAP_RESAMPLES: Final = 2000
+SEED: Final = 0
+ALL_ENTRIES: Final = "(all)"
+"""The ``entry`` of the agreement frame's row over every label."""
+_BANDS = ((0.80, "very well"), (0.60, "well"), (0.40, "moderately"), (0.20, "fairly"), (0.0, "slightly"))
+_CHUNK = 200  # bootstrap rows ranked at once (the rank step is quadratic in the labels)
+
+_F, _I, _S = pl.Float64(), pl.Int64(), pl.String()
+AGREEMENT_SCHEMA: dict[str, pl.DataType] = {
+    "entry": _S,
+    "labels": _I,
+    "left_out": _I,
+    "kappa": _F,
+    "kappa_lo": _F,
+    "kappa_hi": _F,
+    "spearman": _F,
+    "spearman_lo": _F,
+    "spearman_hi": _F,
+    "bias": _F,
+    "bias_lo": _F,
+    "bias_hi": _F,
+    "relative_bias": _F,
+    "relative_lo": _F,
+    "relative_hi": _F,
+    "agreement": _S,
+    "sentence": _S,
+    "judge_verdict": _S,
+    "judge_mean_diff": _F,
+    "judge_lower": _F,
+    "correction": _S,
+    "settle": _S,
+}
+"""``report.agreement``: one row per candidate entry (the models frame's order), then `ALL_ENTRIES`: the labels used
+and left out, κ, ρ and bias with their intervals, the word and the sentence; for a tested entry, its judge-only
+verdict (what the judge alone says), ``correction``, whether its verdict is label-corrected and on how many labels
+(or why not), and ``settle``, what would likely settle a label-corrected verdict left inconclusive."""
+
+
+def _rounded(scores: np.ndarray) -> np.ndarray:
+    return np.clip(np.floor(scores + 0.5), 0, 10).astype(np.int64)
+
+
+def weighted_kappa(judge: np.ndarray, human: np.ndarray) -> np.ndarray:
+    """Quadratic-weighted κ of each row of (rows, labels) score arrays (module docstring); NaN where undefined."""
+    a, b = _rounded(np.atleast_2d(judge)), _rounded(np.atleast_2d(human))
+    rows, m = a.shape
+    codes = (a * 11 + b) + 121 * np.arange(rows)[:, None]
+    observed = np.bincount(codes.ravel(), minlength=121 * rows).reshape(rows, 11, 11) / m
+    expected = observed.sum(axis=2)[:, :, None] * observed.sum(axis=1)[:, None, :]
+    grid = np.arange(11)
+    weights = ((grid[:, None] - grid[None, :]) / 10.0) ** 2
+    chance = (weights * expected).sum(axis=(1, 2))
+    seen = (weights * observed).sum(axis=(1, 2))
+    # A side that never varies leaves κ at 0 or below however well the other matches it: no measure of agreement
+    # (a resample of few labels, mostly full marks, would otherwise read "no better than chance")
+    varies = (a.min(axis=1) < a.max(axis=1)) & (b.min(axis=1) < b.max(axis=1))
+    kappa = np.where(varies & (chance > 0), 1.0 - seen / np.where(chance > 0, chance, 1.0), np.nan)
+    return np.round(kappa, 12)  # no −0.00 from rounding error where κ is 0
+
+
+def _ranks(x: np.ndarray) -> np.ndarray:
+    """Mean ranks (1-based) along the last axis, ties sharing their mean rank."""
+    out = np.empty(x.shape)
+    for start in range(0, x.shape[0], _CHUNK):
+        part = x[start : start + _CHUNK]
+        below = (part[:, :, None] > part[:, None, :]).sum(axis=2)
+        same = (part[:, :, None] == part[:, None, :]).sum(axis=2)
+        out[start : start + _CHUNK] = below + (same + 1) / 2
+    return out
+
+
+def spearman(judge: np.ndarray, human: np.ndarray) -> np.ndarray:
+    """Spearman's ρ of each row of (rows, labels) score arrays; NaN where a side is constant."""
+    a, b = _ranks(np.atleast_2d(judge).astype(float)), _ranks(np.atleast_2d(human).astype(float))
+    a, b = a - a.mean(axis=1, keepdims=True), b - b.mean(axis=1, keepdims=True)
+    scale = np.sqrt((a**2).sum(axis=1) * (b**2).sum(axis=1))
+    return np.where(scale > 0, (a * b).sum(axis=1) / np.where(scale > 0, scale, 1.0), np.nan)
+
+
+def _interval(values: np.ndarray) -> tuple[float | None, float | None]:
+    kept = values[~np.isnan(values)]
+    if kept.size < BOOTSTRAP_RESAMPLES // 2:  # most resamples undefined: no honest interval
+        return None, None
+    lo, hi = np.quantile(kept, [0.025, 0.975])
+    return float(lo), float(hi)
+
+
+def _value(x: np.ndarray) -> float | None:
+    return None if np.isnan(x[0]) else float(x[0])
+
+
+@dataclass(frozen=True, kw_only=True)
+class Agreement:
+    """One group's agreement figures (its row of `AGREEMENT_SCHEMA`, without the words)."""
+
+    labels: int
+    """Labelled runs the figures rest on."""
+    kappa: float | None = None
+    """Quadratic-weighted κ; None when undefined (no variation) or without labels."""
+    kappa_lo: float | None = None
+    """Lower end of κ's 95% interval (None when most resamples leave κ undefined)."""
+    kappa_hi: float | None = None
+    """Upper end of κ's 95% interval."""
+    spearman: float | None = None
+    """Spearman's ρ; None when either side is constant."""
+    spearman_lo: float | None = None
+    """Lower end of ρ's 95% interval."""
+    spearman_hi: float | None = None
+    """Upper end of ρ's 95% interval."""
+    bias: float | None = None
+    """Mean judge − human, in points of 10."""
+    bias_lo: float | None = None
+    """Lower end of the bias's 95% interval."""
+    bias_hi: float | None = None
+    """Upper end of the bias's 95% interval."""
+    boot_bias: np.ndarray | None = None
+    """The bias of each bootstrap resample (for the relative bias)."""
+
+
+def agreement(judge: np.ndarray, human: np.ndarray, *, seed: int = SEED) -> Agreement:
+    """κ, ρ and bias of paired judge and human scores, each with its 95% percentile bootstrap interval."""
+    judge, human = np.asarray(judge, dtype=float), np.asarray(human, dtype=float)
+    m = judge.size
+    if m == 0:
+        return Agreement(labels=0)
+    kappa, rho, bias = (
+        _value(weighted_kappa(judge, human)),
+        _value(spearman(judge, human)),
+        float((judge - human).mean()),
+    )
+    if m < 2:
+        return Agreement(labels=m, kappa=kappa, spearman=rho, bias=bias)
+    idx = np.random.default_rng(seed).integers(0, m, size=(BOOTSTRAP_RESAMPLES, m))
+    j, h = judge[idx], human[idx]
+    boot_bias = (j - h).mean(axis=1)
+    k_lo, k_hi = _interval(weighted_kappa(j, h)) if kappa is not None else (None, None)
+    r_lo, r_hi = _interval(spearman(j, h)) if rho is not None else (None, None)
+    b_lo, b_hi = np.quantile(boot_bias, [0.025, 0.975])
+    return Agreement(
+        labels=m,
+        kappa=kappa,
+        kappa_lo=k_lo,
+        kappa_hi=k_hi,
+        spearman=rho,
+        spearman_lo=r_lo,
+        spearman_hi=r_hi,
+        bias=bias,
+        bias_lo=float(b_lo),
+        bias_hi=float(b_hi),
+        boot_bias=boot_bias,
+    )
+
+
+def agreement_word(kappa: float) -> str:
+    """The Landis–Koch band of ``kappa`` in plain words (module docstring)."""
+    return next(
+        (word for line, word in _BANDS if kappa > line or (line == 0.0 and kappa >= 0)), "no better than chance"
+    )
+
+
+def _pairs(runs: pl.DataFrame, scores: Mapping[str, float]) -> tuple[pl.DataFrame, dict[str, int]]:
+    """The labelled runs that count (entry, judge score, human score), and per entry how many labels were left out."""
+    labelled = runs.filter(pl.col("run_id").is_in(list(scores)) & (pl.col("role") == Role.CANDIDATE))
+    human = pl.col("run_id").replace_strict(scores, default=None, return_dtype=pl.Float64)
+    used = labelled.filter(labellable()).select(
+        "entry", pl.col("score").cast(pl.Float64).alias("judge"), human.alias("human")
+    )
+    out = labelled.filter(~labellable()).group_by("entry").len()
+    return used, {e: int(n) for e, n in out.iter_rows()}
+
+
+def _span(lo: float | None, hi: float | None, decimals: int = 2) -> str:
+    """``[0.61–0.90]``, or ``[−0.20, 0.40]`` when a bound is negative (a dash would read as a minus)."""
+    if lo is None or hi is None:
+        return "[no interval]"
+    if lo >= 0:
+        return f"[{lo:.{decimals}f}–{hi:.{decimals}f}]"
+    return f"[{lo:.{decimals}f}, {hi:.{decimals}f}]".replace("-", "\u2212")
+
+
+def _scores_by(bias: float) -> str:
+    return "over-scores" if bias > 0 else "under-scores"
+
+
+def _said(lo: float | None, hi: float | None, value: float | None, least: float) -> bool:
+    """A bias worth a sentence: its interval leaves out 0 and it is at least ``least`` points."""
+    if value is None or lo is None or hi is None:
+        return False
+    return (lo > 0 or hi < 0) and abs(value) >= least
+
+
+def _sentence(
+    name: str | None, found: Agreement, relative: tuple[float | None, ...], against: str | None, margin: float
+) -> tuple[str, bool]:
+    """The plain sentence of one group (``name`` None: every label), and whether it says not to trust the judge-only
+    verdict."""
+    where = "" if name is None else f"on {name}: "
+    if found.labels < MIN_AGREEMENT:
+        return f"{where}too few labels to say ({found.labels} labels, {MIN_AGREEMENT} needed)", False
+    if found.kappa is None:
+        text = f"{where}neither the judge's scores nor yours vary ({found.labels} labels): κ says nothing"
+    else:
+        text = (
+            f"{where}the judge agrees with you {agreement_word(found.kappa)} "
+            f"(κ {found.kappa:.2f} {_span(found.kappa_lo, found.kappa_hi)}, {found.labels} labels)"
+        )
+    rel, rel_lo, rel_hi = relative
+    if name is not None and against is not None and _said(rel_lo, rel_hi, rel, margin / 2):
+        assert rel is not None
+        return (
+            f"{text}; the judge {_scores_by(rel)} {name} by {abs(rel):.1f} points against {against} "
+            f"{_span(rel_lo, rel_hi, 1)}: don't trust its judge-only verdict"
+        ), True
+    if _said(found.bias_lo, found.bias_hi, found.bias, BIAS_SAID):
+        assert found.bias is not None
+        whom = f" {name}" if name is not None else ""
+        span = _span(found.bias_lo, found.bias_hi, 1)
+        return f"{text}; it {_scores_by(found.bias)}{whom} by {abs(found.bias):.1f} points {span}", False
+    return text, False
+
+
+def agreement_rows(
+    runs: pl.DataFrame, scores: Mapping[str, float], entries: list[str], reference: str, margin: float
+) -> list[dict[str, object]]:
+    """The agreement frame's figures and words (`AGREEMENT_SCHEMA` without the verdict columns): one row per entry of
+    ``entries``, then `ALL_ENTRIES`; ``distrust`` (not a column) says the sentence warns off the judge-only verdict."""
+    pairs, left_out = _pairs(runs, scores)
+    groups = {e: pairs.filter(pl.col("entry") == e) for e in entries}
+    # each group its own seed, so two groups' resamples are independent (the relative bias pairs them)
+    found = {
+        e: agreement(g["judge"].to_numpy(), g["human"].to_numpy(), seed=SEED + k)
+        for k, (e, g) in enumerate(groups.items())
+    }
+    ref = found.get(reference)
+    rows: list[dict[str, object]] = []
+    for entry in entries:
+        own = found[entry]
+        relative: tuple[float | None, ...] = (None, None, None)
+        comparable = ref is not None and entry != reference and min(own.labels, ref.labels) >= MIN_AGREEMENT
+        if comparable and own.boot_bias is not None and ref is not None and ref.boot_bias is not None:
+            assert own.bias is not None and ref.bias is not None
+            boot = own.boot_bias - ref.boot_bias
+            lo, hi = np.quantile(boot, [0.025, 0.975])
+            relative = (own.bias - ref.bias, float(lo), float(hi))
+        sentence, distrust = _sentence(entry, own, relative, reference if entry != reference else None, margin)
+        rows.append({**_row(entry, own, left_out.get(entry, 0), relative, sentence), "distrust": distrust})
+    every = agreement(pairs["judge"].to_numpy(), pairs["human"].to_numpy())
+    dropped = sum(left_out.values())
+    sentence, _ = _sentence(None, every, (None, None, None), None, margin)
+    if dropped:
+        sentence += (
+            f"; {dropped} labels on failed or unjudged runs left out (a failed run scores 0 on both scales, "
+            "and a run the judge gave no score has nothing to agree with)"
+        )
+    rows.append({**_row(ALL_ENTRIES, every, dropped, (None, None, None), sentence), "distrust": False})
+    return rows
+
+
+def _row(
+    entry: str, found: Agreement, left_out: int, relative: tuple[float | None, ...], sentence: str
+) -> dict[str, object]:
+    fields = (
+        "labels",
+        "kappa",
+        "kappa_lo",
+        "kappa_hi",
+        "spearman",
+        "spearman_lo",
+        "spearman_hi",
+        "bias",
+        "bias_lo",
+        "bias_hi",
+    )
+    word = agreement_word(found.kappa) if found.kappa is not None and found.labels >= MIN_AGREEMENT else None
+    return {
+        "entry": entry,
+        "left_out": left_out,
+        **{f: getattr(found, f) for f in fields},
+        "relative_bias": relative[0],
+        "relative_lo": relative[1],
+        "relative_hi": relative[2],
+        "agreement": word,
+        "sentence": sentence,
+    }
