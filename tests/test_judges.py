@@ -19,7 +19,8 @@ import polars as pl
 import pytest
 
 import gradebench as gb
-from gradebench._catalog.openrouter import build_catalog, catalog_toml
+from gradebench._catalog.openrouter import build_catalog
+from gradebench._catalog.writing import catalog_toml
 from gradebench._cli.runconfig import load_config
 from gradebench._judge.agreement import JudgePair, judge_agreement, kappa
 from gradebench._judge.panel import PANEL_INCOMPLETE, VERDICTS_FILE, VERDICTS_SCHEMA

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 import gradebench as gb
-from gradebench._catalog.openrouter import cli_grades
+from gradebench._catalog.writing import cli_grades
 from gradebench._cli.main import main
 from gradebench.sim._server import SimServer, start_server
 

@@ -302,7 +302,7 @@ def cmd_sim_serve(args: argparse.Namespace) -> int:
 
 
 def cmd_catalog(args: argparse.Namespace) -> int:
-    from .._catalog.openrouter import catalog_command
+    from .._catalog.writing import catalog_command
 
     sys.stdout.write(catalog_command(args))
     return 0
@@ -445,7 +445,7 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--seed", type=int, default=0, help="seed of the fleet's randomness")
     serve.set_defaults(fn=cmd_sim_serve)
 
-    from .._catalog.openrouter import add_catalog_arguments
+    from .._catalog.writing import add_catalog_arguments
     from .._race.preflight import add_check_arguments
 
     made = add_parser("catalog", help="write a catalog TOML of OpenRouter models, priced from their model list")

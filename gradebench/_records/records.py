@@ -5,24 +5,24 @@ schemas (`CALLS_SCHEMA`, `RUNS_SCHEMA`) are derived from the records' own fields
 column is an attribute, its type is the attribute's annotation (JSON text for anything that is not a number, a
 string or a flag). The frames of a report are built from its records, and a report read back from parquet is its
 records again, so nothing about a run is written down twice.
+
+A run and its verdict are here; the model call, the part of both, and its frame's schemas are in
+`gradebench._records.call` and exported here with them: every record of a report is imported from this module.
 """
 
 from __future__ import annotations
 
-import dataclasses
-import enum
-import json
 import re
-import sys
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 import polars as pl
 
 from .._base.vocab import CostSource, Role, SchemaUse, VerdictPath
-from .codec import Columns, dumps, pack, unpack
-from .spool import Packed
+from .call import BODY_COLUMNS, CALL_FACTS_SCHEMA, CALLS_SCHEMA, Call, answer_key
+from .codec import Columns
+from .fields import as_member, total
 
 __all__ = [
     "BODY_COLUMNS",
@@ -36,191 +36,6 @@ __all__ = [
     "Verdict",
     "answer_key",
 ]
-
-
-def _total(values: Iterable[Any]) -> Any:
-    """The sum, or None when any value is unknown."""
-    total: Any = 0
-    for v in values:
-        if v is None:
-            return None
-        total += v
-    return total
-
-
-def _as_member(record: Any, name: str, kind: type[enum.StrEnum]) -> None:
-    """A record's text field as the member of ``kind`` it names (a bad value raises, naming the field)."""
-    value = getattr(record, name)
-    if value is None or type(value) is kind:
-        return
-    try:
-        object.__setattr__(record, name, kind(value))
-    except ValueError:
-        allowed = ", ".join(m.value for m in kind)
-        raise ValueError(f"{type(record).__name__}.{name} must be one of {allowed}, got {value!r}") from None
-
-
-# -------------------------------------------------------------------------------------------------------------- call
-
-
-@dataclass(frozen=True, kw_only=True, slots=True)
-class Call:
-    """One model call and what came of it: request, response, the tools it asked for and what they returned.
-
-    Token counts and cost are what the endpoint reported, or None when it reported nothing: unknown stays unknown.
-    """
-
-    run_id: str
-    """The opaque id of the run this call belongs to."""
-    seq: int
-    """Position of the call within its run (0, 1, ...)."""
-    role: Role
-    """``reference``, ``candidate`` or ``judge``."""
-    entry: str
-    """The catalog entry called."""
-    request_packed: Packed
-    """The JSON body sent (model, messages, tools, parameters), packed (see `request_json`); never headers or keys."""
-    asked_model: str | None = None
-    """The model the job's own openai code named (``seat.openai``), which the entry's model replaced; else None."""
-    response_packed: Packed | None = None
-    """The JSON body received (keys scrubbed), packed; None when the call failed."""
-    tool_results: list[dict[str, Any]] = field(default_factory=list)
-    """Each tool call the response asked for: ``{id, name, arguments, result}`` or ``{..., error}``."""
-    input_tokens: int | None = None
-    """Prompt tokens as the endpoint reported them (cached ones included); None when it reported no usage."""
-    output_tokens: int | None = None
-    """Completion tokens as the endpoint reported them (reasoning ones included); None when unreported."""
-    cached_input_tokens: int | None = None
-    """Prompt tokens served from the provider's prompt cache (0 when usage says nothing of caching)."""
-    reasoning_tokens: int | None = None
-    """Completion tokens spent reasoning (0 when usage says nothing of reasoning)."""
-    latency_s: float = 0.0
-    """Time the original request took, retries included (kept on a cache hit)."""
-    cost: float | None = None
-    """Cost of the call in the entry's currency: the provider's own figure when it reported one, else the catalog's
-    price table; None when neither is known (kept on a cache hit)."""
-    cost_source: CostSource | None = None
-    """``provider`` (the endpoint reported the cost), ``price_table`` (computed from the catalog), or None."""
-    price_table_cost: float | None = None
-    """What the entry's price table (the catalog's prices, or genai-prices') gives for the reported tokens, beside a
-    provider's figure (a stale price shows)."""
-    price_source: str | None = None
-    """Where ``cost`` came from: ``provider`` (the endpoint reported it), ``catalog`` (the catalog's prices) or
-    ``genai-prices <version>`` (the database's, for an entry that names its provider); None when unknown."""
-    cache_hit: bool = False
-    """True when the response came from the on-disk cache."""
-    generation_id: str | None = None
-    """The response id of the generation that produced the text (the original one on a cache hit)."""
-    finish_reason: str | None = None
-    """``stop``, ``tool_calls``, ``length``, ..."""
-    error: str | None = None
-    """Why the call failed, or None."""
-
-    def __post_init__(self) -> None:
-        _as_member(self, "role", Role)
-        _as_member(self, "cost_source", CostSource)
-        for name in ("finish_reason", "price_source"):  # a few values on every call: one text each, not a copy a call
-            value = getattr(self, name)
-            if type(value) is str:
-                object.__setattr__(self, name, sys.intern(value))
-
-    @property
-    def request_json(self) -> str:
-        """The JSON body sent, as text: the ``calls`` frame's ``request``."""
-        return unpack(self.request_packed)
-
-    @property
-    def response_json(self) -> str | None:
-        """The JSON body received, as text (None when the call failed): the ``calls`` frame's ``response``."""
-        return None if self.response_packed is None else unpack(self.response_packed)
-
-    @property
-    def request(self) -> dict[str, Any]:
-        """The JSON body sent, parsed."""
-        return json.loads(self.request_json)
-
-    @property
-    def response(self) -> dict[str, Any] | None:
-        """The JSON body received, parsed (None when the call failed)."""
-        text = self.response_json
-        return None if text is None else json.loads(text)
-
-    @property
-    def answered(self) -> bool:
-        """True when the endpoint answered with a completion."""
-        return self.response_packed is not None
-
-    @property
-    def spent_now(self) -> float | None:
-        """What this call cost this time: nothing on a cache hit; None when its cost is unknown."""
-        return 0.0 if self.cache_hit else self.cost
-
-    @property
-    def message(self) -> dict[str, Any]:
-        """The assistant message of the response (empty when the call failed)."""
-        response = self.response
-        if not response or not response.get("choices"):
-            return {}
-        return response["choices"][0].get("message") or {}
-
-    @property
-    def has_usage(self) -> bool:
-        """Whether the endpoint reported the call's prompt and completion tokens."""
-        return self.input_tokens is not None and self.output_tokens is not None
-
-    @classmethod
-    def from_bodies(cls, *, request: Any, response: Any = None, **fields: Any) -> Call:
-        """A call from its request and response bodies, each a JSON value or its text (``response`` None: the call
-        failed); the other fields as the record's. The bodies are kept packed (see `PACK_FROM`)."""
-        request_json = request if isinstance(request, str) else dumps(request)
-        response_json = response if response is None or isinstance(response, str) else dumps(response)
-        packed = None if response_json is None else pack(response_json)
-        return cls(request_packed=pack(request_json), response_packed=packed, **fields)
-
-    def to_row(self) -> dict[str, Any]:
-        """The call's row in the report's ``calls`` frame (request, response and tool results as JSON text)."""
-        return _CALL.row(self)
-
-    def facts_row(self) -> dict[str, Any]:
-        """The call's row without its bodies (columns of `CALL_FACTS_SCHEMA`)."""
-        row = _CALL_FACTS.row(self)
-        row["answered"] = self.answered
-        keyed = self.role is Role.CANDIDATE and self.generation_id is not None and self.answered
-        row["answer"] = answer_key(self.message) if keyed else None
-        return row
-
-    @classmethod
-    def from_row(cls, row: Mapping[str, Any]) -> Call:
-        """A call taken back from its row."""
-        values = _CALL.values(row)
-        values["tool_results"] = values["tool_results"] or []
-        return cls.from_bodies(request=row["request"], response=row["response"], **values)
-
-
-_CALL = Columns(
-    Call,
-    [
-        {"request_packed": "request_json", "response_packed": "response_json"}.get(f.name, f.name)
-        for f in dataclasses.fields(Call)
-    ],
-    names={"request_json": "request", "response_json": "response"},
-)
-CALLS_SCHEMA: dict[str, pl.DataType] = _CALL.schema
-"""One row per model call, judge calls included (``role`` says which)."""
-
-BODY_COLUMNS = ("request", "response", "tool_results")
-"""The columns of ``calls`` that hold a call's bodies: the bulk of a report, left out of `CALL_FACTS_SCHEMA`."""
-_CALL_FACTS = Columns(Call, [c.attr for c in _CALL.columns if c.name not in BODY_COLUMNS])
-CALL_FACTS_SCHEMA: dict[str, pl.DataType] = {**_CALL_FACTS.schema, "answered": pl.Boolean(), "answer": pl.String()}
-"""One row per model call without its bodies, what the report's own checks read (a frame of 200,000 runs' calls
-holds every transcript twice over): ``answered`` (a response came), and ``answer``, what a candidate's generation
-said (its content and tool calls as JSON text) when it has a generation id, to tell two generations under one id
-apart."""
-
-
-def answer_key(message: Mapping[str, Any]) -> str:
-    """What an assistant message said: its content and tool calls, as JSON text."""
-    return json.dumps([message.get("content"), message.get("tool_calls")], sort_keys=True, default=str)
 
 
 # ----------------------------------------------------------------------------------------------------------- verdict
@@ -259,8 +74,8 @@ class Verdict:
     `gradebench._judge.panel`)."""
 
     def __post_init__(self) -> None:
-        _as_member(self, "path", VerdictPath)
-        _as_member(self, "schema", SchemaUse)
+        as_member(self, "path", VerdictPath)
+        as_member(self, "schema", SchemaUse)
 
     @property
     def score(self) -> float | None:
@@ -273,7 +88,7 @@ class Verdict:
     def cost(self) -> float | None:
         """What the judge's calls cost (None when one's cost is unknown; a failed call, e.g. a rejected schema,
         costs nothing)."""
-        return _total(c.cost for c in self.calls if c.answered)
+        return total(c.cost for c in self.calls if c.answered)
 
     def to_row(self) -> dict[str, Any]:
         """The verdict's columns of its run's row."""
@@ -378,7 +193,7 @@ class Run:
     """The tool-trace difference in one line (empty when the traces agree)."""
 
     def __post_init__(self) -> None:
-        _as_member(self, "role", Role)
+        as_member(self, "role", Role)
 
     @property
     def n_calls(self) -> int:
@@ -393,19 +208,19 @@ class Run:
     @property
     def input_tokens(self) -> int | None:
         """Prompt tokens of every call; None when a call that answered reported no usage (unknown stays unknown)."""
-        return _total(c.input_tokens for c in self._answered)
+        return total(c.input_tokens for c in self._answered)
 
     @property
     def output_tokens(self) -> int | None:
-        return _total(c.output_tokens for c in self._answered)
+        return total(c.output_tokens for c in self._answered)
 
     @property
     def cached_input_tokens(self) -> int | None:
-        return _total(c.cached_input_tokens for c in self._answered)
+        return total(c.cached_input_tokens for c in self._answered)
 
     @property
     def reasoning_tokens(self) -> int | None:
-        return _total(c.reasoning_tokens for c in self._answered)
+        return total(c.reasoning_tokens for c in self._answered)
 
     @property
     def latency_s(self) -> float:
@@ -415,12 +230,12 @@ class Run:
     @property
     def cost(self) -> float | None:
         """Cost of the run, cached or not; None when a call's cost is unknown."""
-        return _total(c.cost for c in self._answered)
+        return total(c.cost for c in self._answered)
 
     @property
     def price_table_cost(self) -> float | None:
         """What the catalog's prices give for the run's tokens (beside provider-reported costs)."""
-        return _total(c.price_table_cost for c in self._answered)
+        return total(c.price_table_cost for c in self._answered)
 
     @property
     def cost_source(self) -> CostSource | None:
@@ -433,13 +248,13 @@ class Run:
     @property
     def spent_now(self) -> float | None:
         """What the run cost this time (cache hits cost nothing); None when a call's cost is unknown."""
-        return _total(c.spent_now for c in self._answered)
+        return total(c.spent_now for c in self._answered)
 
     @property
     def spent_now_with_verdict(self) -> float | None:
         """What the run and its verdict spent this time (what a budget counts); None when a call's cost is unknown."""
         judge = self.verdict.calls if self.verdict is not None else []
-        return _total([self.spent_now, *(c.spent_now for c in judge)])
+        return total([self.spent_now, *(c.spent_now for c in judge)])
 
     @property
     def cached(self) -> bool:

@@ -10,16 +10,15 @@ What a request goes through:
    `hold`), then until none has come for `LINGER_S`, or until the batch is as large as the API takes.
 2. **Noted, then submitted.** The batch's requests (``custom_id`` → cache key) are written to the cache's batch notes
    (`gradebench._calls.batch.journal`) before it is created and again with its id, so a process started later — a
-   notebook
-   run again tomorrow — that asks any of them waits for that batch instead of paying again.
+   notebook run again tomorrow — that asks any of them waits for that batch instead of paying again.
 3. **Polled** every ``batch_poll_s`` (the entry's); a progress bar and the log say its status and counts.
-4. **Collected.** Answers come in any order and are matched by ``custom_id``; every one is stored in the cache
-   (also those no request of this process waits for), then the note is dropped. A request the provider refused (a
-   4xx: a schema it does not take, a bad parameter) fails as it would sent alone — a 400 to a schema makes the judge
-   ask again in prose, in the next batch. A request the batch never ran (expired, cancelled, a 5xx or 429 inside
-   it) is **sent again alone**, at the full price, and the log says how many: a verdict waits at most one
-   completion window. A batch that failed as a whole fails each of its requests with its reason; nothing is sent
-   alone in its place.
+4. **Collected** (`gradebench._calls.batch.collect`). Answers come in any order and are matched by ``custom_id``;
+   every one is stored in the cache (also those no request of this process waits for), then the note is dropped. A
+   request the provider refused (a 4xx: a schema it does not take, a bad parameter) fails as it would sent alone — a
+   400 to a schema makes the judge ask again in prose, in the next batch. A request the batch never ran (expired,
+   cancelled, a 5xx or 429 inside it) is **sent again alone**, at the full price, and the log says how many: a
+   verdict waits at most one completion window. A batch that failed as a whole fails each of its requests with its
+   reason; nothing is sent alone in its place.
 
 Stopping a race leaves its batches running at the provider: their notes stay, and the next run collects them.
 """
@@ -40,11 +39,11 @@ from tqdm.auto import tqdm
 
 from ..._base.errors import CallError
 from ..._base.protocol import batch_custom_id
-from ..._base.redact import has_surrogates, scrub, utf8_safe
 from ..._catalog.catalog import Entry
-from ..cache import Cached, CallCache
+from ..cache import CallCache
 from ..path import CallAnswer, CallLayer, CallRequest
 from .api import BatchAPI, BatchState, LineResult
+from .collect import RESEND, collect
 from .journal import Journal, Submitted, endpoint_of
 
 __all__ = ["LINGER_S", "POLL_FAILURES", "BatchLayer"]
@@ -69,8 +68,6 @@ class _Ask:
     futures: list[asyncio.Future[Any]] = field(default_factory=list)
 
 
-_RESEND = object()
-"""What a request the batch never ran is answered with: send it again alone."""
 _REBATCH = object()
 """What a request of a batch that will never answer is answered with: ask again, in a new batch."""
 
@@ -125,7 +122,7 @@ class BatchLayer:
         else:
             self._gather(custom_id, cache_key, request, future)
         outcome = await future
-        if outcome is _RESEND:
+        if outcome is RESEND:
             return await self.direct(request)
         if outcome is _REBATCH:
             return await self(request)
@@ -136,7 +133,7 @@ class BatchLayer:
     def _gather(self, custom_id: str, cache_key: str, request: CallRequest, future: asyncio.Future[Any]) -> None:
         ask = self._pending.get(custom_id)
         if ask is not None and ask.cache_key != cache_key:  # 168 bits of the key in the id: never expected
-            future.set_result(_RESEND)  # sent alone rather than risk another request's answer
+            future.set_result(RESEND)  # sent alone rather than risk another request's answer
             return
         if ask is None:
             try:
@@ -321,58 +318,15 @@ class BatchLayer:
     # ------------------------------------------------------------------------------------------------ collecting
 
     def _collect(self, note: Submitted, state: BatchState, results: list[LineResult]) -> None:
-        latency = max(0.0, time.time() - note.submitted_at)
-        answered, resent, refused = 0, [], 0
-        for result in results:
-            cache_key = note.requests[result.custom_id]
-            futures = self._waiters.pop(result.custom_id, [])
-            self._notes.pop(result.custom_id, None)
-            outcome: Any
-            if result.body is not None:
-                outcome = self._answer(result, state.id, latency)
-                if isinstance(outcome, CallAnswer):
-                    self.cache.set(cache_key, Cached(response=outcome.response, latency_s=latency, batch=state.id))
-                    self._collected.add(cache_key)
-                    answered += 1
-            elif result.resend:
-                outcome = _RESEND
-                resent.append(result)
-            else:
-                refused += 1
-                outcome = CallError(
-                    f"{self.entry.name}: HTTP {result.status} in batch {state.id}: {result.error}",
-                    entry=self.entry.name,
-                    status=result.status,
-                )
-            _settle(futures, outcome)
+        """Every answer of a finished batch into the cache, and to the requests waiting for it (see
+        `gradebench._calls.batch.collect`)."""
+        for custom_id, outcome in collect(note, state, results, entry=self.entry.name, cache=self.cache):
+            if isinstance(outcome, CallAnswer):
+                self._collected.add(note.requests[custom_id])
+            self._notes.pop(custom_id, None)
+            _settle(self._waiters.pop(custom_id, []), outcome)
         self.cache.flush()  # on disk before the note goes: a process killed now loses nothing it paid for
         self.journal.drop(note)
-        log.info(
-            "gradebench: batch %s of %s collected: %d answered, %d refused, %d sent again one at a time%s",
-            state.id,
-            self.entry.name,
-            answered,
-            refused,
-            len(resent),
-            f" at the full price ({resent[0].error}{' ...' if len(resent) > 1 else ''})" if resent else "",
-        )
-
-    def _answer(self, result: LineResult, batch_id: str, latency: float) -> CallAnswer | CallError:
-        """A batch's answer as the transport reads one (keys scrubbed, a completion checked)."""
-        assert result.body is not None
-        text = scrub(result.body)
-        try:
-            parsed = json.loads(text)
-        except json.JSONDecodeError:
-            parsed = None
-        if not isinstance(parsed, dict) or not parsed.get("choices"):
-            return CallError(
-                f"{self.entry.name}: batch {batch_id} answered 200 without choices", entry=self.entry.name, status=200
-            )
-        if "\\u" in text and has_surrogates(parsed):
-            parsed = utf8_safe(parsed)
-            text = json.dumps(parsed, ensure_ascii=False)
-        return CallAnswer(response=text, latency_s=latency, parsed=parsed, batch=batch_id)
 
     def _fail(self, note: Submitted, message: str, *, keep: bool = False) -> None:
         """Every request of a batch fails with ``message`` (``keep``: its note stays for a later run)."""

@@ -1,0 +1,165 @@
+"""A catalog written down: the TOML file `Catalog.load` reads back to the same entries (`catalog_toml`), and the
+``gradebench catalog openrouter`` command that writes one of OpenRouter models, priced from its model list
+(`gradebench._catalog.openrouter`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import re
+import shlex
+from collections.abc import Iterable, Mapping
+
+from .._base.errors import ConfigError
+from .catalog import Catalog
+from .openrouter import DEFAULT_BASE_URL, DEFAULT_KEY_ENV, NAME_PREFIX, OpenRouterModel, from_openrouter
+
+__all__ = ["add_catalog_arguments", "catalog_command", "catalog_toml", "cli_grades"]
+
+_BARE_KEY = re.compile(r"[A-Za-z0-9_-]+")
+
+
+def catalog_toml(catalog: Catalog, models: Mapping[str, OpenRouterModel] | None = None, *, note: str = "") -> str:
+    """The catalog as a TOML file `Catalog.load` reads back to the same entries: the fields an OpenRouter catalog
+    sets (name, model, grade, base_url, api_key_env, prices, currency, family), with what the list said of each model
+    that no field holds (``models``) as a comment above it, and ``note`` as the file's opening comment."""
+    lines = [f"# {line}".rstrip() for line in note.splitlines()]
+    lines.append(f"grades = [{', '.join(_string(g) for g in catalog.grades)}]    # weakest to strongest")
+    lines.append(f"ceiling = {_string(catalog.ceiling_name)}    # the entry that judges")
+    lines += ["", "[picks]    # the pinned reference entry of each grade"]
+    lines += [f"{_key(grade)} = {_string(name)}" for grade, name in catalog.picks.items()]
+    for entry in catalog.entries:
+        lines += ["", "[[entries]]"]
+        record = (models or {}).get(entry.model)
+        if record is not None:
+            lines.append(f"# {' · '.join(record.notes())}")
+        lines += [
+            f"name = {_string(entry.name)}",
+            f"model = {_string(entry.model)}",
+            f"grade = {_string(entry.grade)}",
+            f"base_url = {_string(entry.base_url)}",
+        ]
+        if entry.api_key_env:
+            lines.append(f"api_key_env = {_string(entry.api_key_env)}    # the variable's name, never the key")
+        if entry.price_in is not None:
+            lines.append(f"price_in = {_number(entry.price_in)}    # per 1M input tokens")
+        if entry.price_out is not None:
+            lines.append(f"price_out = {_number(entry.price_out)}    # per 1M output tokens")
+        if entry.price_cached_in is not None:
+            lines.append(f"price_cached_in = {_number(entry.price_cached_in)}    # per 1M input tokens read from cache")
+        lines.append(f"currency = {_string(entry.currency)}")
+        if entry.family:  # told from the model id (the vendor of vendor/model): who made it, for judge_family
+            lines.append(f"family = {_string(entry.family)}")
+    return "\n".join(lines) + "\n"
+
+
+def _string(text: str) -> str:
+    """A TOML basic string: JSON's escapes are TOML's, and DEL (which JSON leaves raw) is escaped too."""
+    return json.dumps(text, ensure_ascii=False).replace("\x7f", "\\u007f")
+
+
+def _key(text: str) -> str:
+    return text if _BARE_KEY.fullmatch(text) else _string(text)
+
+
+def _number(value: float) -> str:
+    return repr(float(value))  # repr round-trips exactly; prices are finite (checked when the entry was made)
+
+
+# ------------------------------------------------------------------------------------------------- the command line
+
+
+def add_catalog_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
+    """``gradebench catalog openrouter MODEL... [--grade ...] [--pick ...]``'s arguments."""
+    parser.description = (
+        "Write a catalog TOML file (to stdout) of OpenRouter models, priced from OpenRouter's model list (GET "
+        "BASE_URL/models, no key needed): edit it, then `gradebench check` it."
+    )
+    parser.epilog = (
+        "example: gradebench catalog openrouter qwen/qwen3-32b --grade large=openai/gpt-5 --pick qwen/qwen3-32b "
+        "--pick openai/gpt-5 > catalog.toml"
+    )
+    parser.add_argument("source", choices=["openrouter"], help="whose model list to read")
+    parser.add_argument("models", nargs="*", metavar="MODEL", help="OpenRouter model ids of the default grade")
+    parser.add_argument(
+        "--grade",
+        action="append",
+        metavar="GRADE[=MODEL,...]",
+        help="GRADE: the grade of the MODELs (default standard); GRADE=MODEL,...: those models in that grade. "
+        "Grades are weakest first, in the order given (the MODELs' grade first unless named among them)",
+    )
+    parser.add_argument(
+        "--pick", action="append", metavar="MODEL", help="the reference of its grade: one for every grade"
+    )
+    parser.add_argument("--ceiling", metavar="MODEL", help="the model that judges (default: the last grade's pick)")
+    parser.add_argument("--base-url", default=DEFAULT_BASE_URL, help="the OpenRouter API base")
+    parser.add_argument("--api-key-env", default=DEFAULT_KEY_ENV, help="the variable the entries read their key from")
+    return parser
+
+
+def catalog_command(args: argparse.Namespace) -> str:
+    """What ``gradebench catalog openrouter`` writes: the catalog TOML, its provenance in the opening comment."""
+    grades = cli_grades(args.models, args.grade or [])
+    of_grade = {model_id: grade for grade, ids in grades.items() for model_id in ids}
+    pick: dict[str, str] = {}
+    for ref in args.pick or []:
+        grade = of_grade.get(ref.removeprefix(NAME_PREFIX) if ref not in of_grade else ref)
+        if grade is None:
+            raise ConfigError(f"--pick {ref}: not one of the models named: {sorted(of_grade)}", field="pick")
+        if grade in pick:
+            raise ConfigError(f"--pick {ref}: grade {grade!r} has a pick already ({pick[grade]})", field="pick")
+        pick[grade] = ref
+    for grade, ids in grades.items():  # said before anything is fetched: a usage error costs no request
+        if grade not in pick and len(ids) == 1:  # a grade of one model: that model is its pick
+            pick[grade] = ids[0]
+        if grade not in pick:
+            raise ConfigError(f"grade {grade!r} has no pick: add --pick MODEL (one of {ids})", field="pick")
+    catalog, models = from_openrouter(
+        grades, pick=pick, ceiling=args.ceiling, base_url=args.base_url, api_key_env=args.api_key_env or None
+    )
+    when = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC")
+    note = (
+        f"A catalog of {len(catalog)} OpenRouter models, priced from {catalog.source} on {when}.\n"
+        "Prices are USD per 1M tokens (OpenRouter lists them per token). Edit freely; `gradebench check` tries it.\n"
+        f"Made by: {_command_line(args)}"
+    )
+    return catalog_toml(catalog, models, note=note)
+
+
+def _command_line(args: argparse.Namespace) -> str:
+    """The command that makes this file again (no key is ever part of it)."""
+    words = ["gradebench", "catalog", "openrouter", *args.models]
+    for option, values in (("--grade", args.grade), ("--pick", args.pick), ("--ceiling", [args.ceiling])):
+        words += [w for value in values or [] if value for w in (option, value)]
+    if args.base_url != DEFAULT_BASE_URL:
+        words += ["--base-url", args.base_url]
+    if args.api_key_env != DEFAULT_KEY_ENV:
+        words += ["--api-key-env", args.api_key_env]
+    return " ".join(shlex.quote(w) for w in words)
+
+
+def cli_grades(models: Iterable[str], specs: Iterable[str]) -> dict[str, list[str]]:
+    """``--grade`` options and the bare MODELs as grade → model ids, weakest first (see `add_catalog_arguments`)."""
+    grades: dict[str, list[str]] = {}
+    default: str | None = None
+    for spec in specs:
+        name, has_models, ids = (part.strip() for part in spec.partition("="))
+        if not name:
+            raise ConfigError(f"--grade {spec!r}: give GRADE or GRADE=MODEL,MODEL...", field="grade")
+        grades.setdefault(name, [])
+        if has_models:
+            grades[name] += [m.strip() for m in ids.split(",") if m.strip()]
+        elif default not in (None, name):
+            raise ConfigError(f"--grade {name}: the MODELs' grade is {default!r} already", field="grade")
+        else:
+            default = name
+    models = list(models)
+    if default is None:
+        default = "standard"
+        if not models and grades:  # every model is in a named grade: no default grade to make
+            return grades
+        grades = {default: [], **grades} if default not in grades else grades
+    grades[default] = [*models, *grades[default]]
+    return grades
