@@ -11,6 +11,6 @@ sample of a report's runs, blind to the judge and the entry, for `gradebench.Ben
 
 from ._html import events_html, html_table
 from ._labels import LabelPanel
-from ._panel import BenchmarkPanel
+from ._benchmark_panel import BenchmarkPanel
 
 __all__ = ["BenchmarkPanel", "LabelPanel", "events_html", "html_table"]
