@@ -227,9 +227,9 @@ class Catalog:
         """Where this catalog can be loaded from again (its TOML file, or ``module:function`` that makes it; see
         `load`), None for one built in code: what a race spec records."""
         self._by_name = {e.name: e for e in self.entries}
-        self._check()
+        self._validate()
 
-    def _check(self) -> None:
+    def _validate(self) -> None:
         seen: set[str] = set()
         for e in self.entries:
             if e.name in seen:

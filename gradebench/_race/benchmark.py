@@ -277,7 +277,7 @@ class Benchmark:
             transports=self._transports,
             progress=self.progress,
         )
-        return made.check() if check else made
+        return made.ready() if check else made
 
     def meta(self) -> ReportMeta:
         """What a race of this benchmark is measured under, as its report will carry it."""

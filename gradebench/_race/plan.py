@@ -109,7 +109,7 @@ class RacePlan:
         asked = self.spec.judge_batch
         return {j.name: api for j in self.lineup.judges if (api := batch_api_of(j, asked)) is not None}
 
-    def check(self) -> RacePlan:
+    def ready(self) -> RacePlan:
         """This plan, once it can run: inputs set, the reference and the judge callable, one currency under a budget
         (else the reason is raised, before any call)."""
         if not self.inputs:
