@@ -116,7 +116,7 @@ class SchemaUse(enum.StrEnum):
 
 
 class CostSource(enum.StrEnum):
-    """Where a call's cost came from."""
+    """Where a call's cost came from (its ``cost_source``); `PriceSource` names the prices a table used."""
 
     PROVIDER = "provider"
     """The endpoint reported it (OpenRouter's ``usage.cost``, LiteLLM's header)."""
@@ -124,3 +124,18 @@ class CostSource(enum.StrEnum):
     """Computed from the catalog's prices and the reported tokens."""
     MIXED = "mixed"
     """A run whose calls were priced both ways."""
+
+
+class PriceSource(enum.StrEnum):
+    """Which prices a call's cost rests on: how a call's ``price_source`` begins (the one vocabulary of cost provenance
+    beside `CostSource`). A database-priced call names the database's version after it (``genai-prices 0.2.3``: its
+    figures change between releases), and a call answered in a batch says how the batch was priced after that
+    (``catalog batch -50%``, ``genai-prices 0.2.3 batch``)."""
+
+    CATALOG = "catalog"
+    """The catalog entry's own ``price_in``/``price_out`` (a price table: ``cost_source`` ``price_table``)."""
+    DATABASE = "genai-prices"
+    """genai-prices' price database, for an entry that names its ``provider`` and no prices (a price table too)."""
+    PROVIDER = "provider"
+    """The endpoint reported the cost itself (OpenRouter's ``usage.cost``, LiteLLM's header): ``cost_source``
+    ``provider``, no price table."""

@@ -16,9 +16,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from .._base.vocab import CostSource
+from .._base.vocab import CostSource, PriceSource
 from .._catalog.catalog import Entry
-from .._catalog.prices import PROVIDER
 
 __all__ = ["LITELLM_COST_HEADER", "Usage", "number", "read_usage"]
 
@@ -90,7 +89,7 @@ def read_usage(entry: Entry, body: Mapping[str, Any], header_cost: float | None,
     source = CostSource.PRICE_TABLE if table is not None else None
     priced_by = (entry.batch_price_source if batch else entry.price_source) if table is not None else None
     if reported is not None and entry.currency.upper() == "USD":
-        cost, source, priced_by = reported, CostSource.PROVIDER, PROVIDER
+        cost, source, priced_by = reported, CostSource.PROVIDER, str(PriceSource.PROVIDER)
     return Usage(
         input_tokens=tin,
         output_tokens=tout,

@@ -14,8 +14,9 @@ import pydantic
 from .._base.errors import CatalogError
 from .._base.redact import remember
 from .._base.tomlfile import first_problem, problem_text, read_toml
+from .._base.vocab import PriceSource
 from .family import family_of, normal_family
-from .prices import CATALOG, DATABASE, PriceLookupError, batch_rate, check_known, database_cost
+from .prices import DATABASE, PriceLookupError, batch_rate, check_known, database_cost
 from .schema import CatalogFile
 
 __all__ = ["BATCH_APIS", "DEFAULT_BATCH_DISCOUNT", "Catalog", "Entry", "Grade"]
@@ -148,7 +149,7 @@ class Entry:
     @property
     def price_source(self) -> str:
         """Which price table prices this entry's calls: ``catalog`` or ``genai-prices <version>``."""
-        return DATABASE if self.priced_by_database else CATALOG
+        return DATABASE if self.priced_by_database else str(PriceSource.CATALOG)
 
     def prices_text(self) -> str:
         """The entry's prices per 1M tokens in words: ``0.15 in / 0.6 out USD per 1M`` (genai-prices' for an entry it

@@ -18,10 +18,10 @@ from decimal import Decimal
 from genai_prices import Usage, calc_price
 from genai_prices.data_snapshot import get_snapshot
 
+from .._base.vocab import PriceSource
+
 __all__ = [
-    "CATALOG",
     "DATABASE",
-    "PROVIDER",
     "PriceLookupError",
     "batch_rate",
     "check_known",
@@ -32,12 +32,8 @@ __all__ = [
 _BATCH = {"processing": "batch"}
 """genai-prices' price context of a request answered in a batch."""
 
-CATALOG = "catalog"
-"""``price_source`` of a call priced by the catalog's own ``price_in``/``price_out``."""
-DATABASE = f"genai-prices {importlib.metadata.version('genai-prices')}"
-"""``price_source`` of a call priced by genai-prices (its version: the figures change between releases)."""
-PROVIDER = "provider"
-"""``price_source`` of a call whose cost the endpoint reported (OpenRouter's ``usage.cost``, LiteLLM's header)."""
+DATABASE = f"{PriceSource.DATABASE} {importlib.metadata.version('genai-prices')}"
+"""``price_source`` of a call priced by genai-prices: the database and its version."""
 
 
 class PriceLookupError(LookupError):

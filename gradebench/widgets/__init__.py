@@ -9,8 +9,8 @@ line) with ``_progress``, ``_views`` (the tabs) and ``_html`` (escaped tables an
 sample of a report's runs, blind to the judge and the entry, for `gradebench.BenchmarkReport.with_labels`.
 """
 
+from ._benchmark_panel import BenchmarkPanel
 from ._html import events_html, html_table
 from ._labels import LabelPanel
-from ._benchmark_panel import BenchmarkPanel
 
 __all__ = ["BenchmarkPanel", "LabelPanel", "events_html", "html_table"]
