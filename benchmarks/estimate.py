@@ -72,7 +72,7 @@ async def one(setting: dict[str, Any], latency_scale: float, index: int, seed: i
             cache=tmp,
             progress=False,
         )
-        bench.set_inputs(inputs).set_judge_swap(setting.get("swap", False))
+        bench.set_inputs(inputs).set_spec(judge_swap=setting.get("swap", False))
         started = time.perf_counter()
         est = await bench.estimate()
         estimate_s = time.perf_counter() - started

@@ -23,7 +23,7 @@ from ._race.race import RaceEvent
 from ._race.rejudge import judge_noise_report, rejudge_report
 from ._records.meta import ReportMeta
 from ._records.records import Call, Run, Verdict
-from ._records.spec import RaceSpec
+from ._records.spec import JudgeSpec, RaceSpec
 from ._report.report import BenchmarkReport
 from ._verdict.controls import ControlCheck, ControlScore
 from ._verdict.labels import HumanLabels
@@ -70,6 +70,7 @@ __all__ = [
     "Job",
     "JudgeAgreement",
     "JudgePair",
+    "JudgeSpec",
     "PromptJob",
     "RaceEvent",
     "RaceSpec",

@@ -1,7 +1,9 @@
 """Names kept for one release after they moved, each a thin alias that says what to use instead.
 
 They are attached here, at the top of the house, so the catalog (the ground floor every package stands on) never
-imports the preflight check or the OpenRouter reader above it.
+imports the preflight check or the OpenRouter reader above it. `Benchmark`'s per-field setters are aliases of its one
+way to change a spec field, `Benchmark.set_spec`. (The rejudge functions' old judge keywords, now a `JudgeSpec`, are
+taken by the functions themselves: `gradebench._race.rejudge.judging_of`.)
 """
 
 from __future__ import annotations
@@ -11,9 +13,11 @@ import warnings
 from collections.abc import Callable, Iterable
 from typing import Any, TypeVar
 
-from ._catalog.catalog import Catalog
+from ._catalog.catalog import Catalog, Entry
 from ._catalog.openrouter import catalog_from_openrouter
+from ._race.benchmark import Benchmark
 from ._race.preflight import CatalogCheck, check_catalog, check_catalog_sync
+from ._records.spec import NO_SCORER
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -50,3 +54,43 @@ def _from_openrouter(cls: type[Catalog], grades: Any, **kwargs: Any) -> Catalog:
 Catalog.check = _check  # type: ignore[attr-defined]
 Catalog.check_sync = _check_sync  # type: ignore[attr-defined]
 Catalog.from_openrouter = classmethod(_from_openrouter)  # type: ignore[attr-defined]
+
+
+@deprecated("Benchmark.set_candidates(candidates)", "bench.set_spec(candidates=candidates)")
+def _set_candidates(self: Benchmark, candidates: Iterable[str | Entry]) -> Benchmark:
+    return self.set_spec(candidates=candidates)
+
+
+@deprecated("Benchmark.set_rubric(text)", "bench.set_spec(rubric=text)")
+def _set_rubric(self: Benchmark, text: str) -> Benchmark:
+    return self.set_spec(rubric=text)
+
+
+@deprecated("Benchmark.set_judge_swap(on)", "bench.set_spec(judge_swap=on)")
+def _set_judge_swap(self: Benchmark, on: bool = True) -> Benchmark:
+    return self.set_spec(judge_swap=bool(on))
+
+
+@deprecated("Benchmark.set_judge_reasoning(on)", "bench.set_spec(judge_reasoning=on)")
+def _set_judge_reasoning(self: Benchmark, on: bool = True) -> Benchmark:
+    return self.set_spec(judge_reasoning=bool(on))
+
+
+@deprecated("Benchmark.set_judge_batch(on)", "bench.set_spec(judge_batch=on)")
+def _set_judge_batch(self: Benchmark, on: bool = True) -> Benchmark:
+    return self.set_spec(judge_batch=bool(on))
+
+
+@deprecated("Benchmark.set_scorer(scorer)", "bench.set_spec(scorer=scorer) (no scorer: scorer='none')")
+def _set_scorer(self: Benchmark, scorer: Any) -> Benchmark:
+    if scorer is not None and not callable(scorer):
+        raise TypeError(f"scorer must be callable, got {scorer!r}")
+    return self.set_spec(scorer=NO_SCORER if scorer is None else scorer)
+
+
+Benchmark.set_candidates = _set_candidates  # type: ignore[attr-defined]
+Benchmark.set_rubric = _set_rubric  # type: ignore[attr-defined]
+Benchmark.set_judge_swap = _set_judge_swap  # type: ignore[attr-defined]
+Benchmark.set_judge_reasoning = _set_judge_reasoning  # type: ignore[attr-defined]
+Benchmark.set_judge_batch = _set_judge_batch  # type: ignore[attr-defined]
+Benchmark.set_scorer = _set_scorer  # type: ignore[attr-defined]

@@ -25,7 +25,7 @@ def main(base_url: str, cache: str, batch: str) -> None:
     bench = gb.Benchmark(
         OrderAgent, runs=1, catalog=catalog, grade="standard", cache=cache, progress=False, judge_batch=batch == "1"
     )
-    bench.set_candidates(["sim/swift", "sim/steady"]).set_inputs(load_inputs("orders")[:2])
+    bench.set_spec(candidates=["sim/swift", "sim/steady"]).set_inputs(load_inputs("orders")[:2])
     asyncio.run(bench.run())
     report = bench.report()
     judge = report.calls.filter(pl.col("role") == "judge")

@@ -68,7 +68,7 @@ def bench_of(
     controls would rightly void their verdicts; tests/test_controls.py tests them)."""
     kw.setdefault("controls", 0)
     bench = gb.Benchmark(job, runs=runs, catalog=cat, grade="standard", cache=tmp_path / "cache", progress=False, **kw)
-    return bench.set_inputs(list(inputs)).set_candidates(candidates)
+    return bench.set_inputs(list(inputs)).set_spec(candidates=candidates)
 
 
 async def race(job: Any, cat: gb.Catalog, tmp_path: Path, **kw: Any) -> gb.BenchmarkReport:

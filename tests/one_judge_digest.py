@@ -105,7 +105,7 @@ async def race_digests(cache: str) -> dict[str, dict[str, str]]:
     selecting = gb.Benchmark(
         SelectingAgent, runs=2, catalog=catalog, grade="standard", cache=cache, progress=False, **plain
     )
-    selecting.set_inputs(load_inputs("selections")[:4]).set_judge_swap()
+    selecting.set_inputs(load_inputs("selections")[:4]).set_spec(judge_swap=True)
     await selecting.run()
     return {
         "order": {**report_digests(order.report()), "estimate": _digest([line, estimate])},

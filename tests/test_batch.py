@@ -45,7 +45,7 @@ def bench(catalog: gb.Catalog, cache: Path, *, inputs: int = 3, batch: bool = Tr
         judge_batch=batch,
         **kw,
     )
-    return made.set_candidates(kw.pop("candidates", CANDIDATES)).set_inputs(load_inputs("orders")[:inputs])
+    return made.set_spec(candidates=kw.pop("candidates", CANDIDATES)).set_inputs(load_inputs("orders")[:inputs])
 
 
 def judged(report: gb.BenchmarkReport) -> pl.DataFrame:
@@ -341,7 +341,7 @@ async def _output(process: asyncio.subprocess.Process) -> str:
 async def test_the_swap_check_a_panel_and_judge_noise_batch_as_they_judge_alone(tmp_path: Path) -> None:
     def panel(fleet: SimFleet, cache: Path, batch: bool) -> gb.Benchmark:
         made = bench(fleet.catalog(), cache, inputs=2, runs=1, batch=batch, judges=["sim/oracle", "sim/sage"])
-        return made.set_judge_swap()
+        return made.set_spec(judge_swap=True)
 
     direct_fleet, batch_fleet = SimFleet(latency_scale=0), SimFleet(latency_scale=0)
     direct, batched = panel(direct_fleet, tmp_path / "d", False), panel(batch_fleet, tmp_path / "b", True)
@@ -378,11 +378,12 @@ async def test_a_rejudge_goes_in_one_batch_at_the_batch_price(tmp_path: Path) ->
     made = bench(fleet.catalog(), tmp_path / "cache", batch=False)
     await made.run()
     rubric = "A good answer names the order's status."
-    direct_estimate = await estimate_rejudge(made.report(), fleet.catalog(), rubric=rubric, cache=made.cache)
-    estimate = await estimate_rejudge(made.report(), fleet.catalog(), rubric=rubric, cache=made.cache, judge_batch=True)
+    judging = gb.JudgeSpec(rubric=rubric)
+    direct_estimate = await estimate_rejudge(made.report(), fleet.catalog(), judging, cache=made.cache)
+    estimate = await estimate_rejudge(made.report(), fleet.catalog(), judging.replace(batch=True), cache=made.cache)
     assert estimate.cost == pytest.approx(direct_estimate.cost / 2) and estimate.cached == 0
-    made.set_judge_batch()
-    again = await made.rejudge(rubric=rubric)
+    made.set_spec(judge_batch=True)
+    again = await made.rejudge(judging)
     (only,) = fleet.batch.batches.values()
     assert only.counts["total"] == judge_calls(again).filter(~pl.col("cache_hit")).height
     assert again.meta.spec.judge_batch is True

@@ -268,7 +268,7 @@ async def test_a_scripted_endpoint_serves_batches_for_a_users_own_tests(tmp_path
     bench = gb.Benchmark(
         job, runs=2, catalog=endpoint.catalog(), grade="standard", cache=tmp_path, judge_batch=True, controls=0
     )
-    bench.set_input({"message": "Refund order A-1?"}).set_candidates(["test/candidate"])
+    bench.set_input({"message": "Refund order A-1?"}).set_spec(candidates=["test/candidate"])
     await bench.run()
     runs = bench.report().runs.filter(pl.col("role") == Role.CANDIDATE)
     assert runs["score"].to_list() == [8.0, 8.0] and runs["reason"].to_list() == ["close enough"] * 2

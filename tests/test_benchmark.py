@@ -88,7 +88,7 @@ async def test_failing_reference_raises_its_own_exception_after_logging(caplog: 
 
 async def test_scorer_values_and_errors_are_rows() -> None:
     endpoint = answers({"pick-1": {"a": 1}, "other-1": {"a": 2}})
-    bench = bench_for(endpoint).set_scorer(lambda out, ref: 1.0 if out == ref else 0.0)
+    bench = bench_for(endpoint).set_spec(scorer=lambda out, ref: 1.0 if out == ref else 0.0)
     await bench.run()
     cands = bench.report().runs.filter(role="candidate")
     assert cands.filter(entry="acme/pick")["scorer"].to_list() == [1.0] * 4
@@ -97,7 +97,7 @@ async def test_scorer_values_and_errors_are_rows() -> None:
     def broken(out, ref):
         raise KeyError("decision")
 
-    await bench.set_scorer(broken).rejudge()
+    await bench.set_spec(scorer=broken).rejudge()
     cands = bench.report().runs.filter(role="candidate")
     assert cands["scorer"].is_null().all()
     assert cands["scorer_error"].unique().to_list() == ["KeyError: 'decision'"]
@@ -108,13 +108,13 @@ async def test_rejudge_calls_only_the_judge() -> None:
     bench = bench_for(endpoint)
     await bench.run()
     before = len(endpoint.requests)
-    report = await bench.rejudge(rubric="A stricter rubric.")
+    report = await bench.rejudge(gb.JudgeSpec(rubric="A stricter rubric."))
     new = endpoint.requests[before:]
     assert len(new) == 8 and {r.headers["x-gradebench-role"] for r in new} == {"judge"}
     assert report.meta.spec.rubric == "A stricter rubric."
     assert all("A stricter rubric." in json.loads(r.content)["messages"][1]["content"] for r in new)
     again = len(endpoint.requests)
-    await bench.rejudge(rubric="A stricter rubric.")
+    await bench.rejudge(gb.JudgeSpec(rubric="A stricter rubric."))
     assert len(endpoint.requests) == again  # the same judge prompts are cache hits
 
 
@@ -140,7 +140,7 @@ async def test_retry_after_is_honoured() -> None:
         return completion('{"a": 1}') if request.headers["x-gradebench-role"] != "judge" else completion(VERDICT)
 
     bench = bench_for(Scripted(answer), runs=1, max_retries=2).set_inputs([{"id": "x", "q": "?"}])
-    bench.set_candidates(["acme/pick"])
+    bench.set_spec(candidates=["acme/pick"])
     assert await bench.run() == {"a": 1}
     assert seen[1] - seen[0] >= 0.4  # the SDK waited as long as the endpoint asked
 
@@ -162,7 +162,7 @@ async def test_per_entry_concurrency_limit_is_respected() -> None:
     catalog = scripted_catalog(endpoint, max_concurrency=2)
     mount(endpoint.base_url, httpx2.MockTransport(answer))  # an async handler, to hold requests in flight
     bench = gb.Benchmark(echo_job, runs=6, catalog=catalog, grade="standard", progress=False)
-    bench.set_input({"id": "x", "q": "?"}).set_candidates(["acme/other"])
+    bench.set_input({"id": "x", "q": "?"}).set_spec(candidates=["acme/other"])
     await bench.run()
     assert in_flight["max"] == 2
 
@@ -185,7 +185,7 @@ def test_misuse_raises_with_the_value() -> None:
     with pytest.raises(ValueError, match="repeated: \\['a'\\]"):
         bench.set_inputs([{"id": "a"}, {"id": "a"}])
     with pytest.raises(KeyError, match="no entry named 'acme/nope'"):
-        bench.set_candidates(["acme/nope"])
+        bench.set_spec(candidates=["acme/nope"])
     with pytest.raises(RuntimeError, match="run\\(\\) first"):
         bench.report()
     with pytest.raises(ValueError, match="no instructions"):
@@ -302,12 +302,12 @@ async def test_a_key_echoed_by_a_provider_reaches_no_row_log_file_or_judge(
 
 async def test_candidates_may_be_entries_or_names() -> None:
     bench = bench_for(answers({"pick-1": {"a": 1}, "other-1": {"a": 2}}))
-    bench.set_candidates(bench.catalog.candidates("standard"))
+    bench.set_spec(candidates=bench.catalog.candidates("standard"))
     assert bench.entries == ["acme/pick", "acme/other"]
-    bench.set_candidates([bench.catalog["acme/other"], "acme/pick"])
+    bench.set_spec(candidates=[bench.catalog["acme/other"], "acme/pick"])
     assert bench.entries == ["acme/other", "acme/pick"]
     with pytest.raises(TypeError, match="entry name or an Entry"):
-        bench.set_candidates([3])
+        bench.set_spec(candidates=[3])
 
 
 def test_inputs_that_are_not_json_are_refused_by_name() -> None:
@@ -332,3 +332,125 @@ def test_run_sync_raises_the_job_exception_without_a_loop_error_chained() -> Non
     with pytest.raises(KeyError) as caught:
         bench.run_sync()
     assert caught.value.__context__ is None  # no "no running event loop … During handling" before it
+
+
+# ------------------------------------------------------------------------------------------ judging again, a JudgeSpec
+
+JUDGED = ["run_id", "role", "entry", "score", "accuracy", "work", "reason", "judge_entry", "swap_gap", "scorer"]
+"""What a rejudge decides of each run (beside what it cost, which the cache changes)."""
+
+
+def exact(output, reference) -> float:
+    return 1.0 if output == reference else 0.0
+
+
+async def test_a_rejudge_with_a_judge_spec_gives_the_report_the_old_keywords_gave() -> None:
+    from gradebench._race.rejudge import estimate_rejudge
+
+    bench = bench_for(answers({"pick-1": {"a": 1}, "other-1": {"a": 2}}))
+    await bench.run()
+    report, catalog, cache = bench.report(), bench.catalog, bench.cache
+    judging = gb.JudgeSpec(rubric="A stricter rubric.", judge="acme/judge", scorer=exact)
+    estimated = await estimate_rejudge(report, catalog, judging, cache=cache)
+    new = await gb.rejudge_report(report, catalog, judging, cache=cache, progress=False)
+    said = r"rejudge_report\(rubric=..., judge=..., scorer=...\) is deprecated; use rejudge_report\(report, catalog, "
+    with pytest.warns(DeprecationWarning, match=said + r"JudgeSpec\(rubric=..., judge=..., scorer=...\)\)"):
+        old = await gb.rejudge_report(
+            report, catalog, rubric="A stricter rubric.", judge="acme/judge", scorer=exact, cache=cache, progress=False
+        )
+    assert old.runs.select(JUDGED).equals(new.runs.select(JUDGED)) and old.meta.spec == new.meta.spec
+    assert old.calls.filter(role="judge")["cache_hit"].all()  # the very prompts the new form sent: served cached
+    assert (
+        new.meta.spec.rubric == "A stricter rubric." and new.runs.filter(role="candidate")["scorer"].is_not_null().all()
+    )
+    again = await estimate_rejudge(report, catalog, judging, cache=cache)
+    assert estimated.judge_calls == 8 and again.cached == again.runs == 8 and again.cost == 0
+    with pytest.warns(
+        DeprecationWarning, match=r"estimate_rejudge\(rubric=..., judge=..., scorer=...\) is deprecated"
+    ) as said:
+        assert again == await estimate_rejudge(
+            report, catalog, rubric="A stricter rubric.", judge="acme/judge", scorer=exact, cache=cache
+        )
+    assert said[0].filename == __file__  # the warning points at the call to change
+    with pytest.warns(DeprecationWarning, match=r"judge_noise_report\(judge_batch=...\) is deprecated"):
+        noisy = await gb.judge_noise_report(report, catalog, k=1, judge_batch=False, cache=cache, progress=False)
+    assert noisy.noise.height == 8
+
+
+async def test_the_benchmark_rejudges_with_a_judge_spec_and_keeps_its_rubric_and_scorer() -> None:
+    bench = bench_for(answers({"pick-1": {"a": 1}, "other-1": {"a": 2}}))
+    await bench.run()
+    new = await bench.rejudge(gb.JudgeSpec(rubric="A stricter rubric.", scorer=exact))
+    assert bench.spec.rubric == "A stricter rubric." and bench.scorer is exact
+    with pytest.warns(DeprecationWarning, match=r"Benchmark.rejudge\(rubric=...\) is deprecated; use bench.rejudge\("):
+        old = await bench.rejudge(rubric="A stricter rubric.")  # the benchmark's scorer scores, as before
+    assert old.runs.select(JUDGED).equals(new.runs.select(JUDGED))
+    with pytest.warns(DeprecationWarning, match=r"Benchmark.rejudge_sync\(judge=...\) is deprecated"):
+        alone = bench.rejudge_sync(judge="acme/judge")
+    assert alone.runs.select(JUDGED).equals(new.runs.select(JUDGED))
+
+
+async def test_a_rejudge_turns_on_the_label_bias_check_and_the_report_says_so() -> None:
+    endpoint = answers({"pick-1": {"a": 1}, "other-1": {"a": 2}})
+    bench = bench_for(endpoint)
+    await bench.run()
+    before = len(endpoint.requests)
+    swapped = await gb.rejudge_report(bench.report(), bench.catalog, gb.JudgeSpec(swap=True), cache=bench.cache)
+    assert len(endpoint.requests) - before == 8  # the first order is cached; only the swapped one is asked
+    assert swapped.meta.spec.judge_swap is True and bench.report().meta.spec.judge_swap is False
+    assert swapped.runs.filter(role="candidate")["swap_gap"].to_list() == [0.0] * 8
+
+
+async def test_the_old_keywords_and_a_judge_spec_are_not_mixed_and_noise_reads_batch_alone() -> None:
+    from gradebench._race.rejudge import estimate_rejudge
+
+    bench = bench_for(answers({"pick-1": {"a": 1}, "other-1": {"a": 2}}))
+    await bench.run()
+    report, catalog = bench.report(), bench.catalog
+    with pytest.raises(TypeError, match="not both"):
+        await gb.rejudge_report(report, catalog, gb.JudgeSpec(), rubric="x")
+    with pytest.raises(TypeError, match="unexpected keyword argument 'rubrik'"):
+        await gb.rejudge_report(report, catalog, rubrik="x")
+    with pytest.raises(TypeError, match="judging must be a JudgeSpec, got 'x'"):
+        await estimate_rejudge(report, catalog, "x")  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="judging sets rubric, but the judge-noise floor is of the report's judges"):
+        await gb.judge_noise_report(report, catalog, gb.JudgeSpec(rubric="x"))
+
+
+# --------------------------------------------------------------------------------------- the setters kept for a release
+
+
+@pytest.mark.parametrize(
+    ("setter", "args", "changes"),
+    [
+        ("set_candidates", (["acme/other"],), {"candidates": ["acme/other"]}),
+        ("set_rubric", ("Be strict.",), {"rubric": "Be strict."}),
+        ("set_judge_swap", (), {"judge_swap": True}),
+        ("set_judge_reasoning", (), {"judge_reasoning": True}),
+        ("set_judge_batch", (), {"judge_batch": True}),
+        ("set_judge_swap", (False,), {"judge_swap": False}),
+        ("set_scorer", (exact,), {"scorer": exact}),
+        ("set_scorer", (None,), {"scorer": "none"}),
+    ],
+)
+def test_a_per_field_setter_warns_and_sets_the_field_as_set_spec_does(setter: str, args: tuple, changes: dict) -> None:
+    endpoint = answers({})
+    aliased, spec_set = bench_for(endpoint), bench_for(endpoint)
+    field = next(iter(changes))
+    with pytest.warns(
+        DeprecationWarning, match=rf"Benchmark.{setter}\(.*\) is deprecated; use bench.set_spec\({field}="
+    ):
+        assert getattr(aliased, setter)(*args) is aliased
+    spec_set.set_spec(**changes)
+    assert aliased.spec == spec_set.spec and aliased.scorer is spec_set.scorer and aliased.entries == spec_set.entries
+
+
+def test_set_spec_takes_a_scorer_in_code_or_a_spec_and_refuses_anything_else() -> None:
+    bench = bench_for(answers({}))
+    assert bench.set_spec(scorer=exact).scorer is exact and bench.spec.scorer == "exact"
+    assert bench.set_spec(scorer="field_equals:a").spec.scorer == "field_equals:a"
+    assert bench.set_spec(scorer="none").scorer is None
+    with pytest.raises(TypeError, match="scorer must be a scorer spec or callable, got 3"):
+        bench.set_spec(scorer=3)
+    with pytest.warns(DeprecationWarning), pytest.raises(TypeError, match="scorer must be callable, got 'a'"):
+        bench.set_scorer("a")  # type: ignore[attr-defined]

@@ -297,7 +297,7 @@ async def sim_report(job: type, inputs: str, n: int, *, scorer: bool = False) ->
     bench = gb.Benchmark(job, runs=2, catalog=gb.sim.catalog(latency_scale=0), grade="standard", progress=False)
     bench.set_inputs(load_inputs(inputs)[:n])
     if scorer:
-        bench.set_scorer(job.scorer)
+        bench.set_spec(scorer=job.scorer)
     await bench.run()
     return bench.report()
 

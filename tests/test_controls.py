@@ -119,7 +119,7 @@ async def test_a_controls_judge_request_is_a_candidates_in_every_byte_but_its_an
 
 async def test_the_label_bias_check_judges_a_control_in_both_orders_like_any_run(tmp_path: Path) -> None:
     fleet, catalog = fleet_catalog()
-    bench = order_race(catalog, tmp_path, candidates=["sim/steady"]).set_judge_swap()
+    bench = order_race(catalog, tmp_path, candidates=["sim/steady"]).set_spec(judge_swap=True)
     await bench.run()
     ids = set(bench.report().controls["run_id"])
     orders = [candidate_first(r.body) for r in fleet.requests if r.headers.get(RUN_HEADER) in ids]
@@ -132,7 +132,7 @@ async def test_another_inputs_answer_brings_that_inputs_reasoning_when_the_judge
 ) -> None:
     fleet = SimFleet(latency_scale=0)  # the built-in fleet: sim/sage is the large grade's pick
     bench = gb.Benchmark(OrderAgent, runs=1, catalog=fleet.catalog(), grade="large", cache=tmp_path, progress=False)
-    bench.set_candidates(["sim/sage"]).set_inputs(load_inputs("orders")[:3]).set_judge_reasoning()
+    bench.set_spec(candidates=["sim/sage"], judge_reasoning=True).set_inputs(load_inputs("orders")[:3])
     await bench.run()  # sim/sage thinks before it answers (DeepSeek's reasoning_content)
     report = bench.report()
     other = report.meta.controls[0]
@@ -345,7 +345,9 @@ async def test_over_seeded_races_a_good_judge_never_voids_and_a_skimming_one_alw
             cache=tmp_path / str(r),
             progress=False,
         )
-        bench.set_candidates(["sim/steady", "sim/swift", "sim/nano"]).set_inputs(random.Random(r).sample(orders, 8))
+        bench.set_spec(candidates=["sim/steady", "sim/swift", "sim/nano"]).set_inputs(
+            random.Random(r).sample(orders, 8)
+        )
         await bench.run()
         check = bench.report().control_check()
         assert check.complete
@@ -474,7 +476,9 @@ async def test_rejudging_with_a_stronger_judge_rejudges_the_controls_and_lifts_t
     read = gb.BenchmarkReport.read_parquet(tmp_path / "weak")
     assert read.control_check() == bench.report().control_check() and read.controls.equals(bench.report().controls)
     assert read.table() == bench.report().table()
-    stronger = await gb.rejudge_report(read, catalog, judge="sim/oracle", cache=tmp_path / "cache", progress=False)
+    stronger = await gb.rejudge_report(
+        read, catalog, gb.JudgeSpec(judge="sim/oracle"), cache=tmp_path / "cache", progress=False
+    )
     assert set(stronger.controls["judge_entry"]) == {"sim/oracle"}
     assert stronger.control_check().clean and not stronger.control_check().void
     assert stronger.meta.controls == read.meta.controls
@@ -533,7 +537,7 @@ def test_an_answer_is_cut_in_half_and_emptied_in_its_own_kind() -> None:
 async def test_a_single_input_plants_what_it_can_and_a_text_job_is_planted_in_its_own_words(tmp_path: Path) -> None:
     _, catalog = fleet_catalog()
     bench = gb.Benchmark(SelectingAgent, runs=1, catalog=catalog, cache=tmp_path, progress=False)
-    bench.set_candidates(["sim/steady"]).set_input(load_inputs("selections")[0])
+    bench.set_spec(candidates=["sim/steady"]).set_input(load_inputs("selections")[0])
     await bench.run()
     report = bench.report()
     assert sorted(report.controls["entry"]) == ["(control: empty)", "(control: half)"]

@@ -344,7 +344,7 @@ async def test_a_rerun_from_the_cache_keeps_the_wall_time_the_run_had(tmp_path: 
 
 def test_a_report_written_before_wall_now_s_reads_back(tmp_path: Path) -> None:
     bench = gb.Benchmark(answer, catalog=gb.sim.catalog(), grade="standard", runs=1, progress=False)
-    bench.set_candidates(["sim/steady"]).set_input(QUESTION).run_sync()
+    bench.set_spec(candidates=["sim/steady"]).set_input(QUESTION).run_sync()
     folder = bench.report().to_parquet(tmp_path / "report")
     pl.read_parquet(folder / "runs.parquet").drop("wall_now_s").write_parquet(folder / "runs.parquet")
     back = gb.BenchmarkReport.read_parquet(folder)

@@ -117,22 +117,23 @@ async def test_each_entry_and_the_reference_run_are_scored_against_the_gold_labe
         assert again.report().models["gold_mean"].to_list() == [0.75, 1.0, 7 / 8]
 
         # rejudging keeps the gold scores (they do not depend on the judge)
-        rejudged = await gb.rejudge_report(back, cat, rubric="Stricter.", cache=tmp_path / "cache", progress=False)
+        stricter = gb.JudgeSpec(rubric="Stricter.")
+        rejudged = await gb.rejudge_report(back, cat, stricter, cache=tmp_path / "cache", progress=False)
         assert rejudged.models["gold_mean"].to_list() == [0.75, 1.0, 7 / 8]
         assert "the reference run on openai/ref scores 0.75" in rejudged.table()
 
         # a scorer given at rejudge scores the reference runs as a race would: not at all against the reference's
         # own output, and against the gold labels when it reads them
         against_reference = await gb.rejudge_report(
-            back, cat, cache=tmp_path / "cache", scorer=gb.scorers.field_equals("label"), progress=False
+            back, cat, gb.JudgeSpec(scorer=gb.scorers.field_equals("label")), cache=tmp_path / "cache", progress=False
         )
         assert against_reference.runs.filter(role="reference")["scorer"].null_count() == 9
         assert against_reference.models["gold_mean"].to_list() == [None, None, None]
         regold = await gb.rejudge_report(
             against_reference,
             cat,
+            gb.JudgeSpec(scorer=gb.scorers.field_equals("label", gold="expected_label")),
             cache=tmp_path / "cache",
-            scorer=gb.scorers.field_equals("label", gold="expected_label"),
             progress=False,
         )
         assert regold.models["gold_mean"].to_list() == [0.75, 1.0, 7 / 8]
@@ -150,9 +151,9 @@ async def test_a_scorer_that_takes_the_input_is_a_gold_scorer_and_one_that_does_
     assert reads_input(exact) and not reads_input(agrees) and not reads_input(gb.scorers.field_equals("label"))
     async with serve(fleet()) as base_url:
         bench = bench_of(TRIAGE, loopback(base_url), tmp_path, candidates=CANDIDATES[:2], inputs=TICKETS)
-        await bench.set_scorer(exact).run()
+        await bench.set_spec(scorer=exact).run()
         gold = bench.report()
-        await bench.set_scorer(agrees).run()  # the same runs from the cache, scored against the reference
+        await bench.set_spec(scorer=agrees).run()  # the same runs from the cache, scored against the reference
         plain = bench.report()
     assert gold.models["gold_mean"].to_list() == [0.75, 1.0]
     assert "scores 0.75 against the gold labels" in gold.table()
@@ -232,11 +233,11 @@ async def test_a_rejudge_with_a_gold_scorer_given_now_is_estimated_as_it_is_judg
         await bench.run()
         report = bench.report()
         gold = gb.scorers.field_equals("label", gold="expected_label")
-        options: dict[str, Any] = {"rubric": "Score the label only.", "cache": tmp_path / "cache", "scorer": gold}
-        before = await estimate_rejudge(report, cat, **options)
-        again = await gb.rejudge_report(report, cat, progress=False, **options)
+        judging = gb.JudgeSpec(rubric="Score the label only.", scorer=gold)
+        before = await estimate_rejudge(report, cat, judging, cache=tmp_path / "cache")
+        again = await gb.rejudge_report(report, cat, judging, cache=tmp_path / "cache", progress=False)
         prompts = [m["content"] for r in again.runs["run_id"] for p in again.judge_prompts(r) for m in p]
         assert prompts and not [p for p in prompts if "expected_label" in p]
-        after = await estimate_rejudge(report, cat, **options)
+        after = await estimate_rejudge(report, cat, judging, cache=tmp_path / "cache")
     assert before.cached == 0 and before.cost > 0
     assert after.cached == after.runs and after.cost == 0

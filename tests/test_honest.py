@@ -203,7 +203,7 @@ async def test_the_sim_judge_still_reads_an_answer_holding_a_line_separator() ->
 
     fleet = gb.sim.SimFleet(latency_scale=0)
     bench = gb.Benchmark(separated, runs=2, catalog=fleet.catalog(), grade="standard", progress=False)
-    await bench.set_input({"id": "t1", "topic": "refunds"}).set_candidates(["sim/steady"]).run()
+    await bench.set_input({"id": "t1", "topic": "refunds"}).set_spec(candidates=["sim/steady"]).run()
     report = bench.report()
     judged = rows(report, "sim/steady")
     assert all("no answer" not in r["reason"] for r in judged), [r["reason"] for r in judged]
@@ -245,7 +245,7 @@ async def test_a_judge_answering_another_shape_is_one_headline_and_the_scorer_st
         bench = bench_of(
             answering(), other_shape_catalog(base_url), tmp_path, candidates=["openai/ref", "openai/mini"], runs=2
         )
-        bench.set_scorer(exact)
+        bench.set_spec(scorer=exact)
         await bench.run()
     report = bench.report()
     candidates = report.runs.filter(pl.col("role") == Role.CANDIDATE)
@@ -299,7 +299,7 @@ def test_the_command_line_exits_4_when_the_judge_failed_after_writing_everything
         bench = bench_of(
             answering(), other_shape_catalog(base_url), tmp_path, candidates=["openai/ref", "openai/mini"], runs=2
         )
-        bench.set_scorer(exact)
+        bench.set_spec(scorer=exact)
         status = _race(bench, None, out)
     printed = capsys.readouterr()
     assert status == 4
@@ -332,7 +332,7 @@ async def test_the_terminal_bar_never_counts_a_failed_run_as_judged(
         bench = gb.Benchmark(
             answering(), runs=3, catalog=cat, grade="standard", cache=tmp_path / "cache", progress=True
         )
-        await bench.set_inputs(questions(2)).set_candidates(["acme/down"]).run()
+        await bench.set_inputs(questions(2)).set_spec(candidates=["acme/down"]).run()
     bar = capsys.readouterr().err.replace("\r", "\n").splitlines()
     last = [line for line in bar if "race" in line and "failed=" in line][-1]
     assert "landed=6" in last and "judged=0" in last and "failed=6" in last, last

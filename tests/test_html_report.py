@@ -44,7 +44,7 @@ def report(tmp_path_factory: pytest.TempPathFactory) -> gb.BenchmarkReport:
         cache=tmp_path_factory.mktemp("cache"),
         progress=False,
     )
-    bench.set_scorer(gb.scorers.field_equals("echo")).set_rubric("Echo <exactly> what was said.")
+    bench.set_spec(scorer=gb.scorers.field_equals("echo"), rubric="Echo <exactly> what was said.")
     bench.set_inputs([{"id": "evil", "text": EVIL}, {"id": "plain", "text": "hello there"}])
     bench.run_sync()
     return bench.report()
@@ -187,7 +187,7 @@ def test_against_gold_labels_the_html_says_what_the_text_table_says(tmp_path: Pa
         cache=tmp_path / "cache",
         progress=False,
     )
-    bench.set_scorer(gb.scorers.field_equals("echo", gold="expected"))
+    bench.set_spec(scorer=gb.scorers.field_equals("echo", gold="expected"))
     bench.set_inputs([{"id": "a", "text": "x", "expected": "x"}, {"id": "b", "text": "y", "expected": "z"}])
     bench.run_sync()
     report = bench.report()

@@ -649,7 +649,7 @@ async def test_order_agent_races_on_the_sim_fleet() -> None:
     input = load_inputs("orders")[0]
     bench = gb.Benchmark(OrderAgent, runs=1, catalog=gb.sim.catalog(latency_scale=0), grade="standard", progress=False)
     bench.set_input(input)
-    bench.set_candidates(["sim/steady"])
+    bench.set_spec(candidates=["sim/steady"])
     out = await bench.run()
     assert out == ideal_decision(input)
 
@@ -660,7 +660,7 @@ async def test_selecting_agent_races_on_the_sim_fleet() -> None:
         SelectingAgent, runs=1, catalog=gb.sim.catalog(latency_scale=0), grade="standard", progress=False
     )
     bench.set_input(input)
-    bench.set_candidates(["sim/steady", "sim/swift"])
+    bench.set_spec(candidates=["sim/steady", "sim/swift"])
     out = await bench.run()
     # A sim model answers wrongly now and then (by its accuracy), so check the shape, not the pick.
     assert set(out) == {"choice", "letter", "justification"}

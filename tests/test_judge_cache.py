@@ -70,7 +70,7 @@ async def scripted_race(judge_opts_in: bool, *, swap: bool = False) -> tuple[Scr
     bench = gb.Benchmark(who, runs=3, catalog=catalog, grade="standard", progress=False, controls=0)
     bench.set_inputs([{"id": "a", "q": "What is six times seven?"}, {"id": "b", "q": "What is 40 plus 2?"}])
     if swap:
-        bench.set_judge_swap()
+        bench.set_spec(judge_swap=True)
     await bench.run()
     return endpoint, catalog
 

@@ -331,7 +331,7 @@ async def test_a_saved_panel_race_reruns_with_the_same_judges_from_the_cache(pan
     rejudged = await panel_race.rejudge()
     assert rejudged.meta.judges == PANEL and rejudged.verdicts.height == report.verdicts.height
     assert rejudged.calls.filter(pl.col("role") == "judge")["cache_hit"].all()  # the same prompts: cached
-    alone = await panel_race.rejudge(judge="sim/oracle")
+    alone = await panel_race.rejudge(gb.JudgeSpec(judge="sim/oracle"))
     assert alone.meta.judges == ["sim/oracle"] and alone.meta.spec.judges is None and alone.verdicts.height == 0
     assert alone.judge_agreement() is None
 

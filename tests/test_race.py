@@ -24,14 +24,14 @@ async def one_liner(input: dict, seat: gb.Seat) -> str:
 
 def order_bench(catalog: gb.Catalog, *, runs: int = 2, salt: str = "", inputs: int = 2, **kw) -> gb.Benchmark:
     bench = gb.Benchmark(OrderAgent, runs=runs, catalog=catalog, grade="standard", salt=salt, progress=False, **kw)
-    return bench.set_inputs(load_inputs("orders")[:inputs]).set_candidates(["sim/steady", "sim/swift"])
+    return bench.set_inputs(load_inputs("orders")[:inputs]).set_spec(candidates=["sim/steady", "sim/swift"])
 
 
 async def test_repeats_differ_and_a_rerun_is_served_from_the_cache() -> None:
     fleet = gb.sim.SimFleet(latency_scale=0)
     catalog = fleet.catalog()
     bench = gb.Benchmark(one_liner, runs=3, catalog=catalog, grade="standard", progress=False)
-    bench.set_input({"id": "t1", "topic": "autumn rain"}).set_candidates(["sim/steady"])
+    bench.set_input({"id": "t1", "topic": "autumn rain"}).set_spec(candidates=["sim/steady"])
     await bench.run()
     first = bench.report()
     outputs = first.runs.filter(role="candidate")["output"].to_list()
@@ -61,7 +61,7 @@ async def test_the_nth_call_of_a_run_gets_its_own_answer() -> None:
 
     catalog = gb.sim.catalog(latency_scale=0)
     bench = gb.Benchmark(ask_twice, runs=1, catalog=catalog, grade="standard", progress=False)
-    bench.set_input({"id": "c"}).set_candidates(["sim/steady"])
+    bench.set_input({"id": "c"}).set_spec(candidates=["sim/steady"])
     first, second = await bench.run()
     assert first != second
     calls = bench.report().calls.filter(role="reference")
@@ -74,7 +74,7 @@ async def test_rejudge_on_the_sim_makes_only_judge_requests() -> None:
     bench = order_bench(catalog)
     await bench.run()
     before = len(fleet.requests)
-    report = await bench.rejudge(rubric="Refund only after both the lookup and the policy check.")
+    report = await bench.rejudge(gb.JudgeSpec(rubric="Refund only after both the lookup and the policy check."))
     new = fleet.requests[before:]
     assert new and {r.headers["x-gradebench-role"] for r in new} == {"judge"}
     assert {r.body["model"] for r in new} == {catalog.ceiling().model}
@@ -92,7 +92,7 @@ async def test_rejudge_from_parquet(tmp_path: Path) -> None:
     same = await gb.rejudge_report(stored, catalog, progress=False)
     assert len(fleet.requests) == before  # same rubric, same judge: every verdict is a cache hit
     assert same.runs.drop(VOLATILE).equals(bench.report().runs.drop(VOLATILE))
-    await gb.rejudge_report(stored, catalog, judge="sim/sage", progress=False)
+    await gb.rejudge_report(stored, catalog, gb.JudgeSpec(judge="sim/sage"), progress=False)
     roles = {r.headers["x-gradebench-role"] for r in fleet.requests[before:]}
     assert roles == {"judge"}
 
@@ -101,7 +101,7 @@ async def test_the_judge_is_blind() -> None:
     fleet = gb.sim.SimFleet(latency_scale=0)
     catalog = fleet.catalog()
     bench = order_bench(catalog, runs=2, inputs=3)
-    bench.set_candidates(gb.Benchmark.candidates(catalog, "standard"))
+    bench.set_spec(candidates=gb.Benchmark.candidates(catalog, "standard"))
     await bench.run()
     requests = fleet.requests
     judged = [r for r in requests if r.headers.get("x-gradebench-role") == "judge"]
@@ -132,10 +132,10 @@ async def test_the_api_key_is_written_nowhere(
     catalog = gb.Catalog(keyed, grades=sim.grades, picks=sim.picks, ceiling=sim.ceiling_name)
     cache_dir, out_dir = tmp_path / "cache", tmp_path / "out"
     bench = order_bench(catalog, cache=cache_dir)
-    bench.set_candidates(gb.Benchmark.candidates(catalog, "standard"))  # sim/flaky fails some runs: errors too
+    bench.set_spec(candidates=gb.Benchmark.candidates(catalog, "standard"))  # sim/flaky fails some runs: errors too
     with caplog.at_level(logging.DEBUG):
         await bench.run()
-        await bench.rejudge(rubric="stricter")
+        await bench.rejudge(gb.JudgeSpec(rubric="stricter"))
         bench.report().to_parquet(out_dir)
     assert fleet.requests[0].headers["authorization"] == "<redacted>"  # the key did travel, to the endpoint only
     seen = [p for p in [*cache_dir.rglob("*"), *out_dir.rglob("*")] if p.is_file()]

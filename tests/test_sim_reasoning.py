@@ -163,7 +163,7 @@ async def test_a_tool_job_races_a_thinking_reference_because_the_seat_replays_it
     bench = gb.Benchmark(
         OrderAgent, runs=1, catalog=gb.sim.catalog(latency_scale=0), grade="large", cache=tmp_path, progress=False
     )
-    bench.set_candidates(["sim/sage"]).set_inputs(load_inputs("orders")[:2])
+    bench.set_spec(candidates=["sim/sage"]).set_inputs(load_inputs("orders")[:2])
     await bench.run()  # sim/sage answers 400 to a tool turn replayed without its reasoning_content
     runs = bench.report().runs
     assert runs["ok"].all() and (runs["reasoning_tokens"] > 0).all()

@@ -101,7 +101,7 @@ def test_benchmark_keywords_fill_the_spec_and_the_job_fills_the_rest() -> None:
 
 async def test_the_reports_meta_carries_the_spec_that_made_it(tmp_path: Path) -> None:
     bench = gb.Benchmark(OrderAgent, catalog=gb.sim.catalog(), runs=1, candidates=["sim/steady"], progress=False)
-    await bench.set_inputs(load_inputs("orders")[:2]).set_judge_swap().run()
+    await bench.set_inputs(load_inputs("orders")[:2]).set_spec(judge_swap=True).run()
     report = bench.report()
     assert report.meta.spec == bench.spec and report.meta.spec.judge_swap
     assert report.meta.job == "order-agent" and report.meta.reference_entry == "sim/steady"
@@ -180,7 +180,7 @@ def test_a_report_whose_job_or_scorer_was_code_says_what_to_pass() -> None:
     job = make_job()
     endpoint = ScriptedEndpoint(lambda body, request: completion("hi"))
     bench = gb.Benchmark(job, catalog=endpoint.catalog(), grade="standard", runs=1, progress=False)
-    bench.set_input({"q": 1}).set_scorer(lambda output, reference: 1.0)
+    bench.set_input({"q": 1}).set_spec(scorer=lambda output, reference: 1.0)
     bench.run_sync()
     report = bench.report()
     assert report.meta.spec.job is None and report.meta.spec.catalog is None
@@ -192,3 +192,40 @@ def test_a_report_whose_job_or_scorer_was_code_says_what_to_pass() -> None:
         gb.Benchmark.from_report(report, endpoint.catalog(), job=job)
     again = gb.Benchmark.from_report(report, endpoint.catalog(), job=job, scorer=None)
     assert again.scorer is None and again.spec.scorer == "none" and again.inputs == bench.inputs
+
+
+# ------------------------------------------------------------------------------------------------ the judge spec
+
+
+def test_a_judge_spec_left_unset_judges_as_the_report_did() -> None:
+    unset = gb.JudgeSpec()
+    assert (unset.rubric, unset.judge, unset.judges, unset.scorer) == (None, None, None, None)
+    assert (unset.swap, unset.reasoning, unset.batch) == (None, None, None)
+    assert gb.JudgeSpec(judges=["a"]) == gb.JudgeSpec(judge="a")  # one name is the one judge, as in a RaceSpec
+    assert gb.JudgeSpec(judges=["a", "b"]).judges == ("a", "b")
+    assert gb.JudgeSpec(judge="a").replace(judge=None, judges=["b", "c"]).judges == ("b", "c")
+    with pytest.raises(AttributeError):
+        unset.rubric = "changed"  # type: ignore[misc]
+
+
+@pytest.mark.parametrize(
+    ("fields", "message"),
+    [
+        ({"rubric": 3}, "rubric must be text, got 3"),
+        ({"judge": 3}, "judge must be text, got 3"),
+        ({"judge": ""}, "judge must name an entry"),
+        ({"swap": "yes"}, "swap must be True, False or None"),
+        ({"reasoning": 1}, "reasoning must be True, False or None"),
+        ({"batch": "true"}, "batch must be True, False or None"),
+        ({"scorer": "field_equals:decision"}, "scorer must be a scorer in code"),
+        ({"judges": "a"}, "judges must be a list of entry names"),
+        ({"judges": []}, "judges must name at least one entry"),
+        ({"judges": ["a", "a"]}, "judges names 'a' twice"),
+        ({"judges": ["a", "b"], "judge": "c"}, "give one of them"),
+    ],
+)
+def test_every_judge_spec_check_raises_naming_the_field(fields: dict, message: str) -> None:
+    with pytest.raises(ValueError, match=message):
+        gb.JudgeSpec(**fields)
+    with pytest.raises(ValueError, match=message):
+        gb.JudgeSpec().replace(**fields)  # checked again when changed

@@ -147,7 +147,7 @@ async def test_later_verdicts_are_priced_with_all_they_share_with_earlier_ones(t
 
     catalog = gb.sim.SimFleet(latency_scale=0, record=False).catalog()
     bench = gb.Benchmark(OrderAgent, runs=4, catalog=catalog, grade="standard", cache=tmp_path, progress=False)
-    bench.set_candidates(["sim/steady", "sim/squint"]).set_inputs(load_inputs("orders")[:2])
+    bench.set_spec(candidates=["sim/steady", "sim/squint"]).set_inputs(load_inputs("orders")[:2])
     estimate = await bench.estimate()
     await bench.run()
     judge = bench.report().calls.filter(pl.col("role") == "judge")

@@ -54,7 +54,7 @@ async def test_answers_can_be_responses_and_usage_can_be_left_out(tmp_path) -> N
     endpoint = ScriptedEndpoint([completion('{"decision": "deny"}', tokens=None), limited, completion('{"a": 1}')])
     catalog = endpoint.catalog()
     bench = gb.Benchmark(desk, runs=1, catalog=catalog, grade="standard", cache=tmp_path, progress=False)
-    bench.set_candidates(["test/candidate"])
+    bench.set_spec(candidates=["test/candidate"])
     await bench.set_input({"message": "x"}).run()
     runs = bench.report().runs
     assert runs.filter(role="reference")["input_tokens"].to_list() == [None]  # unknown, not 0

@@ -46,7 +46,7 @@ async def test_the_tool_diff_is_in_the_rows_and_in_the_judge_prompt() -> None:
     fleet = gb.sim.SimFleet(latency_scale=0)
     catalog = fleet.catalog()
     bench = race(catalog, inputs=8, runs=3)
-    bench.set_candidates(["sim/steady", "sim/swift"])
+    bench.set_spec(candidates=["sim/steady", "sim/swift"])
     await bench.run()
     runs = bench.report().runs.filter(role="candidate")
     assert runs["tool_missing"].null_count() == 0 and runs["tool_diff"].null_count() == 0
@@ -61,7 +61,7 @@ async def test_judge_noise_rejudges_only_and_fills_the_floor() -> None:
     fleet = gb.sim.SimFleet(latency_scale=0)
     catalog = fleet.catalog()
     bench = race(catalog)
-    bench.set_candidates(["sim/steady", "sim/swift", "sim/squint"])
+    bench.set_spec(candidates=["sim/steady", "sim/swift", "sim/squint"])
     await bench.run()
     before = len(fleet.requests)
     report = await bench.judge_noise(k=4, sample=9)
@@ -86,7 +86,7 @@ async def test_judge_noise_rejudges_only_and_fills_the_floor() -> None:
 async def test_the_swap_check_judges_both_orders_blind() -> None:
     fleet = gb.sim.SimFleet(latency_scale=0)
     catalog = fleet.catalog()
-    bench = race(catalog, inputs=4).set_candidates(["sim/steady", "sim/swift"]).set_judge_swap()
+    bench = race(catalog, inputs=4).set_spec(candidates=["sim/steady", "sim/swift"]).set_spec(judge_swap=True)
     await bench.run()
     judged = judge_requests(fleet)
     assert len(judged) == (2 * 4 * 2 + 3) * 2  # every run and the three negative controls, in both orders
@@ -105,7 +105,7 @@ async def test_the_swap_check_judges_both_orders_blind() -> None:
 
 async def test_margin_transcripts_and_judge_prompts_from_the_report() -> None:
     catalog = gb.sim.catalog(latency_scale=0)
-    bench = race(catalog, inputs=8, runs=3).set_candidates(["sim/steady", "sim/chatty", "sim/swift"])
+    bench = race(catalog, inputs=8, runs=3).set_spec(candidates=["sim/steady", "sim/chatty", "sim/swift"])
     await bench.run()
     report = bench.report()
     wide, strict = report.with_margin(3.0), report.with_margin(0.1)

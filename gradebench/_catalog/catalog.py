@@ -39,7 +39,7 @@ class Entry:
     """One callable model: an endpoint, a model id, its price and its limits."""
 
     name: str
-    """Unique label used everywhere (rows, charts, `set_candidates`)."""
+    """Unique label used everywhere (rows, charts, ``candidates``)."""
     model: str
     """Model id sent to the endpoint."""
     grade: str

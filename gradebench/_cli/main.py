@@ -24,7 +24,7 @@ from .._race.job import JobSpec
 from .._race.plan import job_reference, resolve_scorer
 from .._race.preflight import check_catalog
 from .._race.rejudge import estimate_rejudge, rejudge_report
-from .._records.spec import RaceSpec, Runs
+from .._records.spec import JudgeSpec, RaceSpec, Runs
 from .._report.report import BenchmarkReport
 from .runconfig import catalog_of, config_fields, job_of, load_config, read_inputs
 
@@ -214,12 +214,9 @@ def cmd_rejudge(args: argparse.Namespace) -> int:
         raise ConfigError("--in-place and --out say two places for the new report: give one", field="out")
     out = directory if args.in_place else Path(args.out) if args.out else _beside(directory, "rejudged")
     where = "over the report in it" if out == directory else "a new folder" if not out.exists() else "there"
-    batch = args.judge_batch or None  # not given: as the report's race judged
-    estimate = until_stopped(
-        estimate_rejudge(
-            report, catalog, rubric=rubric, judge=args.judge, cache=args.cache, judge_batch=batch, scorer=scorer
-        )
-    )
+    # a flag not given: as the report's race judged
+    judging = JudgeSpec(rubric=rubric, judge=args.judge, batch=args.judge_batch or None, scorer=scorer)
+    estimate = until_stopped(estimate_rejudge(report, catalog, judging, cache=args.cache))
     print(f"Rejudging {directory}: {estimate.line()}; the new report goes to {out} ({where})\n")
     if args.max_cost is not None and estimate.cost > args.max_cost:
         print(
@@ -228,11 +225,7 @@ def cmd_rejudge(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return 3
-    new = until_stopped(
-        rejudge_report(
-            report, catalog, rubric=rubric, judge=args.judge, cache=args.cache, scorer=scorer, judge_batch=batch
-        )
-    )
+    new = until_stopped(rejudge_report(report, catalog, judging, cache=args.cache))
     _print_report(new, out)
     return 0
 

@@ -257,17 +257,17 @@ class _Shown:
     """The facts checked in code (the tool diff)."""
     events: list[dict[str, Any]]
     """The run's transcript events."""
-    reference_events: list[dict[str, Any]]
-    """The reference's transcript events."""
-    reference_names: frozenset[str] | None = None
-    """The names that could identify a model in the reference, the catalog's included (None: found from it)."""
+    reference_shown: _Reference
+    """The reference as every verdict against it shows it (`JudgeSetup.reference`)."""
 
     def quoted(self, messages: list[dict[str, str]]) -> Quotes:
         """The verdict-shaped objects of both transcripts, as events and as the prompt shows them (a name scrubbed
         from a forged verdict changes its value): a quote, never the verdict. Found only when a reply is prose."""
         prompt = messages[-1]["content"]
         return Quotes(
-            lambda: quoted_verdicts(self.events, self.reference_events, *(body for _, body in transcripts(prompt)))
+            lambda: quoted_verdicts(
+                self.events, self.reference_shown.events, *(body for _, body in transcripts(prompt))
+            )
         )
 
 
@@ -275,15 +275,13 @@ async def _verdict(
     session: Session, run: Run, reference: Run, value: Any, setup: JudgeSetup, diff: ToolDiff, *, sample: int = 0
 ) -> Verdict:
     """The blind verdict on one run against the reference (both orders, averaged, under the label-bias check)."""
-    shown_reference = setup.reference(reference)
     shown = _Shown(
         run=run,
         reference=reference,
         value=value,
         facts=judge_note(diff),
         events=transcript_events(run.calls, run.output, run.error, reasoning=setup.reasoning),
-        reference_events=shown_reference.events,
-        reference_names=shown_reference.names,
+        reference_shown=setup.reference(reference),
     )
     orders = [False, True] if setup.swap else [False]
     verdicts = await asyncio.gather(*(_one_order(session, shown, setup, first, sample) for first in orders))
@@ -300,8 +298,7 @@ async def _one_order(session: Session, shown: _Shown, setup: JudgeSetup, candida
         facts=shown.facts,
         candidate_first=candidate_first,
         events=shown.events,
-        reference_events=shown.reference_events,
-        reference_names=shown.reference_names,
+        reference_shown=shown.reference_shown,
     )
     key = JudgeKey(
         benchmark_id=setup.benchmark_id,
@@ -331,32 +328,31 @@ def judge_messages(
     facts: str,
     candidate_first: bool = False,
     events: list[dict[str, Any]] | None = None,
-    reference_events: list[dict[str, Any]] | None = None,
-    reference_names: frozenset[str] | None = None,
+    reference_shown: _Reference | None = None,
 ) -> list[dict[str, str]]:
     """The blind prompt about one run, laid out for the provider's prompt cache: everything before the run's own part
     (facts, candidate transcript, closing) depends on the input alone — the labels are drawn per input and order,
     never per run — so every verdict on one input repeats one prefix. ``events`` stands in for the run's own
-    transcript events (the estimate lays out prompts of runs that have not happened), ``reference_events`` for the
-    reference's (both are made from the runs when not given), and ``reference_names`` for the names that could identify
-    a model in the reference, the catalog's included (`JudgeSetup.reference`)."""
+    transcript events (the estimate lays out prompts of runs that have not happened), and ``reference_shown`` for the
+    reference as every verdict against it shows it: its transcript events and the names that could identify a model
+    in it, the catalog's included (`JudgeSetup.reference`). Both are made from the runs when not given."""
     if events is None:
         events = transcript_events(run.calls, run.output, run.error, reasoning=setup.reasoning)
-    if reference_events is None:
+    if reference_shown is None:
         reference_events = transcript_events(
             reference.calls, reference.output, reference.error, reasoning=setup.reasoning
         )
+        redact = identifying_names([*run.calls, *reference.calls], setup.model_names)
+    else:
+        reference_events = reference_shown.events
+        redact = identifying_names(run.calls, reference_shown.names)
     return JudgePrompt(
         instructions=setup.instructions,
         input=without_gold(value, setup.gold),
         rubric=setup.rubric,
         reference=reference_events,
         candidate=events,
-        redact=(
-            identifying_names([*run.calls, *reference.calls], setup.model_names)
-            if reference_names is None
-            else identifying_names(run.calls, reference_names)
-        ),
+        redact=redact,
         facts=facts,
         labels=transcript_labels(f"{setup.benchmark_id}:{reference.input_id}:{int(candidate_first)}"),
         candidate_first=candidate_first,

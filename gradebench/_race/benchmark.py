@@ -1,11 +1,9 @@
 """`Benchmark`: a job, a catalog and a race spec, with the three ways to spend on them.
 
-A benchmark holds the `RaceSpec` (filled by its keywords and setters), the job, the catalog, the inputs and the
-cache. `run` races it (`gradebench._race.race`), `estimate` says what that will cost first
-(`gradebench._race.estimate`), and
-`rejudge` / `judge_noise` judge the stored runs again (`gradebench._race.rejudge`): the three stand side by side over
-one
-`RacePlan` and one fan-out.
+A benchmark holds the `RaceSpec` (given as ``spec=`` or filled by its keywords, changed by `Benchmark.set_spec`), the
+job, the catalog, the inputs and the cache. `run` races it (`gradebench._race.race`), `estimate` says what that will
+cost first (`gradebench._race.estimate`), and `rejudge` / `judge_noise` judge the stored runs again
+(`gradebench._race.rejudge`, as a `JudgeSpec` says): the three stand side by side over one `RacePlan` and one fan-out.
 """
 
 from __future__ import annotations
@@ -25,14 +23,15 @@ from .._judge.judge import Scorer
 from .._records.inputs import RaceInput
 from .._records.meta import ReportMeta
 from .._records.records import Run
-from .._records.spec import NO_SCORER, Lineup, RaceSpec, Runs
+from .._records.spec import JudgeSpec, Lineup, RaceSpec, Runs
 from .._report.report import BenchmarkReport
 from .estimate import Estimate, estimate_race, uncached_references
 from .job import JobSpec
-from .plan import RacePlan, for_job, is_scorer_spec, load_catalog, resolve_job, resolve_scorer
+from .plan import RacePlan, for_job, resolve_scorer
 from .prompt_job import PromptJob
 from .race import RaceEvent, run_race
-from .rejudge import judge_noise_report, rejudge_report
+from .rejudge import judge_noise_report, judging_of, rejudge_report
+from .setting import changed_spec, keyword_spec, rerun_spec
 
 __all__ = ["Benchmark", "RaceEvent", "judge_noise_report", "rejudge_report"]
 
@@ -46,8 +45,9 @@ class Benchmark:
     """Race a job across the entries of its grade and judge every run blind against the reference run.
 
     ``factory`` builds a fresh job per run: a `Job` subclass, a function returning a job, or a plain
-    ``async def job(input, seat)``. The race is a `RaceSpec`: pass one as ``spec``, or its fields as keywords (a
-    keyword left None keeps the spec's value; see `RaceSpec` for every field and its default).
+    ``async def job(input, seat)``. The race is a `RaceSpec`: pass one as ``spec``, or the most used of its fields as
+    keywords (a keyword left None keeps the spec's value; see `RaceSpec` for every field and its default); change
+    any field later with `set_spec`.
     """
 
     REPORT = "gradebench.report"
@@ -82,15 +82,9 @@ class Benchmark:
         `RaceSpec`); ``controls`` negative controls are judged blind among the runs (default 3, 0: none; see
         `RaceSpec.controls`). ``judge_batch=True`` sends the verdicts through the judge provider's Batch API, at its
         batch price."""
-        given: dict[str, Any] = dict(runs=runs, grade=grade, margin=margin, budget=budget, max_runs=max_runs)
-        given.update(judge=judge, salt=salt, concurrency=concurrency, also=also, controls=controls)
-        given.update(judge_batch=judge_batch)
-        if candidates is not None:
-            given["candidates"] = [e.name for e in catalog.resolve(candidates)]
-        changes = {k: v for k, v in given.items() if v is not None}
-        if judges is not None:  # a panel given replaces a spec's one judge (both given: the spec refuses)
-            changes.update(judges=_panel(judges), judge=judge)
-        spec = (spec or RaceSpec()).replace(**changes)
+        given: dict[str, Any] = dict(runs=runs, grade=grade, also=also, candidates=candidates, margin=margin)
+        given.update(budget=budget, max_runs=max_runs, judge=judge, judges=judges, judge_batch=judge_batch)
+        spec = keyword_spec(spec, catalog, dict(given, salt=salt, concurrency=concurrency, controls=controls))
         self.job, self.catalog, self.progress = JobSpec(factory), catalog, progress
         self.cache = cache if isinstance(cache, CallCache) else CallCache(cache)
         self.metadata: dict[str, Any] = {}
@@ -120,22 +114,11 @@ class Benchmark:
         """The benchmark that made ``report`` (its spec and inputs), ready to run again: with the same salt every call
         is a cache hit. The job and the catalog are found again from the spec (a job given as code in a script, a
         catalog built in code: pass ``job=`` or ``catalog=``); a scorer given as code is passed as ``scorer=``."""
-        spec, meta = report.meta.spec, report.meta
-        if job is None and spec.job is None:
-            raise ValueError(f"the report's job {meta.job!r} was given as code: pass job=... to rerun it")
-        if catalog is None and spec.catalog is None:
-            raise ValueError("the report's catalog was built in code: pass catalog=... to rerun it")
-        keep = scorer is _KEEP
-        if keep and not is_scorer_spec(spec.scorer):
-            raise ValueError(f"the report's scorer {spec.scorer!r} was given as code: pass scorer=... to rerun it")
-        made = cls(
-            job or resolve_job(str(spec.job)),
-            catalog=catalog or load_catalog(str(spec.catalog)),
-            spec=spec if keep else spec.replace(scorer=NO_SCORER),
-            cache=cache,
-            progress=progress,
-        )
-        return (made if keep else made.set_scorer(scorer)).set_inputs(list(meta.inputs.values()))
+        factory, catalog, spec = rerun_spec(report, catalog, job, keep_scorer=scorer is _KEEP)
+        made = cls(factory, catalog=catalog, spec=spec, cache=cache, progress=progress)
+        if scorer is not _KEEP and scorer is not None:
+            made.set_spec(scorer=scorer)
+        return made.set_inputs(list(report.meta.inputs.values()))
 
     def __repr__(self) -> str:
         return (
@@ -210,52 +193,16 @@ class Benchmark:
         self._inputs = inputs
         return self
 
-    def set_candidates(self, candidates: Iterable[str | Entry]) -> Benchmark:
-        """Race these entries (names or `Entry` objects, e.g. ``catalog.candidates(grade)``) instead of every callable
-        entry of the grade. Uncallable ones are skipped and reported."""
-        names = tuple(e.name for e in self.catalog.resolve(candidates))
-        self.set_spec(candidates=names)
-        for name, why in self.lineup.skipped.items():
-            log.warning("skipping %s: %s", name, why)
-        return self
-
-    def set_rubric(self, text: str) -> Benchmark:
-        """What a good answer does for this job, beside the task itself (the judge reads it with the fixed rubric)."""
-        return self.set_spec(rubric=text)
-
-    def set_judge_swap(self, on: bool = True) -> Benchmark:
-        """The label-bias check: judge every run twice, the two transcripts in swapped order under neutral labels;
-        the verdict is the mean, and ``swap_gap`` says how far the two orders disagreed."""
-        return self.set_spec(judge_swap=bool(on))
-
-    def set_judge_reasoning(self, on: bool = True) -> Benchmark:
-        """Show the judge the models' reasoning where the providers returned it (``reasoning_content``, ``reasoning``,
-        ``reasoning_details``). Off by default: the judge grades what the job did, not how the model thought."""
-        return self.set_spec(judge_reasoning=bool(on))
-
-    def set_judge_batch(self, on: bool = True) -> Benchmark:
-        """Send the verdict requests through the judge provider's Batch API (the judge entry's ``batch``, else
-        OpenAI's shape): each verdict costs the batch price and lands when its batch does, while the candidate runs
-        go on. A batch outlives the process: a rerun collects what an earlier one submitted
-        (`gradebench._calls.batch.layer`)."""
-        return self.set_spec(judge_batch=bool(on))
-
-    def set_scorer(self, scorer: Scorer | None) -> Benchmark:
-        """A score in code, 0..1 or None, of each candidate output against the reference output (None: no scorer)."""
-        if scorer is not None and not callable(scorer):
-            raise TypeError(f"scorer must be callable, got {scorer!r}")
-        self._adopt(self.spec, scorer)
-        return self
-
     def set_spec(self, **changes: Any) -> Benchmark:
-        """Change fields of the race spec (e.g. ``salt="fresh"``, ``margin=1.5``; see `RaceSpec`), checked again.
+        """Change fields of the race spec, checked again: e.g. ``salt="fresh"``, ``margin=1.5``, ``rubric=...``,
+        ``judge_swap=True``, ``judge_reasoning=True``, ``judge_batch=True`` (see `RaceSpec` for every field).
+
+        ``candidates`` takes entry names or `Entry` objects (e.g. ``catalog.candidates(grade)``): uncallable ones
+        are skipped, with a warning in the log. ``scorer`` takes a spec (`RaceSpec.scorer`) or a scorer in code.
         ``judges`` given alone replaces the one ``judge``, and ``judge`` alone a panel."""
-        if ("judge" in changes) != ("judges" in changes):
-            changes.setdefault("judges" if "judge" in changes else "judge", None)
-        if changes.get("judges") is not None:
-            changes["judges"] = _panel(changes["judges"])
-        scorer = resolve_scorer(changes["scorer"], self.job) if "scorer" in changes else self.scorer
-        self.lineup = self._adopt(self.spec.replace(**changes), scorer)
+        self.lineup = self._adopt(*changed_spec(self.spec, changes, self.catalog, self.job, self.scorer))
+        for name, why in self.lineup.skipped.items() if "candidates" in changes else ():
+            log.warning("skipping %s: %s", name, why)
         return self
 
     def _adopt(self, spec: RaceSpec, scorer: Scorer | None) -> Lineup:
@@ -347,23 +294,26 @@ class Benchmark:
             raise RuntimeError("no report yet: await bench.run() first")
         return self._report
 
-    async def rejudge(
-        self, rubric: str | None = None, judge: str | None = None, judges: Sequence[str] | None = None
-    ) -> BenchmarkReport:
-        """Judge the cached runs again, with another rubric, judge or panel of ``judges`` (default: the report's own
-        judges); no candidate is called again."""
-        report = await rejudge_report(
-            self.report(), self.catalog, rubric=rubric, judge=judge, judges=judges, **self._judging()
+    async def rejudge(self, judging: JudgeSpec | None = None, **old: Any) -> BenchmarkReport:
+        """Judge the cached runs again as ``judging`` says: another rubric, judge or panel, the label-bias check, a
+        scorer in code (see `JudgeSpec`; a field unset judges as the report's race did, with this benchmark's scorer
+        and Batch API setting). No candidate is called again. The rubric and the scorer given become this
+        benchmark's. (The keywords ``rubric``, ``judge``, ``judges`` are deprecated: give a `JudgeSpec`.)"""
+        judging = judging_of(judging, old, "Benchmark.rejudge", "bench.rejudge(")
+        given = {"rubric": judging.rubric, "scorer": judging.scorer}
+        judging = judging.replace(
+            scorer=self.scorer if judging.scorer is None else judging.scorer,
+            batch=self.spec.judge_batch if judging.batch is None else judging.batch,
         )
-        if rubric is not None:
-            self.set_spec(rubric=rubric)
+        report = await rejudge_report(self.report(), self.catalog, judging, **self._engine())
+        if any(v is not None for v in given.values()):
+            self.set_spec(**{k: v for k, v in given.items() if v is not None})
         return self._show(report, "rejudged")
 
-    def rejudge_sync(
-        self, rubric: str | None = None, judge: str | None = None, judges: Sequence[str] | None = None
-    ) -> BenchmarkReport:
+    def rejudge_sync(self, judging: JudgeSpec | None = None, **old: Any) -> BenchmarkReport:
         """`rejudge` for plain scripts and notebook cells."""
-        return run_sync(lambda: self.rejudge(rubric=rubric, judge=judge, judges=judges))
+        judging = judging_of(judging, old, "Benchmark.rejudge_sync", "bench.rejudge_sync(")
+        return run_sync(lambda: self.rejudge(judging))
 
     async def judge_noise(self, k: int = 5, sample: int | Sequence[str] | None = None) -> BenchmarkReport:
         """The judge-noise floor: judge cached runs ``k`` more times with distinct salts (no candidate runs again).
@@ -372,25 +322,13 @@ class Benchmark:
         gains ``report.noise`` (per run: the scores, their spread, whether the score moved) and the floor columns of
         ``report.models`` (``floor_std``, ``floor_range``, ``floor_moved``).
         """
-        judging = {k_: v for k_, v in self._judging().items() if k_ != "scorer"}
-        report = await judge_noise_report(self.report(), self.catalog, k=k, sample=sample, **judging)
+        batch = JudgeSpec(batch=self.spec.judge_batch)
+        report = await judge_noise_report(self.report(), self.catalog, batch, k=k, sample=sample, **self._engine())
         self._report = self.metadata[Benchmark.REPORT] = report
         return report
 
-    def _judging(self) -> dict[str, Any]:
-        """What judging stored runs again takes from this benchmark."""
-        concurrency = self.spec.concurrency or self.catalog.concurrency
+    def _engine(self) -> dict[str, Any]:
+        """How judging stored runs again calls the judges from this benchmark: its cache, concurrency and progress."""
         return dict(
-            cache=self.cache,
-            scorer=self.scorer,
-            concurrency=concurrency,
-            progress=self.progress,
-            judge_batch=self.spec.judge_batch,
+            cache=self.cache, concurrency=self.spec.concurrency or self.catalog.concurrency, progress=self.progress
         )
-
-
-def _panel(judges: Iterable[str]) -> tuple[str, ...]:
-    """Judges given as a list of names (a bare string is one name misread as many: refused)."""
-    if isinstance(judges, str):
-        raise ValueError(f"judges must be a list of entry names, got {judges!r}")
-    return tuple(judges)

@@ -289,7 +289,7 @@ def resolve_scorer(reference: str | None, job: JobSpec) -> Scorer | None:
     if not is_scorer_spec(reference):
         raise ValueError(
             f"scorer {reference!r} is not one of {', '.join(scorers.SPECS)}, {JOB_SCORER} or {NO_SCORER} (a "
-            "scorer given as code is passed as itself, e.g. set_scorer(...))"
+            "scorer given as code is passed as itself, e.g. set_spec(scorer=...))"
         )
     return scorers.from_spec(reference)
 

@@ -1,11 +1,13 @@
-"""Judging stored runs again: `rejudge_report` (another rubric or judge) and `judge_noise_report` (the judge-noise
-floor), on a report just made or read back from parquet. No candidate is called; only the judge."""
+"""Judging stored runs again: `rejudge_report` (as a `JudgeSpec` says: another rubric, judge or panel, ...) and
+`judge_noise_report` (the judge-noise floor), on a report just made or read back from parquet, and what a rejudge will
+cost first (`estimate_rejudge`). No candidate is called; only the judge."""
 
 from __future__ import annotations
 
 import os
+import warnings
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, fields, replace
 from typing import Any
 
 from tqdm.auto import tqdm
@@ -17,19 +19,42 @@ from .._calls.cache import CallCache
 from .._calls.path import NotCached
 from .._calls.session import Session, mounted
 from .._catalog.catalog import Catalog
-from .._judge.judge import JudgeSetup, Scorer, judge_again, judge_messages, judge_run, score_reference
+from .._judge.judge import JudgeSetup, judge_again, judge_messages, judge_run, score_reference
 from .._judge.panel import panel_label
 from .._judge.tooldiff import compare, judge_note
 from .._records.keys import short_hash
 from .._records.meta import ReportMeta, entry_terms
 from .._records.planted import ControlPlant, planted_run
 from .._records.records import Run
+from .._records.spec import JudgeSpec
 from .._report.report import BenchmarkReport
 from .controls import control_price, judge_control, plants_of
 from .costs import JUDGE_OUTPUT_TOKENS, judge_prompt_tokens
 from .plan import families
 
-__all__ = ["RejudgeEstimate", "estimate_rejudge", "judge_noise_report", "rejudge_report"]
+__all__ = ["RejudgeEstimate", "estimate_rejudge", "judge_noise_report", "judging_of", "rejudge_report"]
+
+_OLD_KEYWORDS = {"rubric": "rubric", "judge": "judge", "judges": "judges", "scorer": "scorer", "judge_batch": "batch"}
+"""The judge keywords the rejudge functions took before `JudgeSpec` (kept for one release), and its field for each."""
+
+
+def judging_of(judging: JudgeSpec | None, old: Mapping[str, Any], name: str, new: str) -> JudgeSpec:
+    """``judging`` (unset: `JudgeSpec()`, as the report's race judged), or the judge keywords of the form kept for one
+    release made into one, with a `DeprecationWarning` that names the call ``name`` was and the call ``new`` is (up
+    to its `JudgeSpec`). A keyword that never was one raises a `TypeError`, as a call would."""
+    if judging is not None and not isinstance(judging, JudgeSpec):
+        raise TypeError(f"{name}: judging must be a JudgeSpec, got {judging!r}")
+    if not old:
+        return judging or JudgeSpec()
+    unknown = sorted(set(old) - set(_OLD_KEYWORDS))
+    if unknown:
+        raise TypeError(f"{name}() got an unexpected keyword argument {unknown[0]!r}")
+    if judging is not None:
+        raise TypeError(f"{name}: give a JudgeSpec or the old keywords {sorted(old)}, not both")
+    made = {_OLD_KEYWORDS[k]: v for k, v in old.items() if v is not None}  # None was the old keywords' unset
+    given, spelled = ", ".join(f"{k}=..." for k in old), ", ".join(f"{k}=..." for k in made)
+    warnings.warn(f"{name}({given}) is deprecated; use {new}JudgeSpec({spelled}))", DeprecationWarning, stacklevel=3)
+    return JudgeSpec(**made)
 
 
 def _taken_up(report: BenchmarkReport) -> tuple[dict[str, Run], list[Run]]:
@@ -84,18 +109,18 @@ class RejudgeEstimate:
 async def estimate_rejudge(
     report: BenchmarkReport,
     catalog: Catalog,
+    judging: JudgeSpec | None = None,
     *,
-    rubric: str | None = None,
-    judge: str | None = None,
-    judges: Sequence[str] | None = None,
     cache: CallCache | str | os.PathLike[str] | None = None,
-    judge_batch: bool | None = None,
-    scorer: Scorer | None = None,
+    **old: Any,
 ) -> RejudgeEstimate:
-    """What `rejudge_report` with these options will cost: each run's verdict looked up in the cache alone (nothing is
-    sent), the ones missing priced from their own prompts at the judge's prices (its batch price, batching). Give
-    the same ``scorer`` as the rejudge: a gold scorer's labels are withheld from the judge's prompts."""
-    setup, references, candidates = _judging(report, catalog, rubric, judge, judges, scorer, judge_batch)
+    """What `rejudge_report` with the same ``judging`` will cost: each run's verdict looked up in the cache alone
+    (nothing is sent), the ones missing priced from their own prompts at the judge's prices (its batch price,
+    batching). A gold scorer's labels are withheld from the judge's prompts, so give the rejudge's scorer too.
+    (The judge keywords ``rubric``, ``judge``, ``judges``, ``scorer``, ``judge_batch`` are deprecated: give a
+    `JudgeSpec`.)"""
+    judging = judging_of(judging, old, "estimate_rejudge", "estimate_rejudge(report, catalog, ")
+    setup, references, candidates = _judging(report, catalog, judging)
     batched = setup.batches()
     judged = [r for r in candidates if r.ok]
     inputs = report.meta.inputs
@@ -177,19 +202,30 @@ async def _judge_each(
 async def judge_noise_report(
     report: BenchmarkReport,
     catalog: Catalog,
+    judging: JudgeSpec | None = None,
     *,
     k: int = 5,
     sample: int | Sequence[str] | None = None,
     cache: CallCache | str | os.PathLike[str] | None = None,
     concurrency: int | None = None,
     progress: bool = True,
-    judge_batch: bool | None = None,
+    **old: Any,
 ) -> BenchmarkReport:
-    """`Benchmark.judge_noise` for any report (e.g. one read back from parquet): that report with its noise floor
-    (``judge_batch``: through the judge's Batch API; None: as the report's race judged)."""
+    """`Benchmark.judge_noise` for any report (e.g. one read back from parquet): that report with its noise floor.
+
+    The floor is of the report's judges as they judged, so of ``judging`` only ``batch`` is read (through the judges'
+    Batch API; unset: as the report's race judged); any other field set raises. (``judge_batch=`` is deprecated: give
+    ``JudgeSpec(batch=...)``.)"""
+    judging = judging_of(judging, old, "judge_noise_report", "judge_noise_report(report, catalog, ")
+    other = [f.name for f in fields(judging) if f.name != "batch" and getattr(judging, f.name) is not None]
+    if other:
+        raise ValueError(
+            f"judging sets {other[0]}, but the judge-noise floor is of the report's judges as they judged: of a "
+            "JudgeSpec it reads batch alone"
+        )
     if not isinstance(k, int) or k < 1:
         raise ValueError(f"k must be an integer >= 1, got {k!r}")
-    setup = JudgeSetup.from_meta(report.meta, catalog, batch=judge_batch)
+    setup = JudgeSetup.from_meta(report.meta, catalog, batch=judging.batch)
     for one in setup.judges:
         one.api_key()  # fail before any call when a judge cannot be called
     references, candidates = _taken_up(report)
@@ -233,18 +269,25 @@ async def judge_noise_report(
 
 
 def _judging(
-    report: BenchmarkReport,
-    catalog: Catalog,
-    rubric: str | None,
-    judge: str | None,
-    judges: Sequence[str] | None,
-    scorer: Scorer | None,
-    batch: bool | None,
+    report: BenchmarkReport, catalog: Catalog, judging: JudgeSpec
 ) -> tuple[JudgeSetup, dict[str, Run], list[Run]]:
-    """What a rejudge and its estimate both judge with: the judges' setup, the reference run of each input (scored
-    again by a ``scorer`` given now, when it reads the gold labels) and the runs to judge."""
+    """What a rejudge and its estimate both judge with: the judges' setup as ``judging`` changes the report's, the
+    reference run of each input (scored again by a scorer given now, when it reads the gold labels) and the runs to
+    judge."""
+    spec, scorer = report.meta.spec, judging.scorer
     setup = JudgeSetup.from_meta(
-        report.meta, catalog, rubric=rubric, judge=judge, judges=_names(judges), scorer=scorer, batch=batch
+        report.meta,
+        catalog,
+        rubric=judging.rubric,
+        judge=judging.judge,
+        judges=judging.judges,
+        scorer=scorer,
+        batch=judging.batch,
+    )
+    setup = replace(
+        setup,
+        swap=spec.judge_swap if judging.swap is None else judging.swap,
+        reasoning=spec.judge_reasoning if judging.reasoning is None else judging.reasoning,
     )
     references, candidates = _taken_up(report)
     if scorer is not None:
@@ -256,23 +299,24 @@ def _judging(
 async def rejudge_report(
     report: BenchmarkReport,
     catalog: Catalog,
+    judging: JudgeSpec | None = None,
     *,
-    rubric: str | None = None,
-    judge: str | None = None,
-    judges: Sequence[str] | None = None,
     cache: CallCache | str | os.PathLike[str] | None = None,
-    scorer: Scorer | None = None,
     concurrency: int | None = None,
     progress: bool = True,
-    judge_batch: bool | None = None,
+    **old: Any,
 ) -> BenchmarkReport:
-    """Judge the runs of a report again (e.g. one from `BenchmarkReport.read_parquet`); only the judge is called.
+    """Judge the runs of a report again (e.g. one from `BenchmarkReport.read_parquet`) as ``judging`` says; only the
+    judge is called.
 
-    The report's judges judge again (its panel, when it had one), unless ``judge`` (one entry) or ``judges`` (a
-    panel) replace them. A ``scorer`` given now scores again; otherwise the scores stand (they do not depend on the
-    judge). ``judge_batch``: through the judges' Batch API (None: as the report's race judged).
+    Unset fields of ``judging`` judge as the report's race did: its judges (its panel, when it had one), rubric,
+    label-bias check, reasoning shown and Batch API. ``judge`` (one entry) or ``judges`` (a panel) replace the
+    report's judges. A ``scorer`` given scores again; otherwise the scores stand (they do not depend on the judge).
+    (The judge keywords ``rubric``, ``judge``, ``judges``, ``scorer``, ``judge_batch`` are deprecated: give a
+    `JudgeSpec`.)
     """
-    setup, references, candidates = _judging(report, catalog, rubric, judge, judges, scorer, judge_batch)
+    judging = judging_of(judging, old, "rejudge_report", "rejudge_report(report, catalog, ")
+    setup, references, candidates = _judging(report, catalog, judging)
     for one in setup.judges:
         one.api_key()  # fail before any call when a judge cannot be called
     inputs = report.meta.inputs
@@ -283,7 +327,7 @@ async def rejudge_report(
     async def again(session: Session, run: Run) -> Run:
         if run.role is Role.CONTROL:  # a negative control is judged again as it was planted
             return await judge_control(session, planted[run.run_id], references, inputs, setup)
-        return await judge_run(session, run, references[run.input_id], inputs.get(run.input_id), setup, scorer)
+        return await judge_run(session, run, references[run.input_id], inputs.get(run.input_id), setup, judging.scorer)
 
     rejudged = await _judge_each(
         catalog,
@@ -295,30 +339,20 @@ async def rejudge_report(
         progress=progress,
         desc="rejudge",
     )
-    return BenchmarkReport([*references.values(), *rejudged], _rejudged_meta(report, setup, judge, judges, plants))
-
-
-def _names(judges: Sequence[str] | None) -> tuple[str, ...] | None:
-    if judges is None:
-        return None
-    if isinstance(judges, str) or not judges:
-        raise ValueError(f"judges must be a list of entry names, got {judges!r}")
-    return tuple(judges)
+    return BenchmarkReport([*references.values(), *rejudged], _rejudged_meta(report, setup, judging, plants))
 
 
 def _rejudged_meta(
-    report: BenchmarkReport,
-    setup: JudgeSetup,
-    judge: str | None,
-    judges: Sequence[str] | None,
-    plants: list[ControlPlant],
+    report: BenchmarkReport, setup: JudgeSetup, judging: JudgeSpec, plants: list[ControlPlant]
 ) -> ReportMeta:
-    """A rejudged report's meta: its rubric and judges as judged now (the spec's too, so a rerun judges alike), and
-    the judges' families beside the entries', and the negative controls as planted now."""
+    """A rejudged report's meta: its judging as judged now (the spec's too, so a rerun judges alike), the judges'
+    families beside the entries', and the negative controls as planted now."""
     spec = report.meta.spec
-    if judges is not None or judge is not None:  # one judge given replaces a panel, and a panel one judge
-        spec = spec.replace(judge=None, judges=None).replace(judges=_names(judges) or (judge,))
-    spec = spec.replace(rubric=setup.rubric, judge_batch=setup.batch)
+    if judging.judge is not None or judging.judges is not None:  # one judge given replaces a panel, and a panel one
+        spec = spec.replace(judge=None, judges=None).replace(judge=judging.judge, judges=judging.judges)
+    spec = spec.replace(
+        rubric=setup.rubric, judge_batch=setup.batch, judge_swap=setup.swap, judge_reasoning=setup.reasoning
+    )
     return report.meta.replace(
         spec=spec,
         judge_entry=setup.entry.name,

@@ -2,8 +2,8 @@
 
 A `RaceSpec` is a value: the `Benchmark` keywords fill one, a run config file (``gradebench run``) parses into one, the
 panel's form edits one, a report's meta carries the one that made it (``report.meta.spec``), and rejudging reads the
-judge options from it. A new option is one field here. `RaceSpec.lineup` holds a spec against a catalog: which entries
-race, which one is the reference and which one judges.
+judge options from it, changed where a `JudgeSpec` says. A new option is one field here. `RaceSpec.lineup` holds a spec
+against a catalog: which entries race, which one is the reference and which one judges.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ import dataclasses
 import difflib
 import json
 import math
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -30,6 +30,7 @@ __all__ = [
     "JOB_SCORER",
     "MAX_RUNS_PER_INPUT",
     "NO_SCORER",
+    "JudgeSpec",
     "Lineup",
     "RaceSpec",
     "Runs",
@@ -144,24 +145,9 @@ class RaceSpec:
     def _check_judges(self) -> None:
         """``judges`` as a tuple of distinct names, at least one; one name is ``judge`` (so a one-judge spec is the
         spec it always was), and a panel with ``judge`` beside it is refused (which of them would judge?)."""
-        if self.judges is None:
-            return
-        if isinstance(self.judges, str) or not all(isinstance(v, str) and v for v in self.judges):
-            raise ValueError(f"judges must be a list of entry names, got {self.judges!r}")
-        judges = tuple(self.judges)
-        if not judges:
-            raise ValueError("judges must name at least one entry")
-        twice = sorted({j for j in judges if judges.count(j) > 1})
-        if twice:
-            raise ValueError(f"judges names {twice[0]!r} twice: its second verdict would be its first, from the cache")
-        if self.judge is not None and judges != (self.judge,):
-            raise ValueError(f"judges {list(judges)} and judge {self.judge!r}: give one of them (judges alone)")
-        if len(judges) == 1:
-            object.__setattr__(self, "judge", judges[0])
-            judges_or_none: tuple[str, ...] | None = None
-        else:
-            judges_or_none = judges
-        object.__setattr__(self, "judges", judges_or_none)
+        judge, judges = _checked_judges(self.judge, self.judges)
+        object.__setattr__(self, "judge", judge)
+        object.__setattr__(self, "judges", judges)
 
     @property
     def design(self) -> Design:
@@ -236,6 +222,54 @@ class RaceSpec:
 
 
 @dataclass(frozen=True, kw_only=True)
+class JudgeSpec:
+    """How stored runs are judged again (`gradebench.rejudge_report`, `gradebench.Benchmark.rejudge`): the rubric,
+    the judge or a panel of judges, the label-bias check, the reasoning shown, the Batch API and a scorer in code. A
+    field left unset judges as the report's race did; `JudgeSpec()` judges the runs again exactly so. Checked when
+    made. (A race's own judging is set on its `RaceSpec`: ``rubric``, ``judge``, ``judges``, ``judge_swap``,
+    ``judge_reasoning``, ``judge_batch`` and ``scorer``.)"""
+
+    rubric: str | None = None
+    """What a good answer does, beside the fixed rubric the judge reads; unset: the report's."""
+    judge: str | None = None
+    """The entry that judges, in place of the report's judge (or panel); unset: the report's."""
+    judges: tuple[str, ...] | None = None
+    """A panel of judges (entry names) in place of the report's judge (or panel): every run is judged by each, its
+    score is their mean. One name is the same as judge. Unset: the report's."""
+    swap: bool | None = None
+    """The label-bias check: judge every run in both presentation orders. Unset: as the report's race did."""
+    reasoning: bool | None = None
+    """Show the judge the models' reasoning where providers returned it. Unset: as the report's race did."""
+    batch: bool | None = None
+    """Send the verdict requests through the judges' Batch API, at the batch price (an entry whose catalog batch is
+    set batches whatever this says). Unset: as the report's race did."""
+    scorer: Callable[..., Any] | None = None
+    """A scorer in code (`gradebench.Scorer`, e.g. one of `gradebench.scorers`) that scores every run again; unset:
+    the scores stand (they do not depend on the judge)."""
+
+    def __post_init__(self) -> None:
+        for name in ("rubric", "judge"):
+            value = getattr(self, name)
+            if value is not None and not isinstance(value, str):
+                raise ValueError(f"{name} must be text, got {value!r}")
+        if self.judge == "":
+            raise ValueError("judge must name an entry, got ''")
+        for name in ("swap", "reasoning", "batch"):
+            value = getattr(self, name)
+            if value is not None and not isinstance(value, bool):
+                raise ValueError(f"{name} must be True, False or None (as the report's race), got {value!r}")
+        if self.scorer is not None and not callable(self.scorer):
+            raise ValueError(f"scorer must be a scorer in code (a callable), got {self.scorer!r}")
+        judge, judges = _checked_judges(self.judge, self.judges)
+        object.__setattr__(self, "judge", judge)
+        object.__setattr__(self, "judges", judges)
+
+    def replace(self, **changes: Any) -> JudgeSpec:
+        """This judge spec with some fields changed (checked again)."""
+        return dataclasses.replace(self, **changes)
+
+
+@dataclass(frozen=True, kw_only=True)
 class Lineup:
     """A spec held against a catalog: who races."""
 
@@ -253,6 +287,24 @@ class Lineup:
     def __post_init__(self) -> None:
         if not self.judges:
             object.__setattr__(self, "judges", (self.judge,))
+
+
+def _checked_judges(judge: str | None, judges: Iterable[str] | None) -> tuple[str | None, tuple[str, ...] | None]:
+    """``judge`` and ``judges`` as a spec holds them: a panel as a tuple of distinct names, at least one; one name is
+    ``judge``; a panel with another ``judge`` beside it refused (which of them would judge?)."""
+    if judges is None:
+        return judge, None
+    if isinstance(judges, str) or not all(isinstance(v, str) and v for v in judges):
+        raise ValueError(f"judges must be a list of entry names, got {judges!r}")
+    panel = tuple(judges)
+    if not panel:
+        raise ValueError("judges must name at least one entry")
+    twice = sorted({j for j in panel if panel.count(j) > 1})
+    if twice:
+        raise ValueError(f"judges names {twice[0]!r} twice: its second verdict would be its first, from the cache")
+    if judge is not None and panel != (judge,):
+        raise ValueError(f"judges {list(panel)} and judge {judge!r}: give one of them (judges alone)")
+    return (panel[0], None) if len(panel) == 1 else (None, panel)
 
 
 def _distinct_judges(judges: tuple[Entry, ...]) -> None:

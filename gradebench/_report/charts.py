@@ -458,7 +458,7 @@ def scorer_agreement(report: BenchmarkReport) -> _Chart:
     if not pairs.height:
         raise ValueError(
             "the report has no scorer values (no scorer was set, every scorer call failed, or no scored run was "
-            "judged): set one with bench.set_scorer(...) and rejudge"
+            "judged): rejudge with one: bench.rejudge(JudgeSpec(scorer=...))"
         )
     agree = (pl.col("scorer") >= SCORER_PASS) == (pl.col("score") >= JUDGE_PASS)
     drawn, sampled = _drawn(pairs, agree)  # the disagreements drawn first

@@ -73,8 +73,12 @@ class Form:
             (f"{g} (reference {catalog.picks[g]})" if g in catalog.picks else f"{g} (no pick)", g)
             for g in catalog.grades
         ]
+        declared = self.specs[self.job.value].grade if self.job.value in self.specs else ""
         self.grade = w.Dropdown(
-            options=grades, value=self._default_grade(), description="grade", layout=_fits([g for g, _ in grades])
+            options=grades,
+            value=_default_grade(catalog, declared),
+            description="grade",
+            layout=_fits([g for g, _ in grades]),
         )
         self.candidates = w.SelectMultiple(description="candidates", rows=6, layout=_px("100%"))
         self.candidates_note = w.HTML()
@@ -201,28 +205,14 @@ class Form:
         callable_ = f"NOT CALLABLE: {why}" if why else "callable"
         return f"{mark}{entry.name} · {entry.grade} · {price}{' · sim' if entry.simulated else ''} · {callable_}"
 
-    def _default_grade(self) -> str:
-        """The grade the selected job declares, when the catalog pins an entry for it; else the first pinned grade."""
-        declared = self.specs[self.job.value].grade if self.job.value in self.specs else ""
-        if declared in self.catalog.picks and declared in self.catalog.grades:
-            return declared
-        return next((g for g in self.catalog.grades if g in self.catalog.picks), self.catalog.grades[0])
-
     def _job_changed(self) -> None:
         spec = self.specs[self.job.value]
         if hasattr(self, "grade") and spec.grade in self.catalog.picks:  # follow the grade the job declares
             self.grade.value = spec.grade
         self.rubric.value = spec.rubric
-        own = (
-            [(f"the job's own: {getattr(spec.scorer, 'name', spec.scorer)}", JOB_SCORER)]
-            if spec.scorer is not None
-            else []
-        )
-        paths = [(f"{kind}(path)", kind) for kind in PATH_KINDS]
-        optional = [(kind, kind) for kind in OPTIONAL_PATH]
         with self.scorer.hold_sync():  # the options and the value reach the browser in one message
-            self.scorer.options = [("none", NO_SCORER), *own, *paths, *optional]
-            self.scorer.value = JOB_SCORER if own else NO_SCORER
+            self.scorer.options = _scorer_options(spec)
+            self.scorer.value = NO_SCORER if spec.scorer is None else JOB_SCORER
         self._scorer_changed()
         self._inputs_changed()
 
@@ -299,14 +289,7 @@ class Form:
 
     def selected_budget(self) -> float | None:
         """The budget in the box (None when it is empty); anything but a number > 0 raises ValueError."""
-        text = self.budget.value.strip()
-        if not text:
-            return None
-        try:
-            value: Any = float(text)
-        except ValueError:
-            value = text  # the spec's check says what is wrong with it
-        return RaceSpec(budget=value).budget
+        return _budget(self.budget.value)
 
     def selected_candidates(self) -> list[str]:
         """The selected entries that can be called."""
@@ -314,10 +297,7 @@ class Form:
 
     def selected_scorer_spec(self) -> str:
         """The scorer the controls name, as a spec (``none``, ``job``, ``field_equals:decision``, ...)."""
-        kind, path = self.scorer.value, self.scorer_path.value.strip()
-        if kind in (NO_SCORER, JOB_SCORER):
-            return kind
-        return f"{kind}:{path}" if path or kind in PATH_KINDS else kind
+        return _scorer_spec(self.scorer.value, self.scorer_path.value.strip())
 
     def selected_scorer(self) -> Any:
         """The scorer the controls name (None for none); a bad path raises ValueError."""
@@ -358,3 +338,35 @@ class Form:
             self.factories[self.job.value], catalog=self.catalog, spec=spec, cache=self.cache, progress=False
         )
         return bench.set_inputs(values)
+
+
+def _default_grade(catalog: Catalog, declared: str) -> str:
+    """The grade a job declares, when the catalog pins an entry for it; else the catalog's first pinned grade."""
+    if declared in catalog.picks and declared in catalog.grades:
+        return declared
+    return next((g for g in catalog.grades if g in catalog.picks), catalog.grades[0])
+
+
+def _scorer_options(job: JobSpec) -> list[tuple[str, str]]:
+    """The scorer dropdown's choices for a job: none, the job's own when it has one, then every ready kind."""
+    own = [(f"the job's own: {getattr(job.scorer, 'name', job.scorer)}", JOB_SCORER)] if job.scorer is not None else []
+    paths = [(f"{kind}(path)", kind) for kind in PATH_KINDS]
+    return [("none", NO_SCORER), *own, *paths, *((kind, kind) for kind in OPTIONAL_PATH)]
+
+
+def _scorer_spec(kind: str, path: str) -> str:
+    """A scorer kind and the path typed beside it, as a spec (``none``, ``job``, ``field_equals:decision``, ...)."""
+    if kind in (NO_SCORER, JOB_SCORER):
+        return kind
+    return f"{kind}:{path}" if path or kind in PATH_KINDS else kind
+
+
+def _budget(text: str) -> float | None:
+    """A budget typed in a box (None when it is empty); anything but a number > 0 raises ValueError."""
+    if not text.strip():
+        return None
+    try:
+        value: Any = float(text)
+    except ValueError:
+        value = text.strip()  # the spec's check says what is wrong with it
+    return RaceSpec(budget=value).budget

@@ -19,6 +19,7 @@ import polars as pl
 from .._base.vocab import Design, Role
 from .._race.benchmark import Benchmark
 from .._race.rejudge import rejudge_report
+from .._records.spec import JudgeSpec
 from .._report import present as _present
 from .._report.page import REPORT_HTML
 from .._report.report import REPORT_FILES, BenchmarkReport
@@ -103,7 +104,8 @@ class Task:
         def prepare() -> Coroutine[Any, Any, Any]:
             if self.views.report is None:
                 raise ValueError("nothing to rejudge yet: run the benchmark first")
-            return self._rejudge(self.views.report, self.form.rubric.value, self.form.selected_scorer())
+            judging = JudgeSpec(rubric=self.form.rubric.value, scorer=self.form.selected_scorer())
+            return self._rejudge(self.views.report, judging)
 
         return self._spawn("rejudge", prepare)
 
@@ -207,16 +209,14 @@ class Task:
             await asyncio.sleep(PROGRESS_EVERY_S)
             self.progress.draw()
 
-    async def _rejudge(self, shown: BenchmarkReport, rubric: str, scorer: Any) -> BenchmarkReport | None:
+    async def _rejudge(self, shown: BenchmarkReport, judging: JudgeSpec) -> BenchmarkReport | None:
         n = shown.runs.filter(role=Role.CANDIDATE).height
         self.say(f"rejudging {n} runs under the rubric as edited (only the judge is called)…")
         try:
             if self.bench is not None and self.bench.metadata.get(Benchmark.REPORT) is shown:
-                report = await self.bench.set_scorer(scorer).rejudge(rubric=rubric)
+                report = await self.bench.rejudge(judging)
             else:  # the last race was stopped, so its bench has no report: rejudge the report on screen
-                report = await rejudge_report(
-                    shown, self.form.catalog, rubric=rubric, cache=self.form.cache, scorer=scorer, progress=False
-                )
+                report = await rejudge_report(shown, self.form.catalog, judging, cache=self.form.cache, progress=False)
         except asyncio.CancelledError:
             if self._stop_requested:
                 return None
