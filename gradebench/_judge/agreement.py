@@ -20,7 +20,6 @@ import itertools
 import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from statistics import NormalDist
 from typing import Protocol
 
 import numpy as np
@@ -28,6 +27,7 @@ import polars as pl
 
 from .._records.meta import ReportMeta
 from .._stats.paired import BOOTSTRAP
+from .._stats.t import t_two_sided
 from .panel import panel_label
 
 __all__ = ["JudgeAgreement", "JudgePair", "judge_agreement", "judges_lines", "judges_text", "kappa"]
@@ -221,7 +221,7 @@ def _intervals(
     sums = np.stack([np.bincount(index, weights=v, minlength=m) for v in columns])
     n, sx, sy, sxx, syy, sd2 = sums.sum(axis=1)[:, None] - sums  # the sums without each input in turn
     mx, my = sx / n, sy / n
-    t = _t_quantile(NormalDist().inv_cdf(0.5 + level / 2), m - 1)
+    t = t_two_sided(level, m - 1)
     d, spread = float(np.mean(y - x)), _jackknife_se(my - mx)
     d_lo, d_hi = d - t * spread, d + t * spread
     expected = (sxx / n - mx**2) + (syy / n - my**2) + (mx - my) ** 2
@@ -241,16 +241,6 @@ def _jackknife_se(values: np.ndarray) -> float:
     """The jackknife standard error of a figure from its delete-one values."""
     m = len(values)
     return math.sqrt((m - 1) / m * float(((values - values.mean()) ** 2).sum()))
-
-
-def _t_quantile(z: float, df: int) -> float:
-    """Student's t quantile from the normal one (Cornish-Fisher, Abramowitz & Stegun 26.7.5; within 0.3% for 5
-    degrees of freedom and up, within 2% at 3)."""
-    g1 = (z**3 + z) / 4
-    g2 = (5 * z**5 + 16 * z**3 + 3 * z) / 96
-    g3 = (3 * z**7 + 19 * z**5 + 17 * z**3 - 15 * z) / 384
-    g4 = (79 * z**9 + 776 * z**7 + 1482 * z**5 - 1920 * z**3 - 945 * z) / 92160
-    return z + g1 / df + g2 / df**2 + g3 / df**3 + g4 / df**4
 
 
 def judges_text(judges: Sequence[str]) -> str:
