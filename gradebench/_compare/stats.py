@@ -21,7 +21,7 @@ from statistics import NormalDist
 import numpy as np
 import polars as pl
 
-from .._stats.paired import _resample
+from .._stats.paired import resample_means
 from .._stats.t import t_two_sided
 
 __all__ = ["Change", "expanded_tail", "paired_change", "per_input"]
@@ -85,7 +85,7 @@ def paired_change(
     rng = np.random.default_rng(seed)
     idx = rng.integers(0, len(common), size=(resamples, len(common)))
     diffs = np.array([[after[k].mean() - before[k].mean()] for k in common])
-    boot = _resample(diffs, np.ones(len(common), dtype=np.int64), idx, rng)
+    boot = resample_means(diffs, np.ones(len(common), dtype=np.int64), idx, rng)
     tail = expanded_tail(level, len(common))
     lo, hi = np.quantile(boot, [tail, 1 - tail])
     return Change(mean=mean, lo=min(float(lo), mean), hi=max(float(hi), mean), n_inputs=len(common))

@@ -32,6 +32,7 @@ __all__ = [
     "CONTENT_FILTERED",
     "FAILED_REASON",
     "RUNS_SCHEMA",
+    "VERDICT_COLUMNS",
     "Call",
     "Run",
     "Verdict",
@@ -301,6 +302,8 @@ _VERDICT = Columns(
         "cost": "judge_cost",
     },
 )
+VERDICT_COLUMNS: dict[str, pl.DataType] = _VERDICT.schema
+"""The columns a judge's verdict fills in its run's row (``score`` … ``swap_gap``; ``judge_entry`` names the judge)."""
 
 _REFUSAL_TEXT = re.compile(r'"refusal"\s*:\s*"(?!")')
 """A response whose ``refusal`` is a non-empty text (most say ``"refusal": null``, OpenAI's always)."""

@@ -60,7 +60,7 @@ from typing import Final
 
 import numpy as np
 
-from .paired import AS_GOOD, INCONCLUSIVE, MIN_INPUTS, WORSE, VerdictLabel, _num
+from .paired import AS_GOOD, INCONCLUSIVE, MIN_INPUTS, WORSE, VerdictLabel, number_text
 from .t import t_isf
 
 __all__ = [
@@ -318,18 +318,19 @@ def _where(look: _Look, looks: int) -> str:
 
 def _settled(make: partial[LookVerdict], look: _Look, verdict: VerdictLabel, margin: float) -> LookVerdict:
     low, high = look.bounds
-    line, where = _num(-margin), _where(look, make.keywords["looks"])
+    line, where = number_text(-margin), _where(look, make.keywords["looks"])
     if verdict == AS_GOOD:
-        reason = f"repeated lower bound {_num(low, 2)} > {line} at {where}: within the margin"
+        reason = f"repeated lower bound {number_text(low, 2)} > {line} at {where}: within the margin"
     else:
-        reason = f"repeated upper bound {_num(high, 2)} < {line} at {where}: worse by more than the margin"
+        reason = f"repeated upper bound {number_text(high, 2)} < {line} at {where}: worse by more than the margin"
     return make(verdict=verdict, **_fields(look), futile=False, settled_at=look.units, reason=reason)
 
 
 def _futile(make: partial[LookVerdict], look: _Look, margin: float, power: float) -> LookVerdict:
     low, high = look.bounds
     reason = (
-        f"bounds [{_num(low, 2)}, {_num(high, 2)}] straddle {_num(-margin)} at {_where(look, make.keywords['looks'])}"
+        f"bounds [{number_text(low, 2)}, {number_text(high, 2)}] straddle {number_text(-margin)} "
+        f"at {_where(look, make.keywords['looks'])}"
         f", and the last look would settle it either way with chance {power:.1%} at most: stopped for futility"
     )
     return make(verdict=INCONCLUSIVE, **_fields(look), futile=True, settled_at=None, reason=reason)
@@ -378,11 +379,11 @@ def _open(
         reason = f"every input's paired difference is the same at {where}: no spread to test"
     else:
         low, high = look.bounds
-        bounds = f"bounds [{_num(low, 2)}, {_num(high, 2)}]"
+        bounds = f"bounds [{number_text(low, 2)}, {number_text(high, 2)}]"
         if look.index < first_good:
             reason = f"{bounds} at {where}: from look {first_good} on it may also be called as good"
         elif look.index < len(looks):
-            reason = f"{bounds} straddle {_num(-margin)} at {where}: the next look may settle it"
+            reason = f"{bounds} straddle {number_text(-margin)} at {where}: the next look may settle it"
         else:
-            reason = f"{bounds} straddle {_num(-margin)} at the last look, {where}"
+            reason = f"{bounds} straddle {number_text(-margin)} at the last look, {where}"
     return make(verdict=INCONCLUSIVE, **_fields(look), futile=False, settled_at=None, reason=reason)

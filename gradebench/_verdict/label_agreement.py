@@ -44,6 +44,7 @@ __all__ = [
     "agreement",
     "agreement_rows",
     "agreement_word",
+    "interval_text",
     "spearman",
 ]
 
@@ -200,7 +201,7 @@ def _pairs(runs: pl.DataFrame, scores: Mapping[str, float]) -> tuple[pl.DataFram
     return used, {e: int(n) for e, n in out.iter_rows()}
 
 
-def _span(lo: float | None, hi: float | None, decimals: int = 2) -> str:
+def interval_text(lo: float | None, hi: float | None, decimals: int = 2) -> str:
     """``[0.61–0.90]``, or ``[−0.20, 0.40]`` when a bound is negative (a dash would read as a minus)."""
     if lo is None or hi is None:
         return "[no interval]"
@@ -233,19 +234,19 @@ def _sentence(
     else:
         text = (
             f"{where}the judge agrees with you {agreement_word(found.kappa)} "
-            f"(κ {found.kappa:.2f} {_span(found.kappa_lo, found.kappa_hi)}, {found.labels} labels)"
+            f"(κ {found.kappa:.2f} {interval_text(found.kappa_lo, found.kappa_hi)}, {found.labels} labels)"
         )
     rel, rel_lo, rel_hi = relative
     if name is not None and against is not None and _said(rel_lo, rel_hi, rel, margin / 2):
         assert rel is not None
         return (
             f"{text}; the judge {_scores_by(rel)} {name} by {abs(rel):.1f} points against {against} "
-            f"{_span(rel_lo, rel_hi, 1)}: don't trust its judge-only verdict"
+            f"{interval_text(rel_lo, rel_hi, 1)}: don't trust its judge-only verdict"
         ), True
     if _said(found.bias_lo, found.bias_hi, found.bias, BIAS_SAID):
         assert found.bias is not None
         whom = f" {name}" if name is not None else ""
-        span = _span(found.bias_lo, found.bias_hi, 1)
+        span = interval_text(found.bias_lo, found.bias_hi, 1)
         return f"{text}; it {_scores_by(found.bias)}{whom} by {abs(found.bias):.1f} points {span}", False
     return text, False
 
