@@ -31,7 +31,8 @@ import numpy as np
 import polars as pl
 
 import gradebench as gb
-from gradebench._judge.agreement import judge_agreement, kappa
+from gradebench._judge.agreement import judge_agreement
+from gradebench._stats.kappa import kappa
 from gradebench.jobs import OrderAgent, load_inputs
 
 STYLE = "Every fact above was checked against the tools."

@@ -21,8 +21,9 @@ from gradebench._calls.session import mount, mounted, origin
 from gradebench._cli.main import main
 from gradebench._compare.compare import DIFFERENCES_SCHEMA, ENTRIES_SCHEMA
 from gradebench._compare.pairing import MIN_INPUTS
-from gradebench._compare.stats import expanded_tail, paired_change, t_quantile
+from gradebench._compare.stats import expanded_tail, paired_change
 from gradebench._records.records import Run
+from gradebench._stats.t import t_quantile
 from gradebench.jobs import OrderAgent, load_inputs
 
 INPUTS = 26

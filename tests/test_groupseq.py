@@ -19,10 +19,9 @@ from gradebench._stats.groupseq import (
     look_verdict,
     planned_looks,
     spent,
-    t_isf,
-    t_sf,
 )
 from gradebench._stats.paired import AS_GOOD, INCONCLUSIVE, WORSE
+from gradebench._stats.t import t_isf, t_sf
 
 INPUTS, RUNS = 16, 4
 """The benchmark's race: 16 inputs, at most 4 runs of each (64 paired units), looks every 8 units."""

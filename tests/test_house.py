@@ -60,7 +60,9 @@ def parameters(function: ast.FunctionDef | ast.AsyncFunctionDef) -> int:
     args = function.args
     positional = [*args.posonlyargs, *args.args]
     bound = 1 if positional and positional[0].arg in ("self", "cls") else 0
-    return len(positional) - bound + len(args.kwonlyargs) + (args.vararg is not None) + (args.kwarg is not None and args.kwarg.arg != "old")
+    legacy = args.kwarg is not None and args.kwarg.arg == "old"
+    keywords = len(args.kwonlyargs) + (args.vararg is not None) + (args.kwarg is not None and not legacy)
+    return len(positional) - bound + keywords
 
 
 def sizes(source: str, module: str) -> Iterator[Size]:

@@ -22,10 +22,11 @@ import gradebench as gb
 from gradebench._catalog.openrouter import build_catalog
 from gradebench._catalog.writing import catalog_toml
 from gradebench._cli.runconfig import load_config
-from gradebench._judge.agreement import JudgePair, judge_agreement, kappa
+from gradebench._judge.agreement import JudgePair, judge_agreement
 from gradebench._judge.panel import PANEL_INCOMPLETE, VERDICTS_FILE, VERDICTS_SCHEMA
 from gradebench._records.meta import ReportMeta
 from gradebench._report.diagnostics import judge_family
+from gradebench._stats.kappa import kappa
 from gradebench.jobs import OrderAgent, load_inputs
 
 from .one_judge_digest import race_digests

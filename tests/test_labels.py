@@ -15,6 +15,7 @@ import pytest
 
 import gradebench as gb
 from gradebench._report.report import BenchmarkReport
+from gradebench._stats.kappa import weighted_kappa
 from gradebench._stats.ppi import MIN_LABELS
 from gradebench._verdict import labels as label_rules
 from gradebench._verdict.label_agreement import (
@@ -24,7 +25,6 @@ from gradebench._verdict.label_agreement import (
     agreement,
     agreement_word,
     spearman,
-    weighted_kappa,
 )
 from gradebench._verdict.labels import LABELS_FILE, LABELS_SCHEMA, draw_runs
 from gradebench.jobs import OrderAgent, load_inputs
@@ -176,7 +176,7 @@ def test_kappa_and_spearman_match_their_definitions() -> None:
         assert float(weighted_kappa(a, b)[0]) == pytest.approx(kappa_by_hand(list(a), list(b)))
     assert float(weighted_kappa([3, 7, 10], [3, 7, 10])[0]) == 1.0
     assert np.isnan(weighted_kappa([5, 5, 5], [5, 5, 5])[0])  # nobody varies: undefined
-    assert float(weighted_kappa([9.5, 2.5], [10, 3])[0]) == 1.0  # halves round up, as 10 and 3
+    assert float(weighted_kappa([9.5, 2.5], [10, 3])[0]) == pytest.approx(98 / 99)  # a half counts: 1 − 0.25/24.75
     assert float(spearman([1, 2, 3, 4], [10, 20, 30, 40])[0]) == pytest.approx(1.0)
     assert float(spearman([1, 2, 2, 3], [3, 2, 2, 1])[0]) == pytest.approx(-1.0)  # ties share their mean rank
     assert float(spearman([1, 2, 3, 4, 5], [2, 1, 4, 3, 5])[0]) == pytest.approx(0.8)  # 1 − 6·4/(5·24)

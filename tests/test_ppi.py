@@ -17,7 +17,8 @@ import pytest
 from gradebench._records.meta import ReportMeta
 from gradebench._records.spec import RaceSpec
 from gradebench._stats.paired import AS_GOOD, INCONCLUSIVE
-from gradebench._stats.ppi import MIN_LABELS, corrected_difference, more_labels, t_cdf, t_quantile
+from gradebench._stats.ppi import MIN_LABELS, corrected_difference, more_labels
+from gradebench._stats.t import t_cdf, t_quantile
 from gradebench._verdict.corrected import correct
 from gradebench.sim._label_world import SCENARIOS, draw
 

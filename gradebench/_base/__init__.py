@@ -1,3 +1,3 @@
 """The ground floor: the vocabulary, errors, number formatting, key redaction, TOML reading, the fan-out, the
-wire protocol and the one sync door. It imports nothing else of gradebench.
+wire protocol, the one sync door and the one canonical JSON. It imports nothing else of gradebench.
 """

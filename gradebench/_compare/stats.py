@@ -21,9 +21,10 @@ from statistics import NormalDist
 import numpy as np
 import polars as pl
 
-from .._stats.paired import _resample
+from .._stats.paired import resample_means
+from .._stats.t import t_two_sided
 
-__all__ = ["Change", "expanded_tail", "paired_change", "per_input", "t_quantile"]
+__all__ = ["Change", "expanded_tail", "paired_change", "per_input"]
 
 _NORMAL = NormalDist()
 
@@ -47,25 +48,11 @@ class Change:
         return self.lo is not None and self.hi is not None and (self.lo > 0 or self.hi < 0)
 
 
-def t_quantile(p: float, df: int) -> float:
-    """Student's t quantile by the Cornish-Fisher expansion around the normal one (to about 1e-3 from 3 degrees of
-    freedom at the tails used here; no scipy needed)."""
-    if df < 1:
-        raise ValueError(f"df must be >= 1, got {df}")
-    z = _NORMAL.inv_cdf(p)
-    v = float(df)
-    g1 = (z**3 + z) / 4
-    g2 = (5 * z**5 + 16 * z**3 + 3 * z) / 96
-    g3 = (3 * z**7 + 19 * z**5 + 17 * z**3 - 15 * z) / 384
-    g4 = (79 * z**9 + 776 * z**7 + 1482 * z**5 - 1920 * z**3 - 945 * z) / 92160
-    return z + g1 / v + g2 / v**2 + g3 / v**3 + g4 / v**4
-
-
 def expanded_tail(level: float, n: int) -> float:
     """The bootstrap tail probability of a two-sided ``level`` interval over ``n`` resampled units, expanded for n."""
     if n < 2:
         raise ValueError(f"an interval needs at least 2 units, got {n}")
-    t = t_quantile(1 - (1 - level) / 2, n - 1)
+    t = t_two_sided(level, n - 1)
     return _NORMAL.cdf(-math.sqrt(n / (n - 1)) * t)
 
 
@@ -98,7 +85,7 @@ def paired_change(
     rng = np.random.default_rng(seed)
     idx = rng.integers(0, len(common), size=(resamples, len(common)))
     diffs = np.array([[after[k].mean() - before[k].mean()] for k in common])
-    boot = _resample(diffs, np.ones(len(common), dtype=np.int64), idx, rng)
+    boot = resample_means(diffs, np.ones(len(common), dtype=np.int64), idx, rng)
     tail = expanded_tail(level, len(common))
     lo, hi = np.quantile(boot, [tail, 1 - tail])
     return Change(mean=mean, lo=min(float(lo), mean), hi=max(float(hi), mean), n_inputs=len(common))

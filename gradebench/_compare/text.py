@@ -13,7 +13,7 @@ from collections.abc import Callable, Sequence
 from typing import Protocol
 
 from .._base.numbers import money
-from .._stats.paired import _num, plural
+from .._stats.paired import number_text, plural
 from .pairing import (
     CHANGED,
     MIN_INPUTS,
@@ -63,16 +63,16 @@ PROVIDER = "the provider may have changed the model"
 
 
 def _signed(value: float, decimals: int = 1) -> str:
-    text = _num(value, decimals)
+    text = number_text(value, decimals)
     return text if text.startswith("\u2212") or float(f"{value:.{decimals}f}") == 0 else f"+{text}"
 
 
 def _size(value: float) -> str:
-    return _num(abs(value), 1 if abs(value) >= 0.1 else 2)
+    return number_text(abs(value), 1 if abs(value) >= 0.1 else 2)
 
 
 def _interval(lo: float | None, hi: float | None, decimals: int = 1) -> str:
-    return "" if lo is None or hi is None else f"[{_num(lo, decimals)}, {_num(hi, decimals)}]"
+    return "" if lo is None or hi is None else f"[{number_text(lo, decimals)}, {number_text(hi, decimals)}]"
 
 
 def entry_sentence(row: EntryChange, when: str, judge: str) -> str:
@@ -106,7 +106,7 @@ def entry_sentence(row: EntryChange, when: str, judge: str) -> str:
         hidden = max(-row.lo, row.hi)
         said = (
             f"{e} scores about the same as {when} ({_signed(row.change)} {_interval(row.lo, row.hi)}, {rest}): no "
-            f"change detected, though one of up to {_num(hidden, 1)} points could hide in that interval"
+            f"change detected, though one of up to {number_text(hidden, 1)} points could hide in that interval"
         )
     if row.unjudged:
         said += f"; the judge gave no score to {plural(row.unjudged, 'run')}, left out"
@@ -124,7 +124,7 @@ def failure_sentence(row: EntryChange, when: str) -> str | None:
     points = _signed(row.failed_change * 100, 0)
     spread = ""
     if row.failed_lo is not None and row.failed_hi is not None:
-        spread = f" [{_num(row.failed_lo * 100, 0)}, {_num(row.failed_hi * 100, 0)}]"
+        spread = f" [{number_text(row.failed_lo * 100, 0)}, {number_text(row.failed_hi * 100, 0)}]"
     often = f"; most often: {row.common_error}" if row.common_error else ""
     said = (
         f"{row.entry} failed {_percent(row.failed_after)} of its runs against {_percent(row.failed_before)} {when} "

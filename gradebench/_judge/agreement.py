@@ -1,12 +1,10 @@
 """How far the judges of a panel agree: weighted κ and the mean difference of each pair, per entry too, in words.
 
-Over the runs both judges of a pair scored: Cohen's κ with quadratic weights on the score itself, ``1 − Σ(a−b)² /
-Σ over every a, b' of (a−b')²`` — the observed squared disagreement over the one expected of two judges that scored
-independently with the same spreads (for scores on an evenly spaced scale, as the judge's 0..10 in whole or half
-points, this is the weighted κ of the textbook; it equals Lin's concordance coefficient) — and the mean difference
-``b − a`` (the second judge's score minus the first's). Both with a 95% interval from the delete-one-input jackknife
-(the runs of one input are alike, so inputs are the units; see `_intervals`), which by simulation covers the truth at
-its level (`tests/test_judges.py`).
+Over the runs both judges of a pair scored: Cohen's κ with quadratic weights on the score itself
+(`gradebench._stats.kappa`, the same κ a judge's agreement with a person's labels is measured by; undefined when a
+judge gave every run one score) and the mean difference ``b − a`` (the second judge's score minus the first's). Both
+with a 95% interval from the delete-one-input jackknife (the runs of one input are alike, so inputs are the units; see
+`_intervals`), which by simulation covers the truth at its level (`tests/test_judges.py`).
 
 Per entry, the mean difference says whom a judge favours: a judge that scores one entry's runs higher than the other
 judge does, and the other entries' not, is biased for that entry — most often one of its own family (Panickssery et
@@ -20,17 +18,18 @@ import itertools
 import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from statistics import NormalDist
 from typing import Protocol
 
 import numpy as np
 import polars as pl
 
 from .._records.meta import ReportMeta
+from .._stats.kappa import kappa, kappa_of_sums
 from .._stats.paired import BOOTSTRAP
+from .._stats.t import t_two_sided
 from .panel import panel_label
 
-__all__ = ["JudgeAgreement", "JudgePair", "judge_agreement", "judges_lines", "judges_text", "kappa"]
+__all__ = ["JudgeAgreement", "JudgePair", "judge_agreement", "judges_lines", "judges_text"]
 
 WELL = 0.8
 """κ from which two judges are said to agree well (from 0.6: at least fairly; below 0.6: poorly)."""
@@ -39,18 +38,6 @@ LEVEL = BOOTSTRAP.level
 """The intervals' confidence level: the report's (95%)."""
 MIN_INPUTS = 5
 """Fewest inputs the intervals are drawn over: fewer say little about a race."""
-
-
-def kappa(a: np.ndarray, b: np.ndarray) -> float | None:
-    """Quadratic-weighted κ of two judges' scores of the same runs; None when it is not defined (no runs, or both
-    judges gave every run one and the same score)."""
-    if not len(a):
-        return None
-    ma, mb = float(a.mean()), float(b.mean())
-    expected = float(((a - ma) ** 2).mean() + ((b - mb) ** 2).mean()) + (ma - mb) ** 2
-    if expected <= 0:
-        return None
-    return 1.0 - float(((a - b) ** 2).mean()) / expected
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -64,7 +51,8 @@ class JudgePair:
     runs: int
     """Runs both judges scored."""
     kappa: float | None
-    """Quadratic-weighted κ (1: the same scores; 0: no better than chance); None when not defined."""
+    """Quadratic-weighted κ (1: the same scores; 0: no better than chance); None when not defined (no run both
+    scored, or a judge gave every run one score)."""
     kappa_lo: float | None
     """Lower end of its 95% interval (delete-one-input jackknife; None below `MIN_INPUTS` inputs)."""
     kappa_hi: float | None
@@ -95,7 +83,7 @@ class JudgePair:
         """``sim/oracle and sim/sage agree well: weighted κ 0.86 [0.78–0.91]; sim/sage scores 0.42 higher [+0.20,
         +0.66] on 80 runs both judged``. How well they agree is said of the whole interval (`agreement_word`)."""
         if self.kappa is None:
-            how = "cannot be compared (they gave every run one score)" if self.runs else "scored no run in common"
+            how = "cannot be compared (a judge gave every run one score)" if self.runs else "scored no run in common"
             return f"{self.first} and {self.second} {how}"
         interval = f" [{_n(self.kappa_lo)}–{_n(self.kappa_hi)}]" if self.kappa_lo is not None else ""
         head = f"{self.first} and {self.second} {self.agreement_word()}: weighted κ {_n(self.kappa)}{interval}"
@@ -220,15 +208,13 @@ def _intervals(
     columns = (np.ones_like(x), x, y, x * x, y * y, (x - y) ** 2)
     sums = np.stack([np.bincount(index, weights=v, minlength=m) for v in columns])
     n, sx, sy, sxx, syy, sd2 = sums.sum(axis=1)[:, None] - sums  # the sums without each input in turn
-    mx, my = sx / n, sy / n
-    t = _t_quantile(NormalDist().inv_cdf(0.5 + level / 2), m - 1)
-    d, spread = float(np.mean(y - x)), _jackknife_se(my - mx)
+    t = t_two_sided(level, m - 1)
+    d, spread = float(np.mean(y - x)), _jackknife_se(sy / n - sx / n)
     d_lo, d_hi = d - t * spread, d + t * spread
-    expected = (sxx / n - mx**2) + (syy / n - my**2) + (mx - my) ** 2
-    k = kappa(x, y)
-    if k is None or not bool((expected > 1e-12).all()):
+    k, left_one_out = kappa(x, y), kappa_of_sums(n, sx, sy, sxx, syy, sd2)
+    if k is None or bool(np.isnan(left_one_out).any()):  # κ rests on one input's spread: no interval says how far
         return None, None, d_lo, d_hi
-    z = np.arctanh(np.clip(1.0 - (sd2 / n) / expected, -_NEAR_ONE, _NEAR_ONE))
+    z = np.arctanh(np.clip(left_one_out, -_NEAR_ONE, _NEAR_ONE))
     centre, spread = math.atanh(max(-_NEAR_ONE, min(_NEAR_ONE, k))), _jackknife_se(z)
     return math.tanh(centre - t * spread), math.tanh(centre + t * spread), d_lo, d_hi
 
@@ -241,16 +227,6 @@ def _jackknife_se(values: np.ndarray) -> float:
     """The jackknife standard error of a figure from its delete-one values."""
     m = len(values)
     return math.sqrt((m - 1) / m * float(((values - values.mean()) ** 2).sum()))
-
-
-def _t_quantile(z: float, df: int) -> float:
-    """Student's t quantile from the normal one (Cornish-Fisher, Abramowitz & Stegun 26.7.5; within 0.3% for 5
-    degrees of freedom and up, within 2% at 3)."""
-    g1 = (z**3 + z) / 4
-    g2 = (5 * z**5 + 16 * z**3 + 3 * z) / 96
-    g3 = (3 * z**7 + 19 * z**5 + 17 * z**3 - 15 * z) / 384
-    g4 = (79 * z**9 + 776 * z**7 + 1482 * z**5 - 1920 * z**3 - 945 * z) / 92160
-    return z + g1 / df + g2 / df**2 + g3 / df**3 + g4 / df**4
 
 
 def judges_text(judges: Sequence[str]) -> str:

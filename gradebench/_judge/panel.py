@@ -25,7 +25,7 @@ import polars as pl
 
 from .._base.vocab import Role, SchemaUse, VerdictPath
 from .._records.codec import frame
-from .._records.records import _VERDICT, Call, Run, Verdict
+from .._records.records import VERDICT_COLUMNS, Call, Run, Verdict
 
 __all__ = [
     "PANEL_INCOMPLETE",
@@ -45,7 +45,7 @@ VERDICTS_SCHEMA: dict[str, pl.DataType] = {
     "entry": pl.String(),
     "input_id": pl.String(),
     "repeat": pl.Int64(),
-    **_VERDICT.schema,
+    **VERDICT_COLUMNS,
 }
 """One row per run and judge of a panel race: the run (id, entry, input, repeat) and that judge's verdict, in the
 runs frame's verdict columns (``judge_entry`` names the judge)."""

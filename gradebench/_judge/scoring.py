@@ -16,6 +16,7 @@ from typing import Any
 
 import pydantic
 
+from .._base.canonical import canonical_json
 from .._base.errors import CallError
 from .._base.redact import scrub
 from .._base.vocab import SchemaUse, VerdictPath
@@ -87,7 +88,7 @@ def parse_verdict(text: str, quoted: Container[str] = frozenset()) -> tuple[_Ver
         except pydantic.ValidationError as exc:
             last_error = f"invalid verdict: {_first_error(exc)}"
             continue
-        if _canonical(value) in quoted:
+        if canonical_json(value) in quoted:
             last_error = "the only verdict in the reply quotes the transcripts: the judge gave no verdict of its own"
             continue
         found = verdict
@@ -120,7 +121,7 @@ def quoted_verdicts(*shown: Any) -> frozenset[str]:
     def walk(value: Any) -> None:
         if isinstance(value, dict):
             if value.keys() == _VERDICT_KEYS:
-                found.add(_canonical(value))
+                found.add(canonical_json(value))
             for item in value.values():
                 walk(item)
         elif isinstance(value, list):
@@ -143,11 +144,6 @@ def _objects(text: str) -> Iterator[Any]:
         except ValueError:
             pass
         start = text.find("{", start + 1)
-
-
-def _canonical(value: Any) -> str:
-    """A JSON value as one text whatever its spacing or key order."""
-    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
 
 
 def _excerpt(text: str) -> str:

@@ -23,6 +23,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from .._base.canonical import canonical_json
 from .._records.records import Call
 
 __all__ = [
@@ -163,7 +164,7 @@ def _json_text(text: str) -> Any:
 
 def _key(value: Any) -> str:
     """A hashable, order-insensitive key of a value's canonical form."""
-    return json.dumps(normalise(value), sort_keys=True, ensure_ascii=False)
+    return canonical_json(normalise(value))
 
 
 def _sorted_keys(value: Any) -> Any:

@@ -12,12 +12,12 @@ has not counted are characters / `CHARS_PER_TOKEN`.
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
+from .._base.canonical import canonical_json
 from .._catalog.catalog import Entry
 from .._judge.judge import JudgeSetup, judge_messages
 from .._judge.prompt import transcript_events
@@ -70,7 +70,7 @@ def _tokens(chars: int) -> int:
     return max(1, math.ceil(chars / CHARS_PER_TOKEN))
 
 
-_SCHEMA_CHARS = len(json.dumps(RESPONSE_FORMAT, sort_keys=True, separators=(",", ":")))
+_SCHEMA_CHARS = len(canonical_json(RESPONSE_FORMAT))
 
 
 def _judge_chars(messages: Sequence[Mapping[str, Any]], schema: bool) -> int:

@@ -17,6 +17,7 @@ from typing import Any
 
 import polars as pl
 
+from .._base.canonical import canonical_json
 from .._base.vocab import CostSource, Role
 from .codec import Columns, dumps, pack, unpack
 from .fields import as_member
@@ -181,5 +182,5 @@ apart."""
 
 
 def answer_key(message: Mapping[str, Any]) -> str:
-    """What an assistant message said: its content and tool calls, as JSON text."""
-    return json.dumps([message.get("content"), message.get("tool_calls")], sort_keys=True, default=str)
+    """What an assistant message said: its content and tool calls, as canonical JSON text."""
+    return canonical_json([message.get("content"), message.get("tool_calls")])

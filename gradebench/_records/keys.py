@@ -25,10 +25,10 @@ a name, so a judge reading them learns nothing.
 from __future__ import annotations
 
 import hashlib
-import json
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from .._base.canonical import canonical_json
 from .._base.protocol import label_headers
 from .._base.vocab import Role
 
@@ -45,11 +45,6 @@ __all__ = [
 
 CACHE_FORMAT = 2
 """Bumped whenever what a key covers or what a cached value holds changes, so old entries are never misread."""
-
-
-def canonical_json(value: Any) -> str:
-    """JSON with sorted keys and no spaces: equal values give equal text."""
-    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
 
 
 def short_hash(*parts: Any) -> str:

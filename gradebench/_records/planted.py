@@ -20,6 +20,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from .._base.canonical import canonical_json
 from .._base.vocab import ControlKind, Role
 from .codec import dumps, pack
 from .keys import short_hash
@@ -111,8 +112,8 @@ def plant_controls(
 
 def _donor(references: Mapping[str, Run], input_id: str, seed: str, number: int) -> str | None:
     """An input whose reference answer differs from ``input_id``'s (seeded), or None."""
-    own = _canonical(references[input_id].output)
-    others = [k for k, r in references.items() if k != input_id and _canonical(r.output) != own]
+    own = canonical_json(references[input_id].output)
+    others = [k for k, r in references.items() if k != input_id and canonical_json(r.output) != own]
     return min(others, key=lambda k: short_hash("control-donor", seed, number, k), default=None)
 
 
@@ -206,10 +207,6 @@ def halved(value: Any) -> Any:
 
 def _is_empty(value: Any) -> bool:
     return value is None or value in ("", [], {}) or (isinstance(value, str) and not value.strip())
-
-
-def _canonical(value: Any) -> str:
-    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
 
 
 _JSON_STYLES: Sequence[Callable[[Any], str]] = (

@@ -31,6 +31,7 @@ __all__ = [
     "CONTENT_FILTERED",
     "FAILED_REASON",
     "RUNS_SCHEMA",
+    "VERDICT_COLUMNS",
     "Call",
     "Run",
     "Verdict",
@@ -360,3 +361,6 @@ _RUN = Columns(
 _RUN_TAIL = Columns(Run, ["scorer", "scorer_error", "tool_missing", "tool_extra", "tool_arg_mismatch", "tool_diff"])
 RUNS_SCHEMA: dict[str, pl.DataType] = {**_RUN.schema, **_VERDICT.schema, **_RUN_TAIL.schema}
 """One row per run (reference and candidates): the run, its verdict's columns, its scorer and its tool diff."""
+
+VERDICT_COLUMNS: dict[str, pl.DataType] = _VERDICT.schema
+"""The columns a judge's verdict fills in its run's row (``score`` … ``swap_gap``; ``judge_entry`` names the judge)."""

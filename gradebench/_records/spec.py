@@ -18,6 +18,7 @@ from typing import Any, Literal
 
 import pydantic
 
+from .._base.canonical import canonical_json
 from .._base.tomlfile import UNKNOWN_FIELD, problem_text
 from .._base.vocab import Design
 from .._catalog.catalog import Catalog, Entry
@@ -312,7 +313,7 @@ def _distinct_judges(judges: tuple[Entry, ...]) -> None:
     holds the entry's identity, not its name), and their agreement a perfect one that means nothing."""
     seen: dict[str, str] = {}
     for judge in judges:
-        who = json.dumps(judge.identity(), sort_keys=True)
+        who = canonical_json(judge.identity())
         if who in seen:
             raise ValueError(
                 f"judges {seen[who]!r} and {judge.name!r} are one model on one endpoint: their verdicts would be one "

@@ -13,7 +13,7 @@ from typing import Any
 import polars as pl
 
 from .._base.vocab import VerdictBasis
-from .._verdict.label_agreement import ALL_ENTRIES, _span
+from .._verdict.label_agreement import ALL_ENTRIES, interval_text
 from .models import EntrySummary
 
 __all__ = ["AGREEMENT_TITLE", "agreement_html", "agreement_lines", "label_notes"]
@@ -27,10 +27,10 @@ def _figures(row: dict[str, Any]) -> str:
     """``ρ 0.52 [0.20–0.80] · bias +1.40 [+0.80, +2.00]`` (what the sentence does not say already)."""
     parts = []
     if row["spearman"] is not None:
-        parts.append(f"ρ {row['spearman']:.2f} {_span(row['spearman_lo'], row['spearman_hi'])}")
+        parts.append(f"ρ {row['spearman']:.2f} {interval_text(row['spearman_lo'], row['spearman_hi'])}")
     if row["bias"] is not None:
         bias = f"{row['bias']:+.2f}".replace("-", "\u2212")
-        parts.append(f"bias {bias} {_span(row['bias_lo'], row['bias_hi'])}")
+        parts.append(f"bias {bias} {interval_text(row['bias_lo'], row['bias_hi'])}")
     return " · ".join(parts)
 
 

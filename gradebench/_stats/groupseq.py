@@ -60,7 +60,8 @@ from typing import Final
 
 import numpy as np
 
-from .paired import AS_GOOD, INCONCLUSIVE, MIN_INPUTS, WORSE, VerdictLabel, _num
+from .paired import AS_GOOD, INCONCLUSIVE, MIN_INPUTS, WORSE, VerdictLabel, number_text
+from .t import t_isf
 
 __all__ = [
     "ALPHA",
@@ -74,8 +75,6 @@ __all__ = [
     "look_verdict",
     "planned_looks",
     "spent",
-    "t_isf",
-    "t_sf",
 ]
 
 ALPHA: Final = 0.025
@@ -160,38 +159,6 @@ def _carry(grid: np.ndarray, density: np.ndarray, previous: float, t: float, c: 
     nxt = np.arange(_FLOOR, min(c, 12.0), _STEP)
     kernel = np.exp(-(((nxt[:, None] * to - start[None, :]) / step) ** 2) / 2.0)
     return nxt, kernel @ density * (to / step) / math.sqrt(2.0 * math.pi) * _STEP
-
-
-def t_sf(x: float, df: int) -> float:
-    """P(T > x) for Student's t with an integer ``df`` ≥ 1 (exact: Abramowitz & Stegun 26.7.3–4)."""
-    if df < 1:
-        raise ValueError(f"df must be >= 1, got {df}")
-    theta = math.atan2(abs(x), math.sqrt(df))
-    c2, s = math.cos(theta) ** 2, math.sin(theta)
-    term, total = (math.cos(theta), math.cos(theta)) if df % 2 else (1.0, 1.0)
-    for k in range(3 if df % 2 else 2, df, 2):
-        term *= c2 * (k - 1) / k
-        total += term
-    inner = (2.0 / math.pi) * (theta + s * (total if df > 1 else 0.0)) if df % 2 else s * total
-    tail = (1.0 - inner) / 2.0  # P(T > |x|)
-    return tail if x >= 0 else 1.0 - tail
-
-
-@lru_cache(maxsize=1024)
-def t_isf(p: float, df: int) -> float:
-    """The x with P(T > x) = ``p`` (t with ``df`` degrees of freedom), for 0 < p < 1/2; inf when p is below what
-    double precision resolves."""
-    if not 0.0 < p < 0.5:
-        raise ValueError(f"p must be in (0, 0.5), got {p}")
-    if p < 1e-13:
-        return math.inf
-    lo, hi = 0.0, 1.0
-    while t_sf(hi, df) > p:
-        lo, hi = hi, hi * 2.0
-    for _ in range(80):
-        mid = (lo + hi) / 2.0
-        lo, hi = (mid, hi) if t_sf(mid, df) > p else (lo, mid)
-    return hi
 
 
 def planned_looks(max_units: int, looks: int = LOOKS) -> list[int]:
@@ -351,18 +318,19 @@ def _where(look: _Look, looks: int) -> str:
 
 def _settled(make: partial[LookVerdict], look: _Look, verdict: VerdictLabel, margin: float) -> LookVerdict:
     low, high = look.bounds
-    line, where = _num(-margin), _where(look, make.keywords["looks"])
+    line, where = number_text(-margin), _where(look, make.keywords["looks"])
     if verdict == AS_GOOD:
-        reason = f"repeated lower bound {_num(low, 2)} > {line} at {where}: within the margin"
+        reason = f"repeated lower bound {number_text(low, 2)} > {line} at {where}: within the margin"
     else:
-        reason = f"repeated upper bound {_num(high, 2)} < {line} at {where}: worse by more than the margin"
+        reason = f"repeated upper bound {number_text(high, 2)} < {line} at {where}: worse by more than the margin"
     return make(verdict=verdict, **_fields(look), futile=False, settled_at=look.units, reason=reason)
 
 
 def _futile(make: partial[LookVerdict], look: _Look, margin: float, power: float) -> LookVerdict:
     low, high = look.bounds
     reason = (
-        f"bounds [{_num(low, 2)}, {_num(high, 2)}] straddle {_num(-margin)} at {_where(look, make.keywords['looks'])}"
+        f"bounds [{number_text(low, 2)}, {number_text(high, 2)}] straddle {number_text(-margin)} "
+        f"at {_where(look, make.keywords['looks'])}"
         f", and the last look would settle it either way with chance {power:.1%} at most: stopped for futility"
     )
     return make(verdict=INCONCLUSIVE, **_fields(look), futile=True, settled_at=None, reason=reason)
@@ -411,11 +379,11 @@ def _open(
         reason = f"every input's paired difference is the same at {where}: no spread to test"
     else:
         low, high = look.bounds
-        bounds = f"bounds [{_num(low, 2)}, {_num(high, 2)}]"
+        bounds = f"bounds [{number_text(low, 2)}, {number_text(high, 2)}]"
         if look.index < first_good:
             reason = f"{bounds} at {where}: from look {first_good} on it may also be called as good"
         elif look.index < len(looks):
-            reason = f"{bounds} straddle {_num(-margin)} at {where}: the next look may settle it"
+            reason = f"{bounds} straddle {number_text(-margin)} at {where}: the next look may settle it"
         else:
-            reason = f"{bounds} straddle {_num(-margin)} at the last look, {where}"
+            reason = f"{bounds} straddle {number_text(-margin)} at the last look, {where}"
     return make(verdict=INCONCLUSIVE, **_fields(look), futile=False, settled_at=None, reason=reason)

@@ -39,8 +39,10 @@ __all__ = [
     "Interval",
     "NonInferiority",
     "non_inferiority",
+    "number_text",
     "paired_bootstrap",
     "ratios",
+    "resample_means",
     "verdicts",
 ]
 
@@ -180,8 +182,10 @@ def _padded(groups: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
     return table, counts
 
 
-def _resample(table: np.ndarray, counts: np.ndarray, idx: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-    """Per row of ``idx``: the mean over the drawn inputs of the mean of their runs, drawn with replacement."""
+def resample_means(table: np.ndarray, counts: np.ndarray, idx: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """The two-stage bootstrap's means: per row of ``idx`` (the inputs one resample drew), the mean over those inputs
+    of the mean of their runs drawn again with replacement. ``table`` holds an input's runs a row, the first
+    ``counts`` of them real (the rest padding)."""
     width = table.shape[1]
     if width == 1:
         return table[idx, 0].mean(axis=1)
@@ -238,7 +242,7 @@ def _bounds(groups: list[np.ndarray], bootstrap: Bootstrap) -> tuple[float, floa
     if found is None:
         rng = np.random.default_rng(bootstrap.seed)
         idx = rng.integers(0, len(groups), size=(bootstrap.resamples, len(groups)))
-        means = _resample(*_padded(groups), idx, rng)
+        means = resample_means(*_padded(groups), idx, rng)
         alpha = (1.0 - bootstrap.level) / 2.0
         lo, hi = np.quantile(means, [alpha, 1.0 - alpha])
         found = (float(lo), float(hi))
@@ -253,7 +257,7 @@ def plural(n: int, word: str) -> str:
     return f"{n} {word}{'' if n == 1 else 's'}"
 
 
-def _num(value: float, decimals: int = 1) -> str:
+def number_text(value: float, decimals: int = 1) -> str:
     """A number with the Unicode minus sign (and no negative zero)."""
     text = f"{value:.{decimals}f}"
     return "0." + "0" * decimals if float(text) == 0 else text.replace("-", "\u2212")
@@ -327,13 +331,13 @@ def non_inferiority(
         return make(verdict=INCONCLUSIVE, reason="one run of each on a single input: no spread to estimate")
     rng = np.random.default_rng(bootstrap.seed)
     idx = rng.integers(0, len(common), size=(resamples, len(common)))
-    boot = _resample(*_padded([cand[k] for k in common]), idx, rng)
-    boot -= _resample(*_padded([ref[k] for k in common]), idx, rng)
+    boot = resample_means(*_padded([cand[k] for k in common]), idx, rng)
+    boot -= resample_means(*_padded([ref[k] for k in common]), idx, rng)
     lower = min(float(np.quantile(boot, 1.0 - level)), mean_diff)
     upper = max(float(np.quantile(boot, level)), mean_diff)
     p_value = (1 + int(np.count_nonzero(boot <= -margin))) / (resamples + 1)
     make = partial(make, lower=lower, upper=upper, p_value=p_value)
-    line, bounds = _num(-margin), f"[{_num(lower, 2)}, {_num(upper, 2)}]"
+    line, bounds = number_text(-margin), f"[{number_text(lower, 2)}, {number_text(upper, 2)}]"
     if len(common) < min_inputs and (lower > -margin or upper < -margin):
         leaning = AS_GOOD if lower > -margin else WORSE
         more = (min_inputs - len(common)) * math.ceil(n_pairs / len(common))
@@ -343,9 +347,11 @@ def non_inferiority(
         )
         return make(verdict=INCONCLUSIVE, reason=reason, more_runs=more)
     if lower > -margin:
-        return make(verdict=AS_GOOD, reason=f"lower bound {_num(lower, 2)} > {line}: within the margin")
+        return make(verdict=AS_GOOD, reason=f"lower bound {number_text(lower, 2)} > {line}: within the margin")
     if upper < -margin:
-        return make(verdict=WORSE, reason=f"upper bound {_num(upper, 2)} < {line}: worse by more than the margin")
+        return make(
+            verdict=WORSE, reason=f"upper bound {number_text(upper, 2)} < {line}: worse by more than the margin"
+        )
     se = float(boot.std(ddof=1)) if resamples > 1 else 0.0
     if mean_diff + margin <= 0 or se == 0:
         reason = f"bounds {bounds} straddle {line} with the mean at or below it: more runs would likely show worse"

@@ -55,56 +55,20 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from functools import lru_cache
 from statistics import NormalDist
 from typing import Final
 
 import numpy as np
 
-__all__ = ["MIN_LABELS", "POWER", "Corrected", "corrected_difference", "more_labels", "t_cdf", "t_quantile"]
+from .t import t_quantile
+
+__all__ = ["MIN_LABELS", "POWER", "Corrected", "corrected_difference", "more_labels"]
 
 MIN_LABELS: Final = 10
 """Fewest labelled runs on each side (the candidate and the reference entry) a label-corrected verdict rests on:
 below it the correction's own variance is too poorly known (see benchmarks/judge_labels.py)."""
 POWER: Final = 0.8
 """The chance the suggested number of labels settles an inconclusive verdict, as for ``more_runs``."""
-
-
-def t_cdf(t: np.ndarray | float, df: int) -> np.ndarray:
-    """Student's t distribution function at ``t`` with an integer number of degrees of freedom (exact: the finite
-    series of Abramowitz & Stegun 26.7.3–4, so no special-function library is needed)."""
-    if df < 1:
-        raise ValueError(f"df must be >= 1, got {df}")
-    x = np.asarray(t, dtype=float)
-    theta = np.arctan(np.abs(x) / math.sqrt(df))
-    s, c2 = np.sin(theta), np.cos(theta) ** 2
-    if df % 2:  # odd: (2/π)(θ + sin θ (cos θ + (2/3) cos³θ + ...))
-        term, total = np.cos(theta), np.zeros_like(theta)
-        for j in range(1, (df - 1) // 2 + 1):
-            total += term
-            term = term * c2 * (2 * j) / (2 * j + 1)
-        a = (2 / math.pi) * (theta + s * total) if df > 1 else (2 / math.pi) * theta
-    else:  # even: sin θ (1 + (1/2) cos²θ + (1·3)/(2·4) cos⁴θ + ...)
-        term, total = np.ones_like(theta), np.zeros_like(theta)
-        for j in range(1, df // 2 + 1):
-            total += term
-            term = term * c2 * (2 * j - 1) / (2 * j)
-        a = s * total
-    return np.where(x >= 0, (1 + a) / 2, (1 - a) / 2)
-
-
-@lru_cache(maxsize=256)
-def t_quantile(p: float, df: int) -> float:
-    """The ``p`` quantile of Student's t with ``df`` degrees of freedom (bisection on `t_cdf`)."""
-    if not 0.0 < p < 1.0:
-        raise ValueError(f"p must be in (0, 1), got {p}")
-    lo, hi = -1e3, 1e3
-    for _ in range(200):
-        mid = (lo + hi) / 2
-        lo, hi = (mid, hi) if float(t_cdf(mid, df)) < p else (lo, mid)
-        if hi - lo < 1e-12:
-            break
-    return (lo + hi) / 2
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -62,7 +62,7 @@ from typing import Final
 
 import numpy as np
 
-from .paired import AS_GOOD, DEFAULT_MARGIN, INCONCLUSIVE, MIN_INPUTS, WORSE, VerdictLabel, _num
+from .paired import AS_GOOD, DEFAULT_MARGIN, INCONCLUSIVE, MIN_INPUTS, WORSE, VerdictLabel, number_text
 
 __all__ = [
     "GRID",
@@ -304,7 +304,7 @@ def sequential_verdict(
         )
     low, high = float(lower[-1]), float(upper[-1])
     make = partial(make, lower=low, upper=high, mean=float(data.mean()))
-    bounds = f"[{_num(low, 2)}, {_num(high, 2)}]"
+    bounds = f"[{number_text(low, 2)}, {number_text(high, 2)}]"
     if n < min_inputs:
         leaning = AS_GOOD if low > line else WORSE if high < line else None
         said = f"bounds {bounds} say {leaning}, but" if leaning else f"bounds {bounds}"
@@ -321,18 +321,22 @@ def sequential_verdict(
             "check that inputs came in their drawn order and nothing changed mid-race"
         )
     if good_at < bad_at:
-        reason = f"lower bound {_num(low, 2)} > {_num(line)}: within the margin (settled at input {good_at}{met})"
+        reason = (
+            f"lower bound {number_text(low, 2)} > {number_text(line)}: within the margin "
+            f"(settled at input {good_at}{met})"
+        )
         return make(verdict=AS_GOOD, settled_at=good_at, reason=reason)
     if bad_at < good_at:
         reason = (
-            f"upper bound {_num(high, 2)} < {_num(line)}: worse by more than the margin "
+            f"upper bound {number_text(high, 2)} < {number_text(line)}: worse by more than the margin "
             f"(settled at input {bad_at}{met})"
         )
         return make(verdict=WORSE, settled_at=bad_at, reason=reason)
     if good_at <= n:
         reason = (
-            f"bounds {bounds} crossed {_num(line)} from both sides at input {good_at}: the values contradict each other"
+            f"bounds {bounds} crossed {number_text(line)} from both sides at input {good_at}: "
+            "the values contradict each other"
         )
         return make(verdict=INCONCLUSIVE, settled_at=None, reason=reason)
-    reason = f"bounds {bounds} straddle {_num(line)} after {n} inputs: more inputs would narrow them{met}"
+    reason = f"bounds {bounds} straddle {number_text(line)} after {n} inputs: more inputs would narrow them{met}"
     return make(verdict=INCONCLUSIVE, settled_at=None, reason=reason)

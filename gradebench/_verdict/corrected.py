@@ -25,7 +25,7 @@ import polars as pl
 from .._base.vocab import Role, VerdictBasis
 from .._records.codec import frame
 from .._records.meta import ReportMeta
-from .._stats.paired import AS_GOOD, INCONCLUSIVE, MIN_INPUTS, WORSE, _num, plural
+from .._stats.paired import AS_GOOD, INCONCLUSIVE, MIN_INPUTS, WORSE, number_text, plural
 from .._stats.ppi import MIN_LABELS, corrected_difference, more_labels
 from .evidence import evidence
 from .label_agreement import AGREEMENT_SCHEMA, ALL_ENTRIES, agreement_rows
@@ -150,14 +150,14 @@ def correct(
         labels=labels,
     )
     on = f"label-corrected on {labels[0]} + {labels[1]} labels"
-    line, bounds = _num(-margin), f"[{_num(lower, 2)}, {_num(upper, 2)}]"
+    line, bounds = number_text(-margin), f"[{number_text(lower, 2)}, {number_text(upper, 2)}]"
     if len(inputs) < MIN_INPUTS:
         settle = f"a verdict needs {MIN_INPUTS} inputs: {MIN_INPUTS - len(inputs)} more"
         return make(verdict=INCONCLUSIVE, reason=f"{on}: bounds {bounds}, but {settle}", settle=settle)
     if lower > -margin:
-        return make(verdict=AS_GOOD, reason=f"{on}: lower bound {_num(lower, 2)} > {line}: within the margin")
+        return make(verdict=AS_GOOD, reason=f"{on}: lower bound {number_text(lower, 2)} > {line}: within the margin")
     if upper < -margin:
-        reason = f"{on}: upper bound {_num(upper, 2)} < {line}: worse by more than the margin"
+        reason = f"{on}: upper bound {number_text(upper, 2)} < {line}: worse by more than the margin"
         return make(verdict=WORSE, reason=reason)
     more = more_labels(found, margin)
     if more is None:

@@ -6,11 +6,9 @@ fail
 and that the judge scored); the others are counted in ``left_out``. For each group of labelled runs (an entry's, or
 all of them):
 
-- **κ**: Cohen's weighted kappa with quadratic weights w_ij = ((i − j)/10)² on the integer scale 0..10, both scores
-  rounded half up (a judge's score is an integer; a mean of two orders under the swap check may be a half):
-  κ = 1 − Σ w·observed / Σ w·expected-by-chance. 1 is agreement, 0 what chance gives; None when either side never
-  varies.
-- **ρ**: Spearman's rank correlation of the unrounded scores (ties get their mean rank); None when a side is constant.
+- **κ**: Cohen's weighted kappa with quadratic weights on the score itself (`gradebench._stats.kappa`, the same κ
+  a panel's judges agree by): 1 is agreement, 0 what chance gives; None when either side never varies.
+- **ρ**: Spearman's rank correlation of the scores (ties get their mean rank); None when a side is constant.
 - **bias**: the mean of judge − human, in points of 10; ``relative_bias`` is an entry's bias less the reference
   entry's — what moves its verdict (a judge that over-scores both alike leaves the difference alone).
 
@@ -34,6 +32,7 @@ import numpy as np
 import polars as pl
 
 from .._base.vocab import Role
+from .._stats.kappa import weighted_kappa
 from .labels import labellable
 
 __all__ = [
@@ -45,8 +44,8 @@ __all__ = [
     "agreement",
     "agreement_rows",
     "agreement_word",
+    "interval_text",
     "spearman",
-    "weighted_kappa",
 ]
 
 MIN_AGREEMENT: Final = 10
@@ -89,28 +88,6 @@ AGREEMENT_SCHEMA: dict[str, pl.DataType] = {
 and left out, κ, ρ and bias with their intervals, the word and the sentence; for a tested entry, its judge-only
 verdict (what the judge alone says), ``correction``, whether its verdict is label-corrected and on how many labels
 (or why not), and ``settle``, what would likely settle a label-corrected verdict left inconclusive."""
-
-
-def _rounded(scores: np.ndarray) -> np.ndarray:
-    return np.clip(np.floor(scores + 0.5), 0, 10).astype(np.int64)
-
-
-def weighted_kappa(judge: np.ndarray, human: np.ndarray) -> np.ndarray:
-    """Quadratic-weighted κ of each row of (rows, labels) score arrays (module docstring); NaN where undefined."""
-    a, b = _rounded(np.atleast_2d(judge)), _rounded(np.atleast_2d(human))
-    rows, m = a.shape
-    codes = (a * 11 + b) + 121 * np.arange(rows)[:, None]
-    observed = np.bincount(codes.ravel(), minlength=121 * rows).reshape(rows, 11, 11) / m
-    expected = observed.sum(axis=2)[:, :, None] * observed.sum(axis=1)[:, None, :]
-    grid = np.arange(11)
-    weights = ((grid[:, None] - grid[None, :]) / 10.0) ** 2
-    chance = (weights * expected).sum(axis=(1, 2))
-    seen = (weights * observed).sum(axis=(1, 2))
-    # A side that never varies leaves κ at 0 or below however well the other matches it: no measure of agreement
-    # (a resample of few labels, mostly full marks, would otherwise read "no better than chance")
-    varies = (a.min(axis=1) < a.max(axis=1)) & (b.min(axis=1) < b.max(axis=1))
-    kappa = np.where(varies & (chance > 0), 1.0 - seen / np.where(chance > 0, chance, 1.0), np.nan)
-    return np.round(kappa, 12)  # no −0.00 from rounding error where κ is 0
 
 
 def _ranks(x: np.ndarray) -> np.ndarray:
@@ -224,7 +201,7 @@ def _pairs(runs: pl.DataFrame, scores: Mapping[str, float]) -> tuple[pl.DataFram
     return used, {e: int(n) for e, n in out.iter_rows()}
 
 
-def _span(lo: float | None, hi: float | None, decimals: int = 2) -> str:
+def interval_text(lo: float | None, hi: float | None, decimals: int = 2) -> str:
     """``[0.61–0.90]``, or ``[−0.20, 0.40]`` when a bound is negative (a dash would read as a minus)."""
     if lo is None or hi is None:
         return "[no interval]"
@@ -257,19 +234,19 @@ def _sentence(
     else:
         text = (
             f"{where}the judge agrees with you {agreement_word(found.kappa)} "
-            f"(κ {found.kappa:.2f} {_span(found.kappa_lo, found.kappa_hi)}, {found.labels} labels)"
+            f"(κ {found.kappa:.2f} {interval_text(found.kappa_lo, found.kappa_hi)}, {found.labels} labels)"
         )
     rel, rel_lo, rel_hi = relative
     if name is not None and against is not None and _said(rel_lo, rel_hi, rel, margin / 2):
         assert rel is not None
         return (
             f"{text}; the judge {_scores_by(rel)} {name} by {abs(rel):.1f} points against {against} "
-            f"{_span(rel_lo, rel_hi, 1)}: don't trust its judge-only verdict"
+            f"{interval_text(rel_lo, rel_hi, 1)}: don't trust its judge-only verdict"
         ), True
     if _said(found.bias_lo, found.bias_hi, found.bias, BIAS_SAID):
         assert found.bias is not None
         whom = f" {name}" if name is not None else ""
-        span = _span(found.bias_lo, found.bias_hi, 1)
+        span = interval_text(found.bias_lo, found.bias_hi, 1)
         return f"{text}; it {_scores_by(found.bias)}{whom} by {abs(found.bias):.1f} points {span}", False
     return text, False
 

@@ -11,7 +11,7 @@ import polars as pl
 
 from .._base.numbers import money
 from .._base.vocab import Stopped, VerdictBasis
-from .._stats.paired import AS_GOOD, INCONCLUSIVE, MIN_INPUTS, _num
+from .._stats.paired import AS_GOOD, INCONCLUSIVE, MIN_INPUTS, number_text
 
 __all__ = ["Recommendation", "recommend"]
 
@@ -70,7 +70,7 @@ def recommend(
         sentence = (
             f"cost unknown for {reference_entry} (no usage reported, or no run of it succeeded): no entry is ranked "
             "cheaper than it "
-            f"on {job} (margin {_num(margin)})" + (f"; as good: {', '.join(names)}" if names else "")
+            f"on {job} (margin {number_text(margin)})" + (f"; as good: {', '.join(names)}" if names else "")
         )
         return fallback(sentence=sentence, cost_ratio=None)
     good = as_good.filter(pl.col("cost_per_run").is_not_null())
@@ -79,7 +79,9 @@ def recommend(
     if not good.height:
         if not ref_rows.height:
             return None
-        sentence = f"no cheaper entry is as good as {reference_entry} on {job} (margin {_num(margin)}){unknown_note}"
+        sentence = (
+            f"no cheaper entry is as good as {reference_entry} on {job} (margin {number_text(margin)}){unknown_note}"
+        )
         if (unsettled := _unsettled(models_with_verdicts, reference_entry, ref_cost)) is not None:
             sentence = f"not settled yet: {sentence}: {unsettled}"
         return fallback(sentence=sentence, cost_ratio=1.0 if ref_cost else None)
@@ -91,9 +93,9 @@ def recommend(
     else:
         cost = f"at {f'{ratio:.2f}' if round(ratio, 2) else f'{ratio:.2g}'}\u00d7 the cost"
     runs_text = f"{n_pairs} paired run{'' if n_pairs == 1 else 's'}{_basis(models_with_verdicts, entry)}"
-    bound = "" if lower is None else f", lower bound {_num(lower, 2)}"  # as the verdict lines show it
+    bound = "" if lower is None else f", lower bound {number_text(lower, 2)}"  # as the verdict lines show it
     sentence = (
-        f"{entry} is as good as {reference_entry} on {job} (margin {_num(margin)}, {runs_text}{bound}) {cost}"
+        f"{entry} is as good as {reference_entry} on {job} (margin {number_text(margin)}, {runs_text}{bound}) {cost}"
         f"{unknown_note}"
     )
     return Recommendation(

@@ -12,11 +12,11 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from .._base.canonical import canonical_json
 from .._base.protocol import content_text
 from . import _grader as sim_judge
 from ._perturb import (
     adjust_verbosity,
-    canonical,
     generic_answer,
     misread,
     opening,
@@ -73,7 +73,7 @@ def compose_answer(
 
     # Stickiness: skip and misread decisions are drawn per run (label headers + the conversation's opening),
     # not per request, so a tool skipped in one turn stays skipped in the next and a misread stays consistent.
-    run_key = [seed, profile.model, *run_labels, canonical(opening(messages)), canonical(tools)]
+    run_key = [seed, profile.model, *run_labels, canonical_json(opening(messages)), canonical_json(tools)]
     seen = misread(profile, messages, run_key)
     tool_choice = body.get("tool_choice")
     allow_tools = bool(tools) and tool_choice != "none"

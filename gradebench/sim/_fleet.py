@@ -27,6 +27,7 @@ from typing import Any
 
 import httpx2
 
+from .._base.canonical import canonical_json
 from .._base.protocol import ATTEMPT_HEADER, RUN_HEADER, SAMPLE_HEADER, SEQ_HEADER
 from .._calls.session import mount
 from .._catalog.catalog import Catalog, Entry
@@ -35,7 +36,7 @@ from ._answer import compose_answer, truncate
 from ._batches import BatchOptions, BatchService
 from ._drift import BEHAVIOUR_FIELDS as _BEHAVIOUR
 from ._drift import Drift, drifted
-from ._perturb import canonical, rng_for, stable_hex
+from ._perturb import rng_for, stable_hex
 from ._policy import Policy
 from ._profiles import CEILING, GRADES, PICKS, PROFILES, Profile
 from ._prompt_cache import PromptCache, prompt_text
@@ -305,7 +306,7 @@ class SimFleet:
                 return _error(400, problem, "invalid_request_error", code="invalid_request_error")
 
         labels = [request.headers.get(h, "") for h in _LABELS]
-        key = [self.seed, canonical(body), *labels]
+        key = [self.seed, canonical_json(body), *labels]
         scale = self.latency_scale
 
         # Failure injection rolls again on every SDK retry (its retry count is part of this key only).

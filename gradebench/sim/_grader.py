@@ -21,9 +21,10 @@ import random
 from dataclasses import dataclass
 from typing import Any
 
+from .._base.canonical import canonical_json
 from .._base.protocol import section, transcripts
 from .._base.vocab import Role
-from ._perturb import EXPLANATION_KEYS, canonical, strip_wording
+from ._perturb import EXPLANATION_KEYS, strip_wording
 
 __all__ = [
     "LONG",
@@ -122,7 +123,7 @@ def parse_transcript(body: str | None) -> Transcript:
 def _norm(value: Any) -> str:
     if isinstance(value, str):
         return value.strip().casefold()
-    return canonical(value)
+    return canonical_json(value)
 
 
 def _explanation_chars(t: Transcript) -> int:
@@ -140,7 +141,7 @@ def _explanation_chars(t: Transcript) -> int:
 
 def _quote(value: Any) -> str:
     """A value as the reason quotes it: whole (a value cut short can hide the very difference it names)."""
-    return value if isinstance(value, str) else canonical(value)
+    return value if isinstance(value, str) else canonical_json(value)
 
 
 def _same_text(a: str, b: str) -> bool:
@@ -172,17 +173,17 @@ def _compare_answers(ref: Any, cand: Any) -> tuple[int, str | None]:
         shown = ", ".join(f"{k} ({_quote(cand.get(k))} instead of {_quote(ref.get(k))})" for k in wrong[:3])
         more = f" and {len(wrong) - 3} more" if len(wrong) > 3 else ""
         return cost, f"its answer differs in {shown}{more}"
-    return 4, f"its answer {_quote(canonical(cand))} differs from the reference's {_quote(canonical(ref))}"
+    return 4, f"its answer {_quote(canonical_json(cand))} differs from the reference's {_quote(canonical_json(ref))}"
 
 
 def _score(ref: Transcript, cand: Transcript, *, swayed: bool = False) -> SimVerdict:
     if cand.error is not None:
         return SimVerdict(accuracy=0, work=0, reason=f"The candidate run failed ({_quote(cand.error)}).")
     accuracy, tool_notes = 7, []
-    pool = [(name, canonical(args)) for name, args in cand.calls]
+    pool = [(name, canonical_json(args)) for name, args in cand.calls]
     for name, args in ref.calls:
-        if (name, canonical(args)) in pool:
-            pool.remove((name, canonical(args)))
+        if (name, canonical_json(args)) in pool:
+            pool.remove((name, canonical_json(args)))
             continue
         accuracy -= 3
         if any(n == name for n, _ in cand.calls):
@@ -204,7 +205,7 @@ def _score(ref: Transcript, cand: Transcript, *, swayed: bool = False) -> SimVer
         if swayed:  # talked out of it by a long explanation: the answer passes as right
             cost, answer_note = 0, None
         accuracy -= cost
-        same_facts = not tool_notes and ref.results and canonical(ref.results) == canonical(cand.results)
+        same_facts = not tool_notes and ref.results and canonical_json(ref.results) == canonical_json(cand.results)
         if answer_note and same_facts:
             answer_note += " although its tool results were the same as the reference's"
 

@@ -13,13 +13,13 @@ import random
 import re
 from typing import Any
 
+from .._base.canonical import canonical_json
 from ._policy import IdealMessage, Policy, ToolRequest
 from ._profiles import Profile
 
 __all__ = [
     "EXPLANATION_KEYS",
     "adjust_verbosity",
-    "canonical",
     "corrupt_value",
     "generic_answer",
     "misread",
@@ -81,19 +81,14 @@ _PADDING = (
 )
 
 
-def canonical(value: Any) -> str:
-    """Canonical JSON text: sorted keys, no whitespace, so equal values hash equally."""
-    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
-
-
 def stable_hex(*parts: Any, n: int = 24) -> str:
     """A random-looking hex string derived only from ``parts``."""
-    return hashlib.sha256(canonical(list(parts)).encode()).hexdigest()[:n]
+    return hashlib.sha256(canonical_json(list(parts)).encode()).hexdigest()[:n]
 
 
 def rng_for(*parts: Any) -> random.Random:
     """A private generator seeded from ``parts`` (one per decision, so decisions do not shift each other)."""
-    digest = hashlib.sha256(canonical(list(parts)).encode()).digest()
+    digest = hashlib.sha256(canonical_json(list(parts)).encode()).digest()
     return random.Random(int.from_bytes(digest[:8], "big"))
 
 
@@ -451,7 +446,7 @@ def resolve(
                     {
                         "id": cid,
                         "type": "function",
-                        "function": {"name": c.name, "arguments": canonical(c.arguments)},
+                        "function": {"name": c.name, "arguments": canonical_json(c.arguments)},
                     }
                     for cid, c in zip(ids, skipped, strict=True)
                 ],
@@ -466,7 +461,7 @@ def skips(profile: Profile, run_key: list[Any], call: ToolRequest) -> bool:
     """Whether this run skips this tool call (the same answer every time the policy asks for it)."""
     if profile.skip_rate <= 0:
         return False
-    return rng_for(*run_key, "skip", call.name, canonical(call.arguments)).random() < profile.skip_rate
+    return rng_for(*run_key, "skip", call.name, canonical_json(call.arguments)).random() < profile.skip_rate
 
 
 def opening(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:

@@ -30,8 +30,8 @@ from collections import OrderedDict
 from collections.abc import Callable
 from typing import Any
 
+from .._base.canonical import canonical_json
 from .._base.protocol import content_text
-from ._perturb import canonical
 
 __all__ = ["CHARS_PER_TOKEN", "MIN_TOKENS", "STEP_TOKENS", "PromptCache", "prompt_text", "tokens"]
 
@@ -64,16 +64,16 @@ def prompt_text(body: dict[str, Any]) -> str:
     Tools and the response schema come first because that is where OpenAI renders them (into the system prefix): a
     tool loop's turns then share them as part of their common prefix, and a change of tools misses the cache.
     """
-    parts = [canonical(body[extra]) for extra in ("tools", "response_format") if body.get(extra)]
+    parts = [canonical_json(body[extra]) for extra in ("tools", "response_format") if body.get(extra)]
     for m in body["messages"]:
         parts.append(_frame(m.get("role")))
         parts.append(content_text(m.get("content")))
         if m.get("tool_calls"):
-            parts.append(canonical(m["tool_calls"]))
+            parts.append(canonical_json(m["tool_calls"]))
             if isinstance(m.get("reasoning_content"), str):
                 parts.append(m["reasoning_content"])
             if m.get("reasoning_details"):
-                parts.append(canonical(m["reasoning_details"]))
+                parts.append(canonical_json(m["reasoning_details"]))
     return "".join(parts)
 
 
