@@ -159,8 +159,8 @@ CANONICAL_HOME = PACKAGE / "_base" / "canonical.py"
 SORTED_BUT_NOT_CANONICAL = {
     "_calls/batch/journal.py": "a batch's note written whole to a file and read back with json.loads: its keys are "
     "sorted so a person reading the file finds them, and nothing hashes or compares its text",
-    "scorers/_ready.py": "a hashable stand-in for one item of a collection, with repr (not str) for what JSON cannot hold, so "
-    "an object never equals the string it prints as",
+    "scorers/_ready.py": "a hashable stand-in for one item of a collection, with repr (not str) for what JSON cannot "
+    "hold, so an object never equals the string it prints as",
 }
 """The sorted-key ``json.dumps`` calls that are not a canonical encoder, and why."""
 

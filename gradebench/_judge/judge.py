@@ -36,7 +36,7 @@ from .tooldiff import ToolDiff, compare, judge_note
 
 __all__ = [
     "JudgeSetup",
-    "Scorer",
+    "AnyScorer",
     "apply_scorer",
     "judge_again",
     "judge_messages",
@@ -120,7 +120,7 @@ class JudgeSetup:
         rubric: str | None = None,
         judge: str | None = None,
         judges: tuple[str, ...] | None = None,
-        scorer: Scorer | None = None,
+        scorer: AnyScorer | None = None,
         batch: bool | None = None,
     ) -> JudgeSetup:
         """The judge (or panel) of a report: ``judges`` (entry names) or ``judge`` replace the report's own, and
@@ -164,13 +164,14 @@ class _Reference:
     """The names that could identify a model in it, the catalog's own included (`identifying_names`)."""
 
 
-Scorer = Callable[..., Any]
-"""``scorer(output, reference_output)`` or, for a gold scorer, ``scorer(output, reference_output, input=...)``: a
-score in 0..1, or None when the pair cannot be compared."""
+AnyScorer = Callable[..., Any]
+"""Any scorer in code a race takes, a `gradebench.scorers.Scorer` or a plain function: ``scorer(output,
+reference_output)`` or, for a gold scorer, ``scorer(output, reference_output, input=...)``; a score in 0..1, or None
+when the pair cannot be compared."""
 
 
 async def judge_run(
-    session: Session, run: Run, reference: Run, value: Any, setup: JudgeSetup, scorer: Scorer | None = None
+    session: Session, run: Run, reference: Run, value: Any, setup: JudgeSetup, scorer: AnyScorer | None = None
 ) -> Run:
     """A landed run, judged: its tool diff checked in code, the judge's blind verdict and the scorer's score.
 
@@ -205,7 +206,9 @@ async def judge_again(session: Session, run: Run, reference: Run, value: Any, se
     return [v.score for v in verdicts if v.score is not None]
 
 
-def apply_scorer(scorer: Scorer, output: Any, reference: Any, *, input: Any = None) -> tuple[float | None, str | None]:
+def apply_scorer(
+    scorer: AnyScorer, output: Any, reference: Any, *, input: Any = None
+) -> tuple[float | None, str | None]:
     """The scorer's score of an output against the reference's (a scorer that reads the input is given it: see
     `reads_input`), or why it has none."""
     call: Callable[..., Any] = scorer  # the input keyword is beyond the plain two-argument contract
@@ -220,7 +223,7 @@ def apply_scorer(scorer: Scorer, output: Any, reference: Any, *, input: Any = No
     return float(value), None
 
 
-def reads_input(scorer: Scorer) -> bool:
+def reads_input(scorer: AnyScorer) -> bool:
     """Whether a scorer compares with the input (a gold label it carries): its own ``reads_input`` flag says so (the
     ready scorers' is True when given ``gold=``), else a parameter named ``input`` in its signature. Such a scorer is
     passed ``input=`` and scores the reference run too."""
@@ -234,7 +237,7 @@ def reads_input(scorer: Scorer) -> bool:
     return parameter is not None and parameter.kind in (parameter.POSITIONAL_OR_KEYWORD, parameter.KEYWORD_ONLY)
 
 
-def score_reference(run: Run, value: Any, scorer: Scorer | None) -> Run:
+def score_reference(run: Run, value: Any, scorer: AnyScorer | None) -> Run:
     """A reference run as ``scorer`` scores it: against the gold labels of its input when the scorer reads the input
     (its own output stands for the reference's), and no score otherwise (against itself it would always agree)."""
     if scorer is None or not run.ok or not reads_input(scorer):

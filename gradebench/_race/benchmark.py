@@ -19,7 +19,7 @@ from .._base.sync import run_sync
 from .._calls.cache import CallCache
 from .._calls.session import mounted
 from .._catalog.catalog import Catalog, Entry
-from .._judge.judge import Scorer
+from .._judge.judge import AnyScorer
 from .._records.inputs import RaceInput
 from .._records.meta import ReportMeta
 from .._records.records import Run
@@ -88,7 +88,7 @@ class Benchmark:
         self.job, self.catalog, self.progress = JobSpec(factory), catalog, progress
         self.cache = cache if isinstance(cache, CallCache) else CallCache(cache)
         self.metadata: dict[str, Any] = {}
-        self.scorer: Scorer | None = None
+        self.scorer: AnyScorer | None = None
         """The scorer in code, or None."""
         self.spec = spec
         """The race as it will be raced: every option, the job's grade, rubric and scorer filled in."""
@@ -107,7 +107,7 @@ class Benchmark:
         catalog: Catalog | None = None,
         *,
         job: Callable[..., Any] | PromptJob | None = None,
-        scorer: Scorer | None = _KEEP,
+        scorer: AnyScorer | None = _KEEP,
         cache: CallCache | str | os.PathLike[str] | None = None,
         progress: bool = True,
     ) -> Benchmark:
@@ -205,7 +205,7 @@ class Benchmark:
             log.warning("skipping %s: %s", name, why)
         return self
 
-    def _adopt(self, spec: RaceSpec, scorer: Scorer | None) -> Lineup:
+    def _adopt(self, spec: RaceSpec, scorer: AnyScorer | None) -> Lineup:
         """Take ``spec`` and ``scorer`` as the race (the job's grade, rubric and scorer filled in, see `for_job`)."""
         self.spec, self.scorer = for_job(spec, self.job, self.catalog, scorer), scorer
         self.lineup = self.spec.lineup(self.catalog)

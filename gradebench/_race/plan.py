@@ -24,7 +24,7 @@ from .._calls.batch.api import batch_api_of
 from .._calls.cache import CallCache
 from .._calls.session import Session
 from .._catalog.catalog import Catalog, Entry
-from .._judge.judge import JudgeSetup, Scorer, score_reference
+from .._judge.judge import AnyScorer, JudgeSetup, score_reference
 from .._records.inputs import RaceInput
 from .._records.keys import RunKey, benchmark_id
 from .._records.meta import ReportMeta, entry_terms
@@ -66,7 +66,7 @@ class RacePlan:
     """The spec against the catalog: reference, judge, candidates, skipped."""
     job: JobSpec
     """The job, built fresh for every run."""
-    scorer: Scorer | None
+    scorer: AnyScorer | None
     """The scorer in code, or None."""
     inputs: tuple[RaceInput, ...]
     """The inputs, in order."""
@@ -212,7 +212,7 @@ def families(*groups: Iterable[Entry]) -> dict[str, str]:
     return {e.name: e.family for group in groups for e in group if e.family}
 
 
-def for_job(spec: RaceSpec, job: JobSpec, catalog: Catalog, scorer: Scorer | None) -> RaceSpec:
+def for_job(spec: RaceSpec, job: JobSpec, catalog: Catalog, scorer: AnyScorer | None) -> RaceSpec:
     """``spec`` as a race of ``job`` on ``catalog`` scored by ``scorer``: where the job and the catalog come from, the
     job's grade and rubric where the spec leaves them unset, and the scorer as a reference."""
     spec = spec.replace(
@@ -261,7 +261,7 @@ def resolve_job(reference: str, base: Path | None = None) -> Any:
     return imported(reference, "job", base)
 
 
-def scorer_reference(scorer: Scorer | None, job: JobSpec) -> str:
+def scorer_reference(scorer: AnyScorer | None, job: JobSpec) -> str:
     """What a spec records of a scorer: ``job`` for the job's own, its spec when it was made from one, else its name
     (``none`` for no scorer)."""
     if scorer is None:
@@ -274,7 +274,7 @@ def scorer_reference(scorer: Scorer | None, job: JobSpec) -> str:
     return str(getattr(scorer, "name", None) or getattr(scorer, "__name__", None) or type(scorer).__name__)
 
 
-def resolve_scorer(reference: str | None, job: JobSpec) -> Scorer | None:
+def resolve_scorer(reference: str | None, job: JobSpec) -> AnyScorer | None:
     """The scorer a spec names: None (the job's own, when it has one), ``none``, ``job`` (the job's own: a job
     without one raises) or a spec of `gradebench.scorers.from_spec`. A name of a scorer given as code raises: pass
     the scorer itself."""

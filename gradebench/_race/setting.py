@@ -8,7 +8,7 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from .._catalog.catalog import Catalog
-from .._judge.judge import Scorer
+from .._judge.judge import AnyScorer
 from .._records.spec import NO_SCORER, RaceSpec
 from .._report.report import BenchmarkReport
 from .job import JobSpec
@@ -30,8 +30,8 @@ def keyword_spec(spec: RaceSpec | None, catalog: Catalog, keywords: Mapping[str,
 
 
 def changed_spec(
-    spec: RaceSpec, changes: Mapping[str, Any], catalog: Catalog, job: JobSpec, scorer: Scorer | None
-) -> tuple[RaceSpec, Scorer | None]:
+    spec: RaceSpec, changes: Mapping[str, Any], catalog: Catalog, job: JobSpec, scorer: AnyScorer | None
+) -> tuple[RaceSpec, AnyScorer | None]:
     """``spec`` with ``changes`` (`Benchmark.set_spec`'s) and the scorer in code it names now (``scorer`` unless
     changed): ``candidates`` may be entries too, ``scorer`` a spec or a scorer in code, and ``judges`` given alone
     replaces the one ``judge``, ``judge`` alone a panel."""
@@ -67,7 +67,7 @@ def rerun_spec(
     )
 
 
-def _scorer(given: Any, job: JobSpec) -> Scorer | None:
+def _scorer(given: Any, job: JobSpec) -> AnyScorer | None:
     """A scorer given to `Benchmark.set_spec`: a spec (see `resolve_scorer`; None: the job's own) or a scorer in
     code."""
     if given is None or isinstance(given, str):
