@@ -1,12 +1,14 @@
 """Names kept for one release after they moved, each a thin alias that says what to use instead.
 
 They are attached here, at the top of the house, so the catalog (the ground floor every package stands on) never
-imports the preflight check or the OpenRouter reader above it.
+imports the preflight check or the OpenRouter reader above it. The names that left the package's root (`MOVED`) are
+answered by its module ``__getattr__``, through `moved`.
 """
 
 from __future__ import annotations
 
 import functools
+import importlib
 import warnings
 from collections.abc import Callable, Iterable
 from typing import Any, TypeVar
@@ -16,6 +18,55 @@ from ._catalog.openrouter import catalog_from_openrouter
 from ._race.preflight import CatalogCheck, check_catalog, check_catalog_sync
 
 F = TypeVar("F", bound=Callable[..., Any])
+
+MOVED: dict[str, str] = {
+    **dict.fromkeys(
+        [
+            "ControlKind",
+            "CostSource",
+            "Design",
+            "EventKind",
+            "Role",
+            "SchemaUse",
+            "Stopped",
+            "VerdictBasis",
+            "VerdictPath",
+        ],
+        "gradebench.vocab",
+    ),
+    **dict.fromkeys(
+        [
+            "Call",
+            "CallCache",
+            "CatalogCheck",
+            "Comparison",
+            "ControlCheck",
+            "ControlEstimate",
+            "ControlScore",
+            "EntryCheck",
+            "EntryEstimate",
+            "Estimate",
+            "JudgeAgreement",
+            "JudgePair",
+            "RaceEvent",
+            "ReportMeta",
+            "Run",
+            "Verdict",
+        ],
+        "gradebench.results",
+    ),
+    "Scorer": "gradebench.scorers",
+}
+"""The names that left ``gradebench``'s root, each to the public module that holds it now: ``gradebench.Role`` still
+answers for one release, with a `DeprecationWarning` that names ``gradebench.vocab.Role``."""
+
+
+def moved(name: str) -> Any:
+    """The root name ``name`` from its new home (see `MOVED`), with a `DeprecationWarning` naming that home."""
+    home = MOVED[name]
+    # stacklevel 3: past this function and the root's __getattr__, to the line that read gradebench.<name>
+    warnings.warn(f"gradebench.{name} is deprecated; use {home}.{name}", DeprecationWarning, stacklevel=3)
+    return getattr(importlib.import_module(home), name)
 
 
 def deprecated(old: str, new: str) -> Callable[[F], F]:

@@ -23,6 +23,8 @@ PUBLIC = [
     "gradebench.sim",
     "gradebench.jobs",
     "gradebench.testing",
+    "gradebench.vocab",
+    "gradebench.results",
 ]
 
 
