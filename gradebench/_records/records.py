@@ -397,14 +397,19 @@ class Run:
 
     @property
     def output_tokens(self) -> int | None:
+        """Completion tokens of every call (reasoning ones included); None when a call that answered reported no
+        usage."""
         return _total(c.output_tokens for c in self._answered)
 
     @property
     def cached_input_tokens(self) -> int | None:
+        """Prompt tokens of every call served from the provider's prompt cache; None when a call that answered reported
+        no usage."""
         return _total(c.cached_input_tokens for c in self._answered)
 
     @property
     def reasoning_tokens(self) -> int | None:
+        """Completion tokens of every call spent reasoning; None when a call that answered reported no usage."""
         return _total(c.reasoning_tokens for c in self._answered)
 
     @property
