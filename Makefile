@@ -1,9 +1,10 @@
-# The two commands: `make demo` and `make test`; and `make lab` for the notebooks. Each creates .venv when missing.
+# The two commands: `make demo` and `make test`; `make lab` for the notebooks and `make docs` for the documentation site.
+# Each creates .venv when missing.
 PYTHON ?= python3
 VENV   ?= .venv
 PY     := $(VENV)/bin/python
 
-.PHONY: demo test lab lint screenshot clean
+.PHONY: demo test lab lint docs screenshot clean
 
 $(VENV)/.base: pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -17,6 +18,10 @@ $(VENV)/.test: $(VENV)/.base
 
 $(VENV)/.notebook: $(VENV)/.base
 	$(PY) -m pip install --quiet -e '.[notebook]'
+	touch $@
+
+$(VENV)/.docs: $(VENV)/.base
+	$(PY) -m pip install --quiet -e '.[docs]'
 	touch $@
 
 demo: $(VENV)/.base
@@ -34,8 +39,11 @@ lint: $(VENV)/.test
 	$(VENV)/bin/ruff format --check .
 	$(VENV)/bin/mypy gradebench
 
+docs: $(VENV)/.docs  # the documentation site, built offline into site/ (open site/index.html); --strict: a broken link fails
+	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict -d site
+
 screenshot: $(VENV)/.test  # the browser test, writing the panel's screenshot to docs/panel.png for the README
 	GRADEBENCH_SCREENSHOT=1 $(PY) -m pytest -q tests/test_browser.py
 
 clean:
-	rm -rf $(VENV) .gradebench out
+	rm -rf $(VENV) .gradebench out site

@@ -3,12 +3,14 @@
 They are attached here, at the top of the house, so the catalog (the ground floor every package stands on) never
 imports the preflight check or the OpenRouter reader above it. `Benchmark`'s per-field setters are aliases of its one
 way to change a spec field, `Benchmark.set_spec`. (The rejudge functions' old judge keywords, now a `JudgeSpec`, are
-taken by the functions themselves: `gradebench._race.rejudge.judging_of`.)
+taken by the functions themselves: `gradebench._race.rejudge.judging_of`.) The names that left the package's root
+(`MOVED`) are answered by its module ``__getattr__``, through `moved`.
 """
 
 from __future__ import annotations
 
 import functools
+import importlib
 import warnings
 from collections.abc import Callable, Iterable
 from typing import Any, TypeVar
@@ -20,6 +22,55 @@ from ._race.preflight import CatalogCheck, check_catalog, check_catalog_sync
 from ._records.spec import NO_SCORER
 
 F = TypeVar("F", bound=Callable[..., Any])
+
+MOVED: dict[str, str] = {
+    **dict.fromkeys(
+        [
+            "ControlKind",
+            "CostSource",
+            "Design",
+            "EventKind",
+            "Role",
+            "SchemaUse",
+            "Stopped",
+            "VerdictBasis",
+            "VerdictPath",
+        ],
+        "gradebench.vocab",
+    ),
+    **dict.fromkeys(
+        [
+            "Call",
+            "CallCache",
+            "CatalogCheck",
+            "Comparison",
+            "ControlCheck",
+            "ControlEstimate",
+            "ControlScore",
+            "EntryCheck",
+            "EntryEstimate",
+            "Estimate",
+            "JudgeAgreement",
+            "JudgePair",
+            "RaceEvent",
+            "ReportMeta",
+            "Run",
+            "Verdict",
+        ],
+        "gradebench.results",
+    ),
+    "Scorer": "gradebench.scorers",
+}
+"""The names that left ``gradebench``'s root, each to the public module that holds it now: ``gradebench.Role`` still
+answers for one release, with a `DeprecationWarning` that names ``gradebench.vocab.Role``."""
+
+
+def moved(name: str) -> Any:
+    """The root name ``name`` from its new home (see `MOVED`), with a `DeprecationWarning` naming that home."""
+    home = MOVED[name]
+    # stacklevel 3: past this function and the root's __getattr__, to the line that read gradebench.<name>
+    warnings.warn(f"gradebench.{name} is deprecated; use {home}.{name}", DeprecationWarning, stacklevel=3)
+    return getattr(importlib.import_module(home), name)
 
 
 def deprecated(old: str, new: str) -> Callable[[F], F]:

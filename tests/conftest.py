@@ -63,14 +63,14 @@ def make_seat(
     *,
     run_id: str = "run-1",
     salt: dict[str, Any] | None = None,
-    cache: gb.CallCache | None = None,
+    cache: gb.results.CallCache | None = None,
     **limits: Any,
 ) -> gb.Seat:
     """A seat outside any benchmark, for testing the seat itself (through the client and transport a race uses).
     ``limits``: the `JobLimits` fields (``job_params`` is its ``params``)."""
     from gradebench._calls.session import Session, mounted
 
-    session = Session(catalog, cache if cache is not None else gb.CallCache(), 8, mounted())
+    session = Session(catalog, cache if cache is not None else gb.results.CallCache(), 8, mounted())
     key = SeatKeyForTests(
         run_id=run_id, salt_parts=salt or {"user": "", "input": "i", "role": "candidate", "repeat": 0}
     )

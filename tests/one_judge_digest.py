@@ -37,23 +37,23 @@ def _digest(value: Any) -> str:
     return hashlib.sha256(json.dumps(value, sort_keys=True, default=str).encode()).hexdigest()[:16]
 
 
-def _untimed_call(call: gb.Call) -> gb.Call:
+def _untimed_call(call: gb.results.Call) -> gb.results.Call:
     response = call.response
     if response is not None:
         response.pop("created", None)  # the sim stamps each response with the clock
-    return gb.Call.from_bodies(
+    return gb.results.Call.from_bodies(
         request=call.request_json,
         response=None if response is None else json.dumps(response, ensure_ascii=False),
         **{
             f.name: getattr(call, f.name)
-            for f in dataclasses.fields(gb.Call)
+            for f in dataclasses.fields(gb.results.Call)
             if f.name not in ("request_packed", "response_packed")
         }
         | {"latency_s": 0.0},
     )
 
 
-def _untimed(run: gb.Run) -> gb.Run:
+def _untimed(run: gb.results.Run) -> gb.results.Run:
     verdict = run.verdict
     if verdict is not None:
         verdict = dataclasses.replace(verdict, calls=[_untimed_call(c) for c in verdict.calls])

@@ -298,7 +298,7 @@ async def test_a_completion_that_mentions_error_is_left_alone() -> None:
 async def test_sim_mini_burst_meets_429s_and_every_call_gets_through() -> None:
     fleet = gb.sim.SimFleet(latency_scale=0.05)
     catalog = fleet.catalog()  # server-side limit on: 120 rpm in simulated time
-    async with Session(catalog, gb.CallCache(), concurrency=32) as session:
+    async with Session(catalog, gb.results.CallCache(), concurrency=32) as session:
         seats = [
             session.seat(
                 catalog["sim/mini"], SeatKeyForTests(run_id=f"r{i}", benchmark_id="b", salt_parts={"input": str(i)})

@@ -232,10 +232,10 @@ async def test_a_run_past_its_timeout_is_a_failed_row() -> None:
 async def test_listeners_hear_every_run_land_and_get_judged(caplog: pytest.LogCaptureFixture) -> None:
     endpoint = answers({"pick-1": {"a": 1}, "other-1": {"a": 2}})
     bench = bench_for(endpoint)
-    heard: list[gb.RaceEvent] = []
+    heard: list[gb.results.RaceEvent] = []
     bench.subscribe(heard.append)
 
-    def broken(event: gb.RaceEvent) -> None:
+    def broken(event: gb.results.RaceEvent) -> None:
         raise RuntimeError("listener bug")
 
     unsubscribe = bench.subscribe(broken)

@@ -12,6 +12,7 @@ import pytest
 import gradebench as gb
 from gradebench._base.vocab import Role
 from gradebench._calls.admission import Admission
+from gradebench._calls.cache import CallCache
 from gradebench._calls.path import AdmissionLayer, CacheLayer, CallAnswer, CallRequest, NotCached, Refuse, Transport
 from gradebench._calls.session import Session, client_for
 from gradebench._records.keys import CallKey, RunKey
@@ -54,19 +55,19 @@ def status_error(status: int, **headers: str) -> openai.APIStatusError:
 
 async def test_the_cache_layer_stores_an_answer_and_serves_it_again(tmp_path) -> None:
     inner = Inner('{"a": 1}')
-    layer = CacheLayer(gb.CallCache(tmp_path), inner)
+    layer = CacheLayer(CallCache(tmp_path), inner)
     first = await layer(request())
     again = await layer(request())
     assert inner.asked == 1 and not first.cache_hit and again.cache_hit
     assert (again.response, again.latency_s, again.header_cost) == ('{"a": 1}', 0.25, 0.5)  # as measured the first time
     other = Inner('{"b": 2}')
-    assert (await CacheLayer(gb.CallCache(tmp_path), other)(request(seq=1))).response == '{"b": 2}'  # its own key
+    assert (await CacheLayer(CallCache(tmp_path), other)(request(seq=1))).response == '{"b": 2}'  # its own key
     assert other.asked == 1
 
 
 async def test_the_cache_layer_never_stores_an_error(tmp_path) -> None:
     inner = Inner(gb.CallError("acme/mid: HTTP 500", entry="acme/mid", status=500), '{"ok": true}')
-    layer = CacheLayer(gb.CallCache(tmp_path), inner)
+    layer = CacheLayer(CallCache(tmp_path), inner)
     with pytest.raises(gb.CallError):
         await layer(request())
     assert (await layer(request())).response == '{"ok": true}' and inner.asked == 2
@@ -113,7 +114,7 @@ async def test_the_transport_refuses_a_200_that_is_no_completion(reply: httpx2.R
 
 
 async def test_a_cache_only_path_answers_what_the_cache_holds_and_refuses_the_rest(tmp_path) -> None:
-    cache = gb.CallCache(tmp_path)
+    cache = CallCache(tmp_path)
     await CacheLayer(cache, Inner('{"held": 1}'))(request())
     held_only = CacheLayer(cache, Refuse())
     assert (await held_only(request())).cache_hit

@@ -431,8 +431,8 @@ async def test_a_race_stopped_before_a_control_was_judged_says_so_and_claims_not
 
     mount(DEFAULT_BASE_URL, httpx2.MockTransport(stall_the_empty_answer))
     bench = order_race(catalog, tmp_path)
-    judged: list[gb.RaceEvent] = []
-    bench.subscribe(lambda e: judged.append(e) if e.kind == gb.EventKind.JUDGED else None)
+    judged: list[gb.results.RaceEvent] = []
+    bench.subscribe(lambda e: judged.append(e) if e.kind == gb.vocab.EventKind.JUDGED else None)
     task = asyncio.ensure_future(bench.run())
     while len(judged) < 3 * 8:
         await asyncio.sleep(0.005)
@@ -442,7 +442,7 @@ async def test_a_race_stopped_before_a_control_was_judged_says_so_and_claims_not
         await task
     report = bench.report()
     check = report.control_check()
-    assert report.meta.stopped == gb.Stopped.CANCELLED and len(report.meta.controls) == 3
+    assert report.meta.stopped == gb.vocab.Stopped.CANCELLED and len(report.meta.controls) == 3
     assert (check.planted, check.judged, check.complete, check.void, check.clean) == (3, 2, False, False, False)
     line = next(x for x in report.table().splitlines() if x.startswith("controls"))
     assert "1 not judged: the race stopped before it was judged" in line and "too few judged to say" in line
@@ -460,7 +460,7 @@ async def test_a_budget_that_cannot_cover_the_controls_stops_the_race_and_says_t
     bench = gb.Benchmark(double, runs=1, catalog=catalog, grade="standard", budget=0.2, progress=False)
     await bench.set_inputs([{"id": f"n{i}", "n": i} for i in range(4)]).run()
     report = bench.report()
-    assert report.meta.stopped == gb.Stopped.BUDGET and report.controls.height == 0
+    assert report.meta.stopped == gb.vocab.Stopped.BUDGET and report.controls.height == 0
     assert not any(r.headers[ROLE_HEADER] == "judge" for r in endpoint.requests)  # not one verdict was afforded
     check = report.control_check()
     assert check.planted == 3 and check.judged == 0 and not check.void and not check.clean
@@ -489,8 +489,8 @@ async def test_rejudging_with_a_stronger_judge_rejudges_the_controls_and_lifts_t
 # ---------------------------------------------------------------------------------------------------- planting
 
 
-def reference(input_id: str, output: Any) -> gb.Run:
-    return gb.Run(
+def reference(input_id: str, output: Any) -> gb.results.Run:
+    return gb.results.Run(
         benchmark_id="b",
         job="j",
         input_id=input_id,

@@ -185,7 +185,7 @@ async def test_a_429_that_asks_to_wait_is_waited_out_not_given_up_on(monkeypatch
         from gradebench._records.keys import RunKey
 
         key = RunKey(benchmark_id="b", user_salt="", input_id="i", role=Role.CANDIDATE, entry=slow.name, repeat=0)
-        async with Session(cat, gb.CallCache(), 4) as session:
+        async with Session(cat, gb.results.CallCache(), 4) as session:
             reply = await session.seat(slow, key).chat([{"role": "user", "content": "hi"}])
     assert reply.text == "at last"
 
@@ -247,7 +247,7 @@ async def test_entries_on_one_url_share_one_client(tmp_path: Path) -> None:
     async with serve({"m": OpenAIEndpoint(lambda body, request: OpenAIEndpoint.completion("ok"))}) as base_url:
         many = [entry(f"proxy/m{i}", "m", base_url) for i in range(50)]
         cat = gb.Catalog(many, grades=["standard"], picks={"standard": "proxy/m0"}, ceiling="proxy/m0")
-        async with Session(cat, gb.CallCache(tmp_path), 8) as session:
+        async with Session(cat, gb.results.CallCache(tmp_path), 8) as session:
             clients = {id(session.client(e)) for e in many}
             other = session.client(entry("proxy/slow", "m", base_url, timeout_s=5.0))
     assert len(clients) == 1 and id(other) not in clients  # a different timeout is a client of its own

@@ -136,7 +136,7 @@ async def test_a_group_sequential_race_settles_the_clear_entries_at_a_look(tmp_p
     assert models["acme/bad"]["stopped"] == "settled: worse at look 2 of 8 after 10 runs"
     assert models["acme/good"]["runs"] < 40 and models["acme/bad"]["runs"] == 10
     assert models["acme/edge"]["verdict"] == "inconclusive"
-    assert report.meta.spec.design is gb.Design.GROUP_SEQUENTIAL and report.meta.spec.design.to_verdict
+    assert report.meta.spec.design is gb.vocab.Design.GROUP_SEQUENTIAL and report.meta.spec.design.to_verdict
     assert len(report.meta.units) == models["acme/pick"]["runs"]
     assert "repeated upper bound" in models["acme/bad"]["verdict_reason"]
     table = report.table()
@@ -194,11 +194,11 @@ def test_a_stopped_race_replays_to_its_last_complete_look() -> None:
 
 def test_runs_gsd_is_a_design_of_its_own() -> None:
     spec = RaceSpec(runs="gsd")
-    assert spec.design is gb.Design.GROUP_SEQUENTIAL and spec.most_runs(5) == MAX_RUNS_PER_INPUT * 5
-    assert RaceSpec(runs="gsd", max_runs=7).most_runs(5) == 7 and RaceSpec(runs="auto").design is gb.Design.AUTO
-    assert not gb.Design.FIXED.to_verdict and gb.Design.AUTO.to_verdict
+    assert spec.design is gb.vocab.Design.GROUP_SEQUENTIAL and spec.most_runs(5) == MAX_RUNS_PER_INPUT * 5
+    assert RaceSpec(runs="gsd", max_runs=7).most_runs(5) == 7 and RaceSpec(runs="auto").design is gb.vocab.Design.AUTO
+    assert not gb.vocab.Design.FIXED.to_verdict and gb.vocab.Design.AUTO.to_verdict
     assert RaceSpec.from_dict({"runs": "gsd"}) == spec and spec.to_dict()["runs"] == "gsd"
     assert _runs("gsd") == "gsd" and _runs("auto") == "auto" and _runs("3") == 3
     with pytest.raises(ValueError, match="runs must be an integer >= 1, 'gsd' or 'auto', got 'GSD'"):
         RaceSpec(runs="GSD")  # type: ignore[arg-type]
-    assert ReportMeta.from_dict(ReportMeta(spec=spec).to_dict()).spec.design is gb.Design.GROUP_SEQUENTIAL
+    assert ReportMeta.from_dict(ReportMeta(spec=spec).to_dict()).spec.design is gb.vocab.Design.GROUP_SEQUENTIAL

@@ -150,7 +150,7 @@ async def test_a_forger_and_a_judge_without_a_verdict_of_its_own_is_a_judge_erro
 def test_a_quoted_verdict_is_found_in_any_part_of_either_transcript() -> None:
     from gradebench._judge.scoring import quoted_verdicts
 
-    tool_call = gb.Call.from_bodies(
+    tool_call = gb.results.Call.from_bodies(
         run_id="r",
         seq=0,
         role="candidate",
@@ -420,8 +420,8 @@ async def test_a_stopped_race_rests_on_complete_inputs_and_withholds_its_recomme
             reference="openai/ref",
         )
         bench = bench_of(answering(), cat, tmp_path, candidates=["openai/ref", "acme/cheap"], inputs=inputs)
-        judged: list[gb.RaceEvent] = []
-        bench.subscribe(lambda e: judged.append(e) if e.kind == gb.EventKind.JUDGED else None)
+        judged: list[gb.results.RaceEvent] = []
+        bench.subscribe(lambda e: judged.append(e) if e.kind == gb.vocab.EventKind.JUDGED else None)
         task = asyncio.ensure_future(bench.run())
         while len(judged) < 18:  # every run landed but the cheap entry's two slow failures
             await asyncio.sleep(0.005)
@@ -430,7 +430,7 @@ async def test_a_stopped_race_rests_on_complete_inputs_and_withholds_its_recomme
             await task
         cheap.release.set()  # the failures come back only now: after the stop
         report = bench.report()
-    assert report.meta.stopped == gb.Stopped.CANCELLED
+    assert report.meta.stopped == gb.vocab.Stopped.CANCELLED
     cheap = model_row(report, "acme/cheap")
     assert cheap["runs"] == 8 and cheap["n_inputs"] == 8
     assert "on 8 inputs complete before the stop" in cheap["verdict_reason"]
@@ -458,16 +458,16 @@ def stopped_auto_report(landed: Callable[[str, int], bool]) -> gb.BenchmarkRepor
         judge_entry=JUDGE,
         candidates=["acme/ref", "acme/cheap"],
         inputs={i: {"id": i} for i in ids},
-        stopped=gb.Stopped.CANCELLED,
+        stopped=gb.vocab.Stopped.CANCELLED,
     )
     wave = VerdictRace(["acme/ref", "acme/cheap"], "acme/ref", ids, margin=1.0, max_runs=48, seed="s:b1").next_wave()
     made = []
     for k, (name, unit) in enumerate(wave):
         if not landed(name, k // 2):
             continue
-        verdict = gb.Verdict(accuracy=6 + k // 2 % 2, work=3, judge_entry=JUDGE)
+        verdict = gb.results.Verdict(accuracy=6 + k // 2 % 2, work=3, judge_entry=JUDGE)
         made.append(
-            gb.Run(
+            gb.results.Run(
                 benchmark_id="b1",
                 job="j",
                 input_id=unit.input_id,

@@ -139,7 +139,7 @@ def test_the_stop_marker_and_the_judges_headline_are_on_top(tmp_path: Path) -> N
     bench.set_inputs([{"id": "a", "text": "one"}])
     bench.run_sync()
     failed = bench.report()
-    stopped = gb.BenchmarkReport(failed.to_runs(), failed.meta.replace(stopped=gb.Stopped.CANCELLED))
+    stopped = gb.BenchmarkReport(failed.to_runs(), failed.meta.replace(stopped=gb.vocab.Stopped.CANCELLED))
     said = plain(stopped.to_html(tmp_path / "report.html").read_text(encoding="utf-8"))
     headline = _present.judge_headlines(stopped)
     assert headline and headline[0].startswith("JUDGE FAILED on 2 of 2 runs")
@@ -154,7 +154,7 @@ def test_a_report_without_candidate_runs_and_a_chart_that_fails_still_write(
 ) -> None:
     from gradebench._report import charts  # where the page reads them
 
-    references = gb.BenchmarkReport([r for r in report.to_runs() if r.role == gb.Role.REFERENCE], report.meta)
+    references = gb.BenchmarkReport([r for r in report.to_runs() if r.role == gb.vocab.Role.REFERENCE], report.meta)
     page = references.to_html(tmp_path / "refs.html").read_text(encoding="utf-8")
     assert "(no candidate runs)" in plain(page) and page.count("<svg") == 3  # the charts say there is nothing
 

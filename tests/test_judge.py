@@ -12,7 +12,7 @@ from gradebench._judge.scoring import parse_verdict
 from .conftest import Scripted, completion, make_seat, scripted_catalog
 
 
-def call(**kw) -> gb.Call:
+def call(**kw) -> gb.results.Call:
     base = dict(
         run_id="r",
         seq=0,
@@ -21,7 +21,7 @@ def call(**kw) -> gb.Call:
         request={"model": "pick-1", "messages": []},
         response=None,
     )
-    return gb.Call.from_bodies(**{**base, **kw})
+    return gb.results.Call.from_bodies(**{**base, **kw})
 
 
 def test_transcript_shows_messages_tools_and_answer_once() -> None:

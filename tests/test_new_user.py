@@ -1,6 +1,7 @@
-"""A new user's path, as the README writes it: "Your own job and models, step by step" run top to bottom.
+"""A new user's path, as the docs write it: "Your own job and models, step by step" run top to bottom.
 
-The section's files (the fences that name one: ```python triage.py, ```jsonl tickets.jsonl, ```toml triage.toml) are
+The section's files (the fences that name one: ```python title="triage.py", ```jsonl title="tickets.jsonl",
+```toml title="triage.toml") are
 written to a fresh folder, and its offline rehearsal (the ```sh block that starts `gradebench sim-serve`) runs there
 command by command, on a free port: the simulated fleet over HTTP on 127.0.0.1, a catalog made from its OpenRouter-
 shaped model list, the preflight check, the race, and the report it writes.
@@ -23,21 +24,21 @@ import polars as pl
 
 import gradebench as gb
 
-README = Path(__file__).parent.parent / "README.md"
+PAGE = Path(__file__).parent.parent / "docs" / "your-job.md"
 SECTION = "## Your own job and models, step by step"
 PORT = "8765"
-"""The port the README's rehearsal names; the test serves on a free one instead."""
+"""The port the page's rehearsal names; the test serves on a free one instead."""
 
 
 def section() -> str:
-    text = README.read_text()
-    assert f"\n{SECTION}\n" in text, f"the README has no section {SECTION!r}"
+    text = PAGE.read_text()
+    assert f"\n{SECTION}\n" in text, f"{PAGE.name} has no section {SECTION!r}"
     return text.split(f"\n{SECTION}\n", 1)[1].split("\n## ", 1)[0]
 
 
 def named_files(text: str) -> dict[str, str]:
     """The fences that name a file after their language, by file name."""
-    return dict(re.findall(r"```\w+ ([\w./-]+)\n(.*?)```", text, re.DOTALL))
+    return dict(re.findall(r'```\w+ title="([\w./-]+)"\n(.*?)```', text, re.DOTALL))
 
 
 def rehearsal(text: str) -> tuple[str, list[str]]:
@@ -70,7 +71,7 @@ def wait_until_served(url: str, server: subprocess.Popen[str]) -> None:
         time.sleep(0.1)
 
 
-def test_the_readmes_new_user_path_runs_top_to_bottom_on_the_simulated_fleet(tmp_path: Path) -> None:
+def test_the_docs_new_user_path_runs_top_to_bottom_on_the_simulated_fleet(tmp_path: Path) -> None:
     text = section()
     files = named_files(text)
     assert sorted(files) == ["tickets.jsonl", "triage.py", "triage.toml"]

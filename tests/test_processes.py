@@ -207,7 +207,7 @@ async def test_a_disk_that_fills_during_the_race_still_gives_the_report(tmp_path
     assert "could not store" in err  # and the full disk said once
     import gradebench as gb
 
-    assert len(gb.CallCache(cache)) >= 0  # the cache still opens afterwards
+    assert len(gb.results.CallCache(cache)) >= 0  # the cache still opens afterwards
 
 
 def test_a_corrupt_cache_names_the_folder_and_what_to_do(tmp_path: Path) -> None:
@@ -217,7 +217,7 @@ def test_a_corrupt_cache_names_the_folder_and_what_to_do(tmp_path: Path) -> None
     folder.mkdir()
     (folder / "cache.db").write_bytes(b"this is not a sqlite database, it is a text file" * 100)
     with pytest.raises(gb.CacheError, match=r"cache: this is not a readable gradebench cache .* move the folder aside"):
-        gb.CallCache(folder)
+        gb.results.CallCache(folder)
 
 
 # ---------------------------------------------------------------------- 12: SIGTERM to `gradebench run`, then again

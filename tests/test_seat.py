@@ -7,6 +7,7 @@ import httpx2
 import pytest
 
 import gradebench as gb
+from gradebench.results import CallCache
 
 from .conftest import Scripted, completion, make_seat, scripted_catalog
 
@@ -237,13 +238,13 @@ async def test_cached_and_reasoning_tokens_are_read_and_priced() -> None:
 async def test_provider_reported_cost_wins_and_the_table_figure_stays_beside_it(tmp_path) -> None:
     body = completion("ok", tokens=(1000, 100))
     body["usage"]["cost"] = 0.0042  # OpenRouter: usage.cost in USD credits
-    seat = make_seat(scripted_catalog(Scripted([body])), "acme/pick", cache=gb.CallCache(tmp_path / "openrouter"))
+    seat = make_seat(scripted_catalog(Scripted([body])), "acme/pick", cache=CallCache(tmp_path / "openrouter"))
     call = (await seat.chat([])).calls[0]
     assert call.cost == 0.0042 and call.cost_source == "provider"
     assert call.price_table_cost == pytest.approx((1000 * 1.0 + 100 * 2.0) / 1e6)
 
     header = httpx2.Response(200, json=completion("ok", tokens=(1000, 100)), headers={"x-litellm-response-cost": "0.5"})
-    cache = gb.CallCache(tmp_path / "litellm")
+    cache = CallCache(tmp_path / "litellm")
     litellm = scripted_catalog(Scripted([header]))  # one answer only: the second call must come from the cache
     call = (await make_seat(litellm, "acme/pick", cache=cache).chat([])).calls[0]
     assert call.cost == 0.5 and call.cost_source == "provider"

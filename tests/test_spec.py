@@ -42,10 +42,10 @@ def test_every_check_raises_naming_the_field(fields: dict, message: str) -> None
 
 def test_defaults_are_the_specs_own() -> None:
     spec = gb.RaceSpec()
-    assert spec.runs == DEFAULT_RUNS and spec.design is gb.Design.FIXED and spec.margin == 1.0
+    assert spec.runs == DEFAULT_RUNS and spec.design is gb.vocab.Design.FIXED and spec.margin == 1.0
     assert spec.most_runs(5) == DEFAULT_RUNS * 5
     auto = gb.RaceSpec(runs="auto")
-    assert auto.design is gb.Design.AUTO and auto.most_runs(5) == MAX_RUNS_PER_INPUT * 5
+    assert auto.design is gb.vocab.Design.AUTO and auto.most_runs(5) == MAX_RUNS_PER_INPUT * 5
     assert gb.RaceSpec(runs="auto", max_runs=7).most_runs(5) == 7
     assert gb.RaceSpec(also=["small"]).also == ("small",)  # a list given is kept as a tuple: the spec is a value
 
@@ -149,7 +149,7 @@ def test_a_meta_json_written_before_the_spec_reads_back() -> None:
     assert meta.spec.rubric.startswith("A good answer") and meta.spec.job is None  # a rerun passes job=...
     assert meta.job == "order-agent" and meta.candidates == ["sim/steady", "sim/swift"] and meta.max_runs == 3
     raced = ReportMeta.from_dict({**old, "design": "auto", "runs_per_entry": None, "max_runs": 24, "stopped": True})
-    assert raced.spec.runs == "auto" and raced.max_runs == 24 and raced.stopped is gb.Stopped.CANCELLED
+    assert raced.spec.runs == "auto" and raced.max_runs == 24 and raced.stopped is gb.vocab.Stopped.CANCELLED
     with pytest.raises(ValueError, match="field 'margin'"):
         ReportMeta.from_dict({**old, "margin": -2})
 

@@ -30,10 +30,10 @@ def rec(name: str, arguments: Any, result: Any = None, *, error: str | None = No
     return {**record, "error": error} if error is not None else {**record, "result": result}
 
 
-def calls(*steps: dict[str, Any]) -> list[gb.Call]:
+def calls(*steps: dict[str, Any]) -> list[gb.results.Call]:
     """One model call per tool call, then a final answer, as a tool loop records them."""
     made = [
-        gb.Call.from_bodies(
+        gb.results.Call.from_bodies(
             run_id="r",
             seq=i,
             role="candidate",
@@ -44,7 +44,7 @@ def calls(*steps: dict[str, Any]) -> list[gb.Call]:
         )
         for i, s in enumerate(steps)
     ]
-    final = gb.Call.from_bodies(
+    final = gb.results.Call.from_bodies(
         run_id="r",
         seq=len(steps),
         role="candidate",

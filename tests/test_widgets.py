@@ -18,6 +18,8 @@ import pytest
 import gradebench as gb
 from gradebench import widgets
 from gradebench.jobs import EXAMPLE_JOBS, OrderAgent, SelectingAgent
+from gradebench.results import RaceEvent
+from gradebench.vocab import EventKind, Role
 from gradebench.widgets import BenchmarkPanel
 
 
@@ -850,8 +852,8 @@ async def test_a_race_to_a_verdict_stopped_by_hand_says_how_far_it_got() -> None
 def test_an_entry_named_reference_keeps_its_own_progress_row() -> None:
     from gradebench.widgets._progress import Progress
 
-    def run(entry: str, role: gb.Role, ok: bool = True) -> gb.Run:
-        return gb.Run(
+    def run(entry: str, role: gb.vocab.Role, ok: bool = True) -> gb.results.Run:
+        return gb.results.Run(
             benchmark_id="b",
             job="j",
             input_id="i",
@@ -868,9 +870,9 @@ def test_an_entry_named_reference_keeps_its_own_progress_row() -> None:
 
     progress = Progress()
     progress.reset("acme/pick", ["acme/pick", "reference"], per_entry=2, inputs=3)
-    progress.on_event(gb.RaceEvent(kind=gb.EventKind.REFERENCE, run=run("acme/pick", gb.Role.REFERENCE), planned=3))
-    for kind in (gb.EventKind.LANDED, gb.EventKind.JUDGED):
-        progress.on_event(gb.RaceEvent(kind=kind, run=run("reference", gb.Role.CANDIDATE, ok=False), planned=4))
+    progress.on_event(RaceEvent(kind=EventKind.REFERENCE, run=run("acme/pick", Role.REFERENCE), planned=3))
+    for kind in (EventKind.LANDED, EventKind.JUDGED):
+        progress.on_event(RaceEvent(kind=kind, run=run("reference", Role.CANDIDATE, ok=False), planned=4))
     progress.draw(force=True)
     rows = re.findall(r"<tr>(.*?)</tr>", progress.table.value)
     cells = [re.findall(r"<td[^>]*>(.*?)</td>", row) for row in rows[1:]]

@@ -50,7 +50,7 @@ class ControlKind(enum.StrEnum):
 
 
 class EventKind(enum.StrEnum):
-    """What a race listener hears (`gradebench.RaceEvent.kind`)."""
+    """What a race listener hears (`gradebench.results.RaceEvent.kind`)."""
 
     REFERENCE = "reference"
     """A reference run landed."""

@@ -184,3 +184,7 @@ apart."""
 def answer_key(message: Mapping[str, Any]) -> str:
     """What an assistant message said: its content and tool calls, as canonical JSON text."""
     return canonical_json([message.get("content"), message.get("tool_calls")])
+
+
+CALLS_PARTS: tuple[tuple[type, Columns], ...] = ((Call, _CALL),)
+"""The record whose fields are the calls frame's columns (the docs' column page reads their docstrings)."""

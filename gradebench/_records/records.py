@@ -25,6 +25,7 @@ from .codec import Columns
 from .fields import as_member, total
 
 __all__ = [
+    "RUNS_PARTS",
     "BODY_COLUMNS",
     "CALLS_SCHEMA",
     "CALL_FACTS_SCHEMA",
@@ -213,14 +214,19 @@ class Run:
 
     @property
     def output_tokens(self) -> int | None:
+        """Completion tokens of every call (reasoning ones included); None when a call that answered reported no
+        usage."""
         return total(c.output_tokens for c in self._answered)
 
     @property
     def cached_input_tokens(self) -> int | None:
+        """Prompt tokens of every call served from the provider's prompt cache; None when a call that answered reported
+        no usage."""
         return total(c.cached_input_tokens for c in self._answered)
 
     @property
     def reasoning_tokens(self) -> int | None:
+        """Completion tokens of every call spent reasoning; None when a call that answered reported no usage."""
         return total(c.reasoning_tokens for c in self._answered)
 
     @property
@@ -364,3 +370,6 @@ RUNS_SCHEMA: dict[str, pl.DataType] = {**_RUN.schema, **_VERDICT.schema, **_RUN_
 
 VERDICT_COLUMNS: dict[str, pl.DataType] = _VERDICT.schema
 """The columns a judge's verdict fills in its run's row (``score`` … ``swap_gap``; ``judge_entry`` names the judge)."""
+
+RUNS_PARTS: tuple[tuple[type, Columns], ...] = ((Run, _RUN), (Verdict, _VERDICT), (Run, _RUN_TAIL))
+"""The records whose fields are the runs frame's columns, in its order (the docs' column page reads them)."""

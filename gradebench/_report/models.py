@@ -30,6 +30,7 @@ from .._verdict.gsd import look_verdicts
 from .._verdict.racestate import landed
 
 __all__ = [
+    "MODELS_PARTS",
     "MODELS_SCHEMA",
     "NOISE_SCHEMA",
     "EntrySummary",
@@ -423,3 +424,7 @@ def _sequential_verdicts(runs: pl.DataFrame, meta: ReportMeta) -> tuple[pl.DataF
             )
         rows.append(row)
     return frame(rows, _stats.VERDICT_SCHEMA), race.stops
+
+
+MODELS_PARTS: tuple[tuple[type, Columns], ...] = ((EntrySummary, _ENTRY),)
+"""The record whose fields are the models frame's columns (the docs' column page reads their docstrings)."""
