@@ -25,7 +25,7 @@ from gradebench._verdict.label_agreement import (
     spearman,
     weighted_kappa,
 )
-from gradebench._verdict.labels import LABELS_FILE, LABELS_SCHEMA, draw_runs
+from gradebench._verdict.labels import FAIL_SCORE, LABELS_FILE, LABELS_SCHEMA, PASS_SCORE, draw_runs, labellable
 from gradebench.jobs import OrderAgent, load_inputs
 from gradebench.widgets import LabelPanel
 from tests.test_report import FAST, META, REF, build_runs, make_run
@@ -41,7 +41,7 @@ def test_labels_from_a_frame_a_mapping_and_pass_fail() -> None:
     assert mixed.scores == {"a": 10.0, "b": 0.0, "c": 3.0, "d": 10.0, "e": 0.0}
     assert mixed.frame["passed"].to_list() == [True, False, None, True, False]
     passed = gb.HumanLabels(pl.DataFrame({"run_id": ["a", "b"], "passed": [True, False]}))
-    assert passed.scores == {"a": gb._labels.PASS_SCORE, "b": gb._labels.FAIL_SCORE}
+    assert passed.scores == {"a": PASS_SCORE, "b": FAIL_SCORE}
     spreadsheet = gb.HumanLabels(pl.DataFrame({"run_id": ["a", "b"], "score": ["7", " pass "]}))
     assert spreadsheet.scores == {"a": 7.0, "b": 10.0}
     assert gb.HumanLabels.from_scores({"a": np.int64(3), "b": np.float64(4.5)}).scores == {"a": 3.0, "b": 4.5}
@@ -136,7 +136,7 @@ def test_the_draw_is_seeded_stratified_and_extends_without_redrawing() -> None:
     assert sorted(counts) in ([6, 7, 7], [6, 6, 8]) or max(counts) - min(counts) <= 1
     assert max(counts) - min(counts) <= 1
     assert draw_runs(runs, 35, seed=3)[:20] == drawn  # more labels later: the same sample, extended
-    pool = runs.filter(gb._labels.labellable())["run_id"].to_list()
+    pool = runs.filter(labellable())["run_id"].to_list()
     assert set(draw_runs(runs, 10_000, seed=3)) == set(pool)  # every labellable run, and nothing else
     assert "c-acme/e1-i0-9" not in pool and "c-acme/e1-i1-9" not in pool  # failed, unjudged
     assert not any(r.startswith("r-") for r in pool)  # never a reference run
