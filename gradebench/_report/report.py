@@ -32,6 +32,7 @@ from .._verdict.recommend import Recommendation, recommend
 from . import present as _present
 from .diagnostics import DIAGNOSTICS_SCHEMA, diagnose
 from .models import NOISE_SCHEMA, EntrySummary, conform, models_frame
+from .page import write_page
 
 __all__ = ["REPORT_FILES", "BenchmarkReport"]
 
@@ -313,8 +314,6 @@ class BenchmarkReport:
         marker and the judge's headlines, the models table with the verdicts and the recommendation, the charts (inline
         SVG), the diagnostics, and each entry's ``lowest`` lowest-scoring runs beside the reference run of the same
         input with the judge's reason. Every text from a run is escaped; the file loads nothing. Returns the path."""
-        from .page import write_page  # it draws the charts, which import this module
-
         return write_page(self, path, lowest=lowest)
 
     # ---------------------------------------------------------------------------------------------------- parquet
