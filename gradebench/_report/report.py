@@ -25,13 +25,13 @@ from .._records.codec import FRAME_CHUNK, frame, frames
 from .._records.meta import ReportMeta
 from .._records.planted import planted_run
 from .._records.records import CALL_FACTS_SCHEMA, CALLS_SCHEMA, RUNS_SCHEMA, Call, Run
-from .._verdict.controls import ControlCheck, control_check, control_diagnostics
-from .._verdict.corrected import with_labels as labelled_models
+from .._verdict.controls import ControlCheck, control_diagnostics
 from .._verdict.labels import LABELS_FILE, HumanLabels
+from .._verdict.pipeline import EntryVerdicts, entry_verdicts
 from .._verdict.recommend import Recommendation, recommend
 from . import present as _present
 from .diagnostics import DIAGNOSTICS_SCHEMA, diagnose
-from .models import NOISE_SCHEMA, EntrySummary, conform, models_frame
+from .models import NOISE_SCHEMA, EntrySummary, conform, entry_summaries, models_frame
 from .page import write_page
 
 __all__ = ["REPORT_FILES", "BenchmarkReport"]
@@ -82,8 +82,9 @@ class BenchmarkReport:
         self._controls: pl.DataFrame | None = _frames[1] if _frames is not None else None
         self._calls: pl.DataFrame | None = None
         self._call_facts: pl.DataFrame | None = None
+        self._summaries: pl.DataFrame | None = None
+        self._pipeline: EntryVerdicts | None = None
         self._models: pl.DataFrame | None = None
-        self._label_agreement: pl.DataFrame | None = None
         self._model_rows: list[EntrySummary] | None = None
         self._verdicts: pl.DataFrame | None = None
         self._agreement: tuple[JudgeAgreement | None] | None = None
@@ -91,7 +92,6 @@ class BenchmarkReport:
             labels.check(self.runs)
         self.labels: HumanLabels | None = labels
         """A person's scores of some runs (None without): the verdicts are label-corrected where they allow it."""
-        self._control_check: ControlCheck | None = None
 
     def __repr__(self) -> str:
         return (
@@ -144,10 +144,24 @@ class BenchmarkReport:
         the cost of every run (failed ones included) over ``runs``; ``spent_now`` is the entry's total spent this time.
         """
         if self._models is None:
-            judged = models_frame(self.runs, self.noise, self.meta, controls=self.controls)
-            void = self.labels is not None and control_check(self.controls, self.runs, judged, self.meta).void
-            self._models, self._label_agreement = labelled_models(judged, self.runs, self.labels, self.meta, void=void)
+            summaries = self._entry_summaries()
+            self._models = models_frame(summaries, self._entry_verdicts(), self.runs, self.noise, self.meta)
         return self._models
+
+    def _entry_summaries(self) -> pl.DataFrame:
+        """Each candidate entry's means, before its verdict is joined in (what the controls' yardstick reads)."""
+        if self._summaries is None:
+            self._summaries = entry_summaries(self.runs, self.meta)
+        return self._summaries
+
+    def _entry_verdicts(self) -> EntryVerdicts:
+        """The verdicts against the reference entry, made once (`gradebench._verdict.pipeline`): ``models`` joins
+        them in, ``agreement`` and `control_check` are theirs."""
+        if self._pipeline is None:
+            self._pipeline = entry_verdicts(
+                self.runs, self._entry_summaries(), self.meta, controls=self.controls, labels=self.labels
+            )
+        return self._pipeline
 
     @property
     def verdicts(self) -> pl.DataFrame:
@@ -169,10 +183,7 @@ class BenchmarkReport:
         """How far the judge agrees with the labels (`with_labels`): per entry and over all, κ, ρ and bias with their
         intervals and a sentence, and each tested entry's judge-only verdict beside (columns of `AGREEMENT_SCHEMA`;
         empty without labels)."""
-        if self._label_agreement is None:
-            _ = self.models
-        assert self._label_agreement is not None
-        return self._label_agreement
+        return self._entry_verdicts().agreement
 
     def model_rows(self) -> list[EntrySummary]:
         """The rows of ``models`` as `EntrySummary` records, in its order: the same figures, read by attribute."""
@@ -283,9 +294,7 @@ class BenchmarkReport:
     def control_check(self) -> ControlCheck:
         """The negative controls: the planted wrong answers, how the judge scored them against a right answer's score
         (the reference's self-agreement), and whether that voids the verdicts (`ControlCheck.void`)."""
-        if self._control_check is None:
-            self._control_check = control_check(self.controls, self.runs, self.models, self.meta)
-        return self._control_check
+        return self._entry_verdicts().controls
 
     def _run(self, run_id: str, *, missing_ok: bool = False) -> Any:
         found = next((r for r in self._records if r.run_id == run_id), None)
