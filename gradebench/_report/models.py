@@ -17,6 +17,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
 import polars as pl
 
 from .._base.vocab import Role, VerdictBasis
@@ -34,6 +35,7 @@ __all__ = [
     "entry_summaries",
     "gold_inputs",
     "models_frame",
+    "noise_rows",
     "reference_gold",
 ]
 
@@ -178,6 +180,22 @@ NOISE_SCHEMA: dict[str, pl.DataType] = {
     "moved": pl.Boolean(),
 }
 """One row per re-judged run (`Benchmark.judge_noise`): its verdict's score, the replica scores and their spread."""
+
+
+def noise_rows(rows: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """Rows of ``run_id, entry, input_id, score, replicas`` (a re-judged run's score and its replicas' scores) with
+    their spread: the `NOISE_SCHEMA` rows of the judge-noise floor."""
+    noise = []
+    for r in rows:
+        scores = [float(x) for x in r["replicas"]]
+        every = [float(r["score"]), *scores] if r["score"] is not None else scores
+        spread = {
+            "std": float(np.std(every)) if every else None,
+            "range": (max(every) - min(every)) if every else None,
+            "moved": any(x != r["score"] for x in scores),
+        }
+        noise.append({**r, "replicas": scores, **spread})
+    return noise
 
 
 def conform(df: pl.DataFrame, schema: dict[str, pl.DataType], what: str) -> pl.DataFrame:
