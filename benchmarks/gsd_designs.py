@@ -31,7 +31,7 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from gradebench._stats.groupseq import ALPHA, FUTILITY, WORSE_ALPHA, look_verdict, planned_looks
+from gradebench._stats.groupseq import ALPHA, FUTILITY, WORSE_ALPHA, LookRule, look_verdict, planned_looks
 from gradebench._stats.paired import non_inferiority
 
 TRUTH_PATH = Path(__file__).with_name("verdict_truth.json")
@@ -70,7 +70,7 @@ def replay(draws: list[np.ndarray], entries: list[str], seed: int, **options: An
     out = []
     for runs in draws:
         verdicts = {
-            e: look_verdict(cycles(runs[k] - runs[ref], rng), looks, MARGIN, **options)
+            e: look_verdict(cycles(runs[k] - runs[ref], rng), looks, MARGIN, LookRule(**options))
             for k, e in enumerate(entries)
             if k != ref
         }
@@ -131,7 +131,7 @@ def at_margin(
         for _ in range(races):
             inputs = rng.integers(0, pooled.shape[0], INPUTS)
             values = pooled[inputs[:, None], rng.integers(0, pooled.shape[1], (INPUTS, RUNS))]
-            verdict = look_verdict(cycles(values, rng), looks, MARGIN, **options).verdict
+            verdict = look_verdict(cycles(values, rng), looks, MARGIN, LookRule(**options)).verdict
             good, worse = good + (verdict == "as good"), worse + (verdict == "worse")
         rates[e] = (round(good / races, 4), round(worse / races, 4))
     return rates

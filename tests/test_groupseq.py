@@ -14,6 +14,7 @@ from gradebench._stats.groupseq import (
     ALPHA,
     LOOKS,
     WORSE_ALPHA,
+    LookRule,
     efficacy_bounds,
     first_look_from,
     look_verdict,
@@ -161,7 +162,7 @@ def races(draw, mean: float, truth: float, sequences: int, seed: int) -> list[li
 
 
 def verdicts(draws: list[list[tuple[str, float | None]]], **options) -> list:
-    return [look_verdict(d, LOOKS_AT, MARGIN, **options) for d in draws]
+    return [look_verdict(d, LOOKS_AT, MARGIN, LookRule(**options)) for d in draws]
 
 
 DISTRIBUTIONS = [(failures, FAILURES_MEAN), (drops, DROPS_MEAN), (smooth, 0.0)]
@@ -214,12 +215,10 @@ def test_the_repeated_bounds_cover_the_truth_at_every_look(draw, mean: float) ->
     # it misses 6.3% — 1.3 points over its nominal 5% (the t-scale reading of eight Pocock bounds; the misses spread
     # over every look). A false "worse" costs a candidate, not a wrong swap; the on-margin test above keeps its rate.
     truth, last = -0.4, LOOKS + 1
+    bare = LookRule(futility=0.0, first_verdict_look=last, worse_first_look=last)  # nothing settles: every look read
     missed_low = missed_high = 0
     for d in races(draw, mean, truth, 2000, seed=2):
-        looked = [
-            look_verdict(d[:u], LOOKS_AT, MARGIN, futility=0.0, first_verdict_look=last, worse_first_look=last)
-            for u in LOOKS_AT
-        ]
+        looked = [look_verdict(d[:u], LOOKS_AT, MARGIN, bare) for u in LOOKS_AT]
         missed_low += any(v.lower is not None and v.lower > truth for v in looked[FIRST_GOOD - 1 :])
         missed_high += any(v.upper is not None and v.upper < truth for v in looked)
     assert missed_low / 2000 <= 0.05, missed_low
@@ -273,9 +272,10 @@ def test_differences_that_do_not_vary_settle_nothing() -> None:
 def test_a_race_cut_short_keeps_the_verdict_of_its_last_look() -> None:
     rng = np.random.default_rng(6)
     draws = [(f"q{i % 16}", float(rng.normal(-1.0, 2.0))) for i in range(64)]
-    cut = look_verdict(draws[:36], LOOKS_AT, MARGIN, futility=0.0)  # the budget ran out 4 units into look 5's wave
+    no_futility = LookRule(futility=0.0)
+    cut = look_verdict(draws[:36], LOOKS_AT, MARGIN, no_futility)  # the budget ran out 4 units into look 5's wave
     assert cut.look == 4 and cut.n == 32 and cut.n_inputs == 16  # the 4 units past look 4 are never read
-    assert look_verdict(draws[:32], LOOKS_AT, MARGIN, futility=0.0) == cut
+    assert look_verdict(draws[:32], LOOKS_AT, MARGIN, no_futility) == cut
     assert look_verdict(draws[:6], LOOKS_AT, MARGIN).reason == "no look taken yet: the first comes at 8 paired units"
 
 

@@ -1,3 +1,3 @@
 """The report: the runs and the per-entry models view, diagnostics, one presenter for text and HTML, the page to
-share and the charts.
+share and the charts (all three reading a report through `view.ReportView`).
 """

@@ -8,10 +8,8 @@ imports it. Every chart carries its data inline and renders with no network (`sa
 
 from __future__ import annotations
 
-import hashlib
 import math
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import altair as alt
 import polars as pl
@@ -21,9 +19,8 @@ from .._stats.pareto import pareto_front
 from . import present as _present
 from .models import EntrySummary
 from .offline import enable_offline, offline_widget, save_chart
-
-if TYPE_CHECKING:  # only named in annotations: the report draws these charts in its HTML page
-    from .report import BenchmarkReport
+from .points import HEIGHT, WIDTH, Point, drawn_runs, jitter, place_labels
+from .view import ReportView
 
 __all__ = [
     "cost_quality",
@@ -39,7 +36,6 @@ __all__ = [
 _Chart = alt.Chart | alt.LayerChart
 PALETTE = ["#4c78a8", "#f58518", "#54a24b", "#e45756", "#72b7b2", "#b279a2", "#eeca3b", "#9d755d", "#ff9da6", "#bab0ac"]
 """Entry colours, assigned in the order of ``report.models`` (the same entry has the same colour in every chart)."""
-WIDTH, HEIGHT = 560, 340
 SCORER_PASS, JUDGE_PASS = 0.5, 7
 """`scorer_agreement` flags a run whose scorer and judge fall on opposite sides of these marks."""
 FAILED_X = -1
@@ -101,11 +97,11 @@ def _label(row: EntrySummary, all_sim: bool) -> str:
     return text + (" (reference)" if row.is_reference else "")
 
 
-def _all_sim(report: BenchmarkReport) -> bool:
+def _all_sim(report: ReportView) -> bool:
     return bool(report.runs.height) and bool(report.runs["simulated"].all())
 
 
-def _title(report: BenchmarkReport, what: str, *notes: str) -> alt.TitleParams:
+def _title(report: ReportView, what: str, *notes: str) -> alt.TitleParams:
     """The chart's title: what it shows, the report's header line (the presenter's), its stop marker and notes."""
     m = report.meta
     head = _present.header(report).split(" · ", 2)[-1]  # the job and grade are in the title itself
@@ -121,7 +117,7 @@ def _title(report: BenchmarkReport, what: str, *notes: str) -> alt.TitleParams:
     return alt.TitleParams(f"{what} — {m.job or '?'} · grade {m.spec.grade or '?'}", subtitle=lines, anchor="start")
 
 
-def _no_runs(report: BenchmarkReport, what: str, text: str = "no runs: the report has no candidate runs") -> alt.Chart:
+def _no_runs(report: ReportView, what: str, text: str = "no runs: the report has no candidate runs") -> alt.Chart:
     """A chart with nothing to plot, saying why (in its title too): never an error."""
     rows = [{"text": text}]
     return (
@@ -138,90 +134,7 @@ data (and the HTML report's), and draw for minutes. Beyond it a deterministic sa
 scored first; the means, intervals and counts always use every run."""
 
 
-def _drawn(runs: pl.DataFrame, later: pl.Expr) -> tuple[pl.DataFrame, str]:
-    """The runs drawn as points (at most `POINTS_PER_ENTRY` an entry, in their order) and the note that says so when
-    some are left out (empty when none is). ``later``: the runs drawn after the others (the common ones)."""
-    counts = runs.group_by("entry").len()
-    if not counts.height or counts["len"].max() <= POINTS_PER_ENTRY:  # type: ignore[operator]
-        return runs, ""
-    key = pl.col("run_id").map_elements(lambda r: _jitter(r + "draw", 1.0), pl.Float64)  # the same sample each time
-    ranked = runs.with_row_index("_at").with_columns(later.alias("_later"), key.alias("_key"))
-    kept = ranked.sort("_later", "_key").group_by("entry", maintain_order=True).head(POINTS_PER_ENTRY)
-    drawn = runs.with_row_index("_at").filter(pl.col("_at").is_in(kept["_at"].implode())).drop("_at")
-    note = (
-        f"{drawn.height:,} of {runs.height:,} runs drawn (at most {POINTS_PER_ENTRY:,} an entry, the rarer first, then "
-        "a fixed sample): the means, intervals and counts use every run"
-    )
-    return drawn, note
-
-
-def _jitter(key: str, spread: float) -> float:
-    """A deterministic offset in [-spread, spread] (the same run always lands in the same place)."""
-    return (int(hashlib.sha256(key.encode()).hexdigest()[:8], 16) / 0xFFFFFFFF * 2 - 1) * spread
-
-
-@dataclass(frozen=True, slots=True)
-class _Point:
-    """An entry as a quality chart draws it: its models row, its x (None: unknown) and its label."""
-
-    row: EntrySummary
-    x: float | None
-    label: str
-    data: dict[str, Any]
-    """Its row of the chart's data: the models row and how it is drawn (`_place_labels` adds ``lx``, ``ly``)."""
-
-
-def _place_labels(points: list[_Point], front: list[str], lo: float, hi: float) -> None:
-    """Give each drawn point a label position (``lx``, ``ly`` in data units) that avoids the points, the interval
-    bars, the front's steps, the plot's edges and the labels already placed: a greedy pick among eight spots."""
-    span = math.log10(hi) - math.log10(lo)
-
-    def px(v: float) -> float:
-        return WIDTH * (math.log10(v) - math.log10(lo)) / span
-
-    def py(v: float) -> float:
-        return HEIGHT * (1 - v / 10)
-
-    def overlap(a: tuple[float, ...], b: tuple[float, ...]) -> float:
-        return max(0.0, min(a[2], b[2]) - max(a[0], b[0])) * max(0.0, min(a[3], b[3]) - max(a[1], b[1]))
-
-    drawn = [(p, p.x, p.row.score_mean) for p in points if p.x is not None and p.row.score_mean is not None]
-    boxes: list[tuple[float, ...]] = []
-    for p, vx, vy in drawn:
-        x, y = px(vx), py(vy)
-        boxes.append((x - 9, y - 9, x + 9, y + 9))
-        if p.row.score_lo is not None and p.row.score_hi is not None:
-            boxes.append((x - 4, py(p.row.score_hi), x + 4, py(p.row.score_lo)))
-    steps = [(px(vx), py(vy)) for name in front for p, vx, vy in drawn if p.row.entry == name]
-    for (x0, y0), (x1, y1) in zip(steps, steps[1:], strict=False):  # up at x0, then across at y1 (step-before)
-        boxes += [(x0 - 2, min(y0, y1), x0 + 2, max(y0, y1)), (x0, y1 - 2, x1, y1 + 2)]
-
-    def cost(box: tuple[float, ...]) -> float:  # overlap with what is drawn, and a steep price for leaving the plot
-        area = (box[2] - box[0]) * (box[3] - box[1])
-        return sum(overlap(box, other) for other in boxes) + 50 * (area - overlap(box, (0, 0, WIDTH, HEIGHT)))
-
-    for p, vx, vy in sorted(drawn, key=lambda d: d[1]):
-        x, y, w, h = px(vx), py(vy), 6.0 * len(p.label) + 2, 14
-        spots = [
-            (w / 2 + 10, 0),
-            (w / 2 + 5, -13),
-            (w / 2 + 5, 13),
-            (-w / 2 - 10, 0),
-            (-w / 2 - 5, -13),
-            (-w / 2 - 5, 13),
-            (0, -17),
-            (0, 17),
-        ]
-        # min keeps the first of equal costs: right of the point is preferred
-        dx, dy = min(
-            spots, key=lambda d: cost((x + d[0] - w / 2, y + d[1] - h / 2, x + d[0] + w / 2, y + d[1] + h / 2))
-        )
-        boxes.append((x + dx - w / 2, y + dy - h / 2, x + dx + w / 2, y + dy + h / 2))
-        p.data["lx"] = 10 ** (math.log10(lo) + (x + dx) / WIDTH * span)
-        p.data["ly"] = 10 * (1 - (y + dy) / HEIGHT)
-
-
-def _quality(report: BenchmarkReport, x: str, what: str, axis: str, better: str) -> _Chart:
+def _quality(report: ReportView, x: str, what: str, axis: str, better: str) -> _Chart:
     models = report.models
     if not models.height:
         return _no_runs(report, what)
@@ -243,7 +156,7 @@ def _quality(report: BenchmarkReport, x: str, what: str, axis: str, better: str)
             "on_front": r.entry in front,
             "plotted": f"drawn at {floor:.1e} (log axis)" if clamped else "as measured",
         }
-        points.append(_Point(row=r, x=shown, label=label, data=data))
+        points.append(Point(row=r, x=shown, label=label, data=data))
     rows = [p.data for p in points]
     if not any(p.x is not None and p.row.score_mean is not None for p in points):
         return _no_runs(report, what, "no judged runs: every run failed or went unjudged")
@@ -253,7 +166,7 @@ def _quality(report: BenchmarkReport, x: str, what: str, axis: str, better: str)
     pad = max(0.2, (1 - span) / 2)
     room = (6.0 * max(len(p.label) for p in points if p.x == max(xs)) + 16) / WIDTH
     lo, hi = min(xs) / 10**pad, max(xs) * 10 ** max(pad, room * (span + pad) / (1 - room))
-    _place_labels(points, front, lo, hi)
+    place_labels(points, front, lo, hi)
     notes = []
     if any(v is not None and v <= 0 for v in measured):
         notes.append(f"a {axis.split(' (')[0]} of 0 is drawn at {floor:.1e}: a log axis has no zero")
@@ -329,7 +242,7 @@ def _quality(report: BenchmarkReport, x: str, what: str, axis: str, better: str)
     return alt.LayerChart(layer=layers, data=alt.Data(values=rows), width=WIDTH, height=HEIGHT, title=title)
 
 
-def _bands(report: BenchmarkReport) -> list[dict[str, Any]]:
+def _bands(report: ReportView) -> list[dict[str, Any]]:
     """The "as good" zone (the reference's score down to the margin) and, once measured, the judge's noise floor."""
     rows = report.model_rows()
     mean = next((r.score_mean for r in rows if r.is_reference and r.score_mean is not None), None)
@@ -352,19 +265,19 @@ def _bands(report: BenchmarkReport) -> list[dict[str, Any]]:
     return bands
 
 
-def cost_quality(report: BenchmarkReport) -> _Chart:
+def cost_quality(report: ReportView) -> _Chart:
     """Judge score (mean, 95% interval) against cost per run (log axis), one point per entry, with the Pareto front."""
     found = report.models["currency"].drop_nulls().unique(maintain_order=True).to_list()
     axis = f"cost per run ({found[0] if len(found) == 1 else 'mixed currencies' if found else 'no currency'}, log)"
     return _quality(report, "cost_per_run", "cost vs quality", axis, "cheaper")
 
 
-def latency_quality(report: BenchmarkReport) -> _Chart:
+def latency_quality(report: ReportView) -> _Chart:
     """Judge score (mean, 95% interval) against mean model latency per run, with the latency Pareto front."""
     return _quality(report, "latency_s_mean", "latency vs quality", "latency per run (s, log)", "faster")
 
 
-def score_distribution(report: BenchmarkReport) -> _Chart:
+def score_distribution(report: ReportView) -> _Chart:
     """Every candidate run's judge score per entry (jittered points), the mean and its 95% interval; runs without a
     judge's score drawn in a column of their own at the left: a failed run (never judged; it counts as 0 in the mean)
     as a red cross, a run the judge gave no verdict as a grey ring. A run judged 0 is a dot at 0."""
@@ -375,7 +288,7 @@ def score_distribution(report: BenchmarkReport) -> _Chart:
         return _no_runs(report, what)
     all_sim = _all_sim(report)
     labels = {m.entry: _label(m, all_sim) for m in report.model_rows()}
-    runs, sampled = _drawn(runs, pl.col("ok") & pl.col("score").is_not_null())
+    runs, sampled = drawn_runs(runs, pl.col("ok") & pl.col("score").is_not_null(), POINTS_PER_ENTRY)
     rows = []
     for r in runs.iter_rows(named=True):
         # ok first: a failed run's score is 0 in the frame, but it was never judged
@@ -392,8 +305,8 @@ def score_distribution(report: BenchmarkReport) -> _Chart:
                 "accuracy": r["accuracy"],
                 "work": r["work"],
                 "why": why,
-                "jitter": _jitter(r["run_id"], 0.6),
-                "x": (r["score"] if status == "judged" else FAILED_X) + _jitter(r["run_id"] + "x", 0.12),
+                "jitter": jitter(r["run_id"], 0.6),
+                "x": (r["score"] if status == "judged" else FAILED_X) + jitter(r["run_id"] + "x", 0.12),
             }
         )
     x_enc = alt.X(
@@ -444,7 +357,7 @@ def score_distribution(report: BenchmarkReport) -> _Chart:
     return alt.LayerChart(layer=layers, data=alt.Data(values=rows), width=WIDTH, height=alt.Step(34), title=title)
 
 
-def scorer_agreement(report: BenchmarkReport) -> _Chart:
+def scorer_agreement(report: ReportView) -> _Chart:
     """Judge score against the code scorer's score per run (jittered), shading where the two disagree
     (scorer ≥ 0.5 but judge < 7, or scorer < 0.5 but judge ≥ 7). Raises `ValueError` when no scorer was set; when
     the scorer scored but the judge gave none of those runs a score, the chart says so instead."""
@@ -461,7 +374,7 @@ def scorer_agreement(report: BenchmarkReport) -> _Chart:
             "judged): rejudge with one: bench.rejudge(JudgeSpec(scorer=...))"
         )
     agree = (pl.col("scorer") >= SCORER_PASS) == (pl.col("score") >= JUDGE_PASS)
-    drawn, sampled = _drawn(pairs, agree)  # the disagreements drawn first
+    drawn, sampled = drawn_runs(pairs, agree, POINTS_PER_ENTRY)  # the disagreements drawn first
     shown = set(drawn["run_id"].to_list())
     rows, counts = [], {"agree": 0, "scorer passes, judge < 7": 0, "judge ≥ 7, scorer fails": 0}
     for r in pairs.iter_rows(named=True):
@@ -482,8 +395,8 @@ def scorer_agreement(report: BenchmarkReport) -> _Chart:
                 "scorer": r["scorer"],
                 "agreement": verdict,
                 "reason": r["reason"],
-                "sx": r["scorer"] + _jitter(r["run_id"] + "x", 0.04),
-                "sy": r["score"] + _jitter(r["run_id"] + "y", 0.3),
+                "sx": r["scorer"] + jitter(r["run_id"] + "x", 0.04),
+                "sy": r["score"] + jitter(r["run_id"] + "y", 0.3),
             }
         )
     zones = [

@@ -1,13 +1,13 @@
 """The per-entry view of a report: means with their intervals, the verdict against the reference, ratios, floors.
 
 One `EntrySummary` record is one row of ``report.models``, and the frame's schema (`MODELS_SCHEMA`) is derived from
-the record's fields (`Columns`), so it is never written twice. Built from the ``runs`` frame (and the judge-noise
-rows). Means over scores count a failed run as 0 (it is never judged); token means are unknown (null) when any run's
-tokens are; ``cost_per_run`` spreads every run's cost, failed ones included, and is unknown when any run's cost is,
-or when no run succeeded (what an answer costs is unknown when none came). A verdict stands only on evidence
-(`gradebench._verdict.evidence`): a judge that gave every run one score settles nothing, and an entry cut off or
-refused on
-most of its runs is never as good. A race stopped early is compared only where every run the plan gave landed.
+the record's fields (`Columns`), so it is never written twice. `entry_summaries` makes each entry's means from the
+``runs`` frame; `models_frame` joins in its verdict as the verdict pipeline made it (`gradebench._verdict.pipeline`:
+the design's bounds, the evidence, the negative controls, the labels), its ratios to the reference entry, the judge's
+order gap and noise floor (the judge-noise rows), and why it stopped. Means over scores count a failed run as 0 (it
+is never judged); token means are unknown (null) when any run's tokens are; ``cost_per_run`` spreads every run's
+cost, failed ones included, and is unknown when any run's cost is, or when no run succeeded (what an answer costs is
+unknown when none came).
 """
 
 from __future__ import annotations
@@ -17,17 +17,14 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
 import polars as pl
 
-from .._base.vocab import Design, Role, VerdictBasis
+from .._base.vocab import Role, VerdictBasis
 from .._records.codec import Columns, frame
 from .._records.meta import ReportMeta
 from .._stats import paired as _stats
-from .._verdict.adaptive import VerdictRace, unit_verdicts
-from .._verdict.controls import control_check, void_verdicts
-from .._verdict.evidence import evidence
-from .._verdict.gsd import look_verdicts
-from .._verdict.racestate import landed
+from .._verdict.pipeline import EntryVerdicts
 
 __all__ = [
     "MODELS_PARTS",
@@ -36,8 +33,10 @@ __all__ = [
     "EntrySummary",
     "GoldScore",
     "conform",
+    "entry_summaries",
     "gold_inputs",
     "models_frame",
+    "noise_rows",
     "reference_gold",
 ]
 
@@ -184,6 +183,22 @@ NOISE_SCHEMA: dict[str, pl.DataType] = {
 """One row per re-judged run (`Benchmark.judge_noise`): its verdict's score, the replica scores and their spread."""
 
 
+def noise_rows(rows: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """Rows of ``run_id, entry, input_id, score, replicas`` (a re-judged run's score and its replicas' scores) with
+    their spread: the `NOISE_SCHEMA` rows of the judge-noise floor."""
+    noise = []
+    for r in rows:
+        scores = [float(x) for x in r["replicas"]]
+        every = [float(r["score"]), *scores] if r["score"] is not None else scores
+        spread = {
+            "std": float(np.std(every)) if every else None,
+            "range": (max(every) - min(every)) if every else None,
+            "moved": any(x != r["score"] for x in scores),
+        }
+        noise.append({**r, "replicas": scores, **spread})
+    return noise
+
+
 def conform(df: pl.DataFrame, schema: dict[str, pl.DataType], what: str) -> pl.DataFrame:
     """Columns in the declared order and dtypes (extra columns kept after them); a missing column raises."""
     missing = [c for c in schema if c not in df.columns]
@@ -213,11 +228,9 @@ def _known_mean(series: pl.Series) -> float | None:
     return None if series.null_count() else _mean(series)
 
 
-def models_frame(runs: pl.DataFrame, noise: pl.DataFrame, meta: ReportMeta, *, controls: pl.DataFrame) -> pl.DataFrame:
+def entry_summaries(runs: pl.DataFrame, meta: ReportMeta) -> pl.DataFrame:
     """Per candidate entry, in order of first appearance (columns of `MODELS_SCHEMA`): its means as an `EntrySummary`,
-    then the verdicts, ratios and floors joined in by entry — void when the negative controls (``controls``, the
-    report's frame of them: required, since a frame left out would leave a fooled judge's verdicts standing) say the
-    judge cannot tell a wrong answer from a right one; see `BenchmarkReport.models`."""
+    before the verdicts, ratios and floors are joined in (`models_frame`)."""
     candidates = runs.filter(pl.col("role") == Role.CANDIDATE)
     reference_entry = meta.reference_entry
     gold = gold_inputs(runs)
@@ -256,7 +269,35 @@ def models_frame(runs: pl.DataFrame, noise: pl.DataFrame, meta: ReportMeta, *, c
             is_reference=first["entry"] == reference_entry,
         )
         rows.append(summary.to_row())
-    return _with_verdicts(frame(rows, MODELS_SCHEMA), runs, noise, meta, controls)
+    return frame(rows, MODELS_SCHEMA)
+
+
+def models_frame(
+    summaries: pl.DataFrame, verdicts: EntryVerdicts, runs: pl.DataFrame, noise: pl.DataFrame, meta: ReportMeta
+) -> pl.DataFrame:
+    """The entries' ``summaries`` (`entry_summaries`) with their ``verdicts`` against the reference entry joined in
+    as they are (`gradebench._verdict.pipeline`), then the ratios to it, the swap gap, the noise floor and why each
+    entry stopped; see `BenchmarkReport.models`."""
+    if not summaries.height:
+        return summaries
+    reference = meta.reference_entry
+    candidates = runs.filter(pl.col("role") == Role.CANDIDATE)
+    swap = candidates.group_by("entry").agg(pl.col("swap_gap").mean().alias("swap_gap_mean"))
+    floor = noise.group_by("entry").agg(
+        pl.len().cast(pl.Int64).alias("floor_runs"),
+        pl.col("std").mean().alias("floor_std"),
+        pl.col("range").mean().alias("floor_range"),
+        pl.col("moved").cast(pl.Float64).mean().alias("floor_moved"),
+    )
+    stops = {**_cut_short(summaries, meta), **verdicts.stops, **meta.stops}
+    stopped = pl.DataFrame(
+        {"entry": list(stops), "stopped": list(stops.values())}, schema={"entry": pl.String, "stopped": pl.String}
+    )
+    extras = (verdicts.frame, _stats.ratios(summaries, reference), swap, floor, stopped)
+    out = summaries.drop([c for extra in extras for c in extra.columns if c != "entry"])
+    for extra in extras:
+        out = out.join(extra, on="entry", how="left", maintain_order="left")
+    return conform(out, MODELS_SCHEMA, "models")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -318,70 +359,6 @@ def _interval(runs: pl.DataFrame, entry: str, mean: float | None) -> tuple[float
     return min(ci.lo, mean), max(ci.hi, mean)  # inputs weigh equally there: keep the plain mean inside
 
 
-def _with_verdicts(
-    models: pl.DataFrame, runs: pl.DataFrame, noise: pl.DataFrame, meta: ReportMeta, controls: pl.DataFrame
-) -> pl.DataFrame:
-    """The verdict of each entry against the reference entry, the ratios to it, the swap gap and noise floor."""
-    if not models.height:
-        return models
-    reference = meta.reference_entry
-    if meta.spec.design is Design.AUTO:
-        verdicts, stops = _sequential_verdicts(runs, meta)
-    elif meta.spec.design is Design.GROUP_SEQUENTIAL:
-        verdicts, stops = look_verdicts(runs, meta)
-    else:
-        complete = int(meta.spec.runs) if meta.stopped is not None else None
-        verdicts, stops = _stats.verdicts(runs, reference, margin=meta.spec.margin, complete=complete), {}
-    verdicts = void_verdicts(_held(verdicts, runs), control_check(controls, runs, models, meta)).select(
-        "entry",
-        "verdict",
-        "margin",
-        "mean_diff",
-        "lower",
-        "upper",
-        "p_value",
-        "n_inputs",
-        "n_pairs",
-        "more_runs",
-        pl.col("reason").alias("verdict_reason"),
-        pl.col("held").alias("verdict_held"),
-        pl.when(pl.col("verdict").is_not_null()).then(pl.lit(VerdictBasis.JUDGE_ONLY.value)).alias("verdict_basis"),
-    )
-    candidates = runs.filter(pl.col("role") == Role.CANDIDATE)
-    swap = candidates.group_by("entry").agg(pl.col("swap_gap").mean().alias("swap_gap_mean"))
-    floor = noise.group_by("entry").agg(
-        pl.len().cast(pl.Int64).alias("floor_runs"),
-        pl.col("std").mean().alias("floor_std"),
-        pl.col("range").mean().alias("floor_range"),
-        pl.col("moved").cast(pl.Float64).mean().alias("floor_moved"),
-    )
-    stops = {**_cut_short(models, meta), **stops, **meta.stops}
-    stopped = pl.DataFrame(
-        {"entry": list(stops), "stopped": list(stops.values())}, schema={"entry": pl.String, "stopped": pl.String}
-    )
-    extras = (verdicts, _stats.ratios(models, reference), swap, floor, stopped)
-    out = models.drop([c for extra in extras for c in extra.columns if c != "entry"])
-    for extra in extras:
-        out = out.join(extra, on="entry", how="left", maintain_order="left")
-    return conform(out, MODELS_SCHEMA, "models")
-
-
-def _held(verdicts: pl.DataFrame, runs: pl.DataFrame) -> pl.DataFrame:
-    """The verdicts with those the evidence cannot carry kept open, saying why
-    (`gradebench._verdict.evidence.Evidence`)."""
-    found = evidence(runs)
-    rows = verdicts.to_dicts()
-    for row in rows:
-        verdict, reason = found.hold(row["entry"], row["verdict"], row["reason"])
-        held = row["verdict"] is not None and bool(found.notes(row["entry"]))
-        if held:
-            row["more_runs"] = (
-                None  # more runs of what the judge cannot tell apart, or of cut-off answers, settle nothing
-            )
-        row.update(verdict=verdict, reason=reason, held=held if row["verdict"] is not None else None)
-    return frame(rows, _stats.VERDICT_SCHEMA)
-
-
 def _cut_short(models: pl.DataFrame, meta: ReportMeta) -> dict[str, str]:
     """For a race stopped early, each entry whose runs had not all landed, and how many had (a race to a verdict's
     plan is its waves: an entry still racing is cut short whatever it had made)."""
@@ -395,35 +372,6 @@ def _cut_short(models: pl.DataFrame, meta: ReportMeta) -> dict[str, str]:
         elif runs < (planned := int(meta.spec.runs) * len(meta.inputs)):
             cut[entry] = f"{meta.stopped}: {runs} of {planned} runs landed before the stop"
     return cut
-
-
-def _sequential_verdicts(runs: pl.DataFrame, meta: ReportMeta) -> tuple[pl.DataFrame, dict[str, str]]:
-    """A race to a verdict's verdicts: each entry's anytime-valid bounds over its paired units, in draw order; and
-    why entries stopped, for a race stopped early (replayed: see `gradebench._verdict.racestate.replay`)."""
-    race = landed(runs, meta, VerdictRace)
-    scores, entries, units = race.scores, race.entries, race.units
-    found = unit_verdicts(scores, entries, meta.reference_entry, units, meta.spec.margin)
-    rows = []
-    for entry in entries:
-        v = found.get(entry)
-        row: dict[str, Any] = {"entry": entry, "margin": meta.spec.margin}
-        if v is not None:
-            inputs = {u.input_id for u in units if (entry, u) in scores and (meta.reference_entry, u) in scores}
-            reason = _stats.unjudged(runs, entry, meta.reference_entry) if not v.n else None
-            reason = reason or v.reason
-            if meta.stopped is not None:
-                reason += f"; on {_stats.plural(v.n, 'unit')} complete before the stop"
-            row.update(
-                verdict=v.verdict,
-                mean_diff=v.mean,
-                lower=v.lower,
-                upper=v.upper,
-                n_inputs=len(inputs),
-                n_pairs=v.n,
-                reason=reason,
-            )
-        rows.append(row)
-    return frame(rows, _stats.VERDICT_SCHEMA), race.stops
 
 
 MODELS_PARTS: tuple[tuple[type, Columns], ...] = ((EntrySummary, _ENTRY),)

@@ -5,8 +5,9 @@ Everything rendered is escaped: outputs, transcripts, reasons and errors are unt
 summary (`_present.html`), the charts as inline SVG, the diagnostics and each entry's lowest-scoring runs beside the
 reference into one file that loads nothing: no script, no stylesheet, no image from anywhere, so it opens offline.
 
-It sits on the core alone, but `page` draws the charts (`gradebench.charts`, which imports the report): it imports
-them when called.
+It reads a report through `gradebench._report.view.ReportView`, so the report imports it and nothing here imports the
+report back. `page` draws the charts (`gradebench._report.charts`): it imports them when called, so that making or
+reading a report never loads Altair.
 """
 
 from __future__ import annotations
@@ -17,16 +18,14 @@ import re
 import tempfile
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import polars as pl
 
 from .._base.numbers import money, plain
 from .._base.vocab import Role
 from . import present as _present
-
-if TYPE_CHECKING:
-    from .report import BenchmarkReport
+from .view import ReportView
 
 __all__ = [
     "CSS",
@@ -157,7 +156,7 @@ def events_html(events: Sequence[Mapping[str, Any]]) -> str:
     return "".join(parts)
 
 
-def run_pair(report: BenchmarkReport, run_id: str) -> str:
+def run_pair(report: ReportView, run_id: str) -> str:
     """A candidate run beside the reference run of its input: the judge's verdict and reason, then both transcripts
     (messages, tool calls with arguments and results, the answer or the error), with each run's facts."""
     row = report.runs.filter(run_id=run_id).row(0, named=True)
@@ -193,7 +192,7 @@ def run_pair(report: BenchmarkReport, run_id: str) -> str:
 # ------------------------------------------------------------------------------------------------------------ page
 
 
-def lowest_runs(report: BenchmarkReport, per_entry: int = LOWEST) -> dict[str, list[str]]:
+def lowest_runs(report: ReportView, per_entry: int = LOWEST) -> dict[str, list[str]]:
     """Each entry's ``per_entry`` lowest-scoring candidate runs (a failed run scores 0; a run the judge gave no
     score comes after every scored one), run ids by entry in the models frame's order."""
     candidates = report.runs.filter(role=Role.CANDIDATE)
@@ -204,7 +203,7 @@ def lowest_runs(report: BenchmarkReport, per_entry: int = LOWEST) -> dict[str, l
     return found
 
 
-def _charts(report: BenchmarkReport) -> list[tuple[str, Any]]:
+def _charts(report: ReportView) -> list[tuple[str, Any]]:
     """The charts the command line writes, by title: a chart that cannot be made is its error instead."""
     from . import charts
 
@@ -235,7 +234,7 @@ def _svg(chart: Any, n: int) -> str:
     return re.sub(r'(id="|url\(#|href="#)([^")]+)', lambda m: f"{m.group(1)}gb{n}-{m.group(2)}", svg)
 
 
-def _charts_html(report: BenchmarkReport) -> str:
+def _charts_html(report: ReportView) -> str:
     parts = []
     for n, (title, chart) in enumerate(_charts(report)):
         if isinstance(chart, Exception):
@@ -249,7 +248,7 @@ def _charts_html(report: BenchmarkReport) -> str:
     return "".join(parts)
 
 
-def _runs_html(report: BenchmarkReport, per_entry: int) -> str:
+def _runs_html(report: ReportView, per_entry: int) -> str:
     runs = report.runs
     parts = []
     for entry, ids in lowest_runs(report, per_entry).items():
@@ -265,7 +264,7 @@ def _runs_html(report: BenchmarkReport, per_entry: int) -> str:
     return "".join(parts) or "<p><i>no candidate runs</i></p>"
 
 
-def _controls_html(report: BenchmarkReport) -> list[str]:
+def _controls_html(report: ReportView) -> list[str]:
     """The negative controls: what the judge made of each planted wrong answer (nothing when none were asked)."""
     said = report.control_check().sentence()
     if said is None:
@@ -275,7 +274,7 @@ def _controls_html(report: BenchmarkReport) -> list[str]:
     return [f"<h2>Negative controls</h2><p>{esc(said)}</p>{table}"]
 
 
-def page(report: BenchmarkReport, *, lowest: int = LOWEST) -> str:
+def page(report: ReportView, *, lowest: int = LOWEST) -> str:
     """The whole report as one HTML document that loads nothing: the summary (header, stop marker, judge headlines,
     models table, verdicts, recommendation), the rubric, the charts as inline SVG, the diagnostics and each entry's
     ``lowest`` lowest-scoring runs beside the reference run of the same input."""
@@ -303,7 +302,7 @@ def page(report: BenchmarkReport, *, lowest: int = LOWEST) -> str:
     )
 
 
-def write_page(report: BenchmarkReport, path: str | Path, *, lowest: int = LOWEST) -> Path:
+def write_page(report: ReportView, path: str | Path, *, lowest: int = LOWEST) -> Path:
     """Write `page` to ``path`` (its folder created if needed); the path."""
     out = Path(path)
     out.parent.mkdir(parents=True, exist_ok=True)

@@ -4,34 +4,32 @@ notebook's repr) and chart titles.
 The header line, the stop marker, the judge's headlines (it failed on runs, could not tell them apart, or took planted
 wrong answers for right ones), the entries not judged, each entry's verdict line, what the negative controls say, the
 recommendation, the cost line and the number formats live here; `render`, `html` and the charts' titles and the
-panel's tabs only lay them out. It reads a report through `ReportView` (its meta, frames and per-entry `EntrySummary`
-records), so it does not import it (the panel says what an estimate is beside Run: `gradebench.widgets._estimator`).
+panel's tabs only lay them out. It reads a report through `gradebench._report.view.ReportView` (its meta, frames and
+per-entry `EntrySummary` records), so it does not import it (the panel says what an estimate is beside Run:
+`gradebench.widgets._estimator`).
 """
 
 from __future__ import annotations
 
 import html as _html
 from dataclasses import dataclass
-from typing import Any, Protocol
 
 import polars as pl
 
 from .._base.numbers import fit_line, money
 from .._base.vocab import Design, Role, Stopped, VerdictBasis
-from .._judge.agreement import JudgeAgreement, judges_lines, judges_text
-from .._records.meta import ReportMeta
-from .._records.records import Run
+from .._judge.agreement import judges_lines, judges_text
 from .._stats.paired import INCONCLUSIVE, MIN_INPUTS
-from .._verdict.controls import VOID, ControlCheck
+from .._verdict.controls import VOID
 from .._verdict.evidence import evidence, judge_failure
 from .._verdict.gsd import design_words
 from .label_view import agreement_html, agreement_lines, label_notes
 from .models import EntrySummary, reference_gold
+from .view import ReportView
 
 __all__ = [
     "HTML_STYLE",
     "NOT_JUDGED",
-    "ReportView",
     "VerdictLine",
     "gold_line",
     "header",
@@ -52,34 +50,6 @@ __all__ = [
     "verdict_lines",
     "verdicts_title",
 ]
-
-
-class ReportView(Protocol):
-    """What the presenter reads of a report."""
-
-    meta: ReportMeta
-
-    @property
-    def runs(self) -> pl.DataFrame: ...
-
-    @property
-    def calls(self) -> pl.DataFrame: ...
-
-    @property
-    def models(self) -> pl.DataFrame: ...
-
-    @property
-    def agreement(self) -> pl.DataFrame: ...
-
-    def model_rows(self) -> list[EntrySummary]: ...
-
-    def recommend(self) -> Any: ...
-
-    def to_runs(self) -> list[Run]: ...
-
-    def judge_agreement(self) -> JudgeAgreement | None: ...
-
-    def control_check(self) -> ControlCheck: ...
 
 
 # ---------------------------------------------------------------------------------------------------------- numbers

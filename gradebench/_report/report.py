@@ -14,10 +14,9 @@ from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import polars as pl
 
-from .._base.vocab import Role, VerdictBasis
+from .._base.vocab import Role
 from .._judge.agreement import JudgeAgreement, judge_agreement
 from .._judge.panel import VERDICTS_FILE, VERDICTS_SCHEMA, verdicts_frame, with_panels
 from .._judge.prompt import transcript_events
@@ -25,13 +24,14 @@ from .._records.codec import FRAME_CHUNK, frame, frames
 from .._records.meta import ReportMeta
 from .._records.planted import planted_run
 from .._records.records import CALL_FACTS_SCHEMA, CALLS_SCHEMA, RUNS_SCHEMA, Call, Run
-from .._verdict.controls import ControlCheck, control_check, control_diagnostics
-from .._verdict.corrected import with_labels as labelled_models
+from .._verdict.controls import ControlCheck, control_diagnostics
 from .._verdict.labels import LABELS_FILE, HumanLabels
-from .._verdict.recommend import Recommendation, recommend
+from .._verdict.pipeline import EntryVerdicts, entry_verdicts
+from .._verdict.recommend import Recommendation, report_recommendation
 from . import present as _present
 from .diagnostics import DIAGNOSTICS_SCHEMA, diagnose
-from .models import NOISE_SCHEMA, EntrySummary, conform, models_frame
+from .models import NOISE_SCHEMA, EntrySummary, conform, entry_summaries, models_frame, noise_rows
+from .page import write_page
 
 __all__ = ["REPORT_FILES", "BenchmarkReport"]
 
@@ -81,8 +81,9 @@ class BenchmarkReport:
         self._controls: pl.DataFrame | None = _frames[1] if _frames is not None else None
         self._calls: pl.DataFrame | None = None
         self._call_facts: pl.DataFrame | None = None
+        self._summaries: pl.DataFrame | None = None
+        self._pipeline: EntryVerdicts | None = None
         self._models: pl.DataFrame | None = None
-        self._label_agreement: pl.DataFrame | None = None
         self._model_rows: list[EntrySummary] | None = None
         self._verdicts: pl.DataFrame | None = None
         self._agreement: tuple[JudgeAgreement | None] | None = None
@@ -90,7 +91,6 @@ class BenchmarkReport:
             labels.check(self.runs)
         self.labels: HumanLabels | None = labels
         """A person's scores of some runs (None without): the verdicts are label-corrected where they allow it."""
-        self._control_check: ControlCheck | None = None
 
     def __repr__(self) -> str:
         return (
@@ -143,10 +143,24 @@ class BenchmarkReport:
         the cost of every run (failed ones included) over ``runs``; ``spent_now`` is the entry's total spent this time.
         """
         if self._models is None:
-            judged = models_frame(self.runs, self.noise, self.meta, controls=self.controls)
-            void = self.labels is not None and control_check(self.controls, self.runs, judged, self.meta).void
-            self._models, self._label_agreement = labelled_models(judged, self.runs, self.labels, self.meta, void=void)
+            summaries = self._entry_summaries()
+            self._models = models_frame(summaries, self._entry_verdicts(), self.runs, self.noise, self.meta)
         return self._models
+
+    def _entry_summaries(self) -> pl.DataFrame:
+        """Each candidate entry's means, before its verdict is joined in (what the controls' yardstick reads)."""
+        if self._summaries is None:
+            self._summaries = entry_summaries(self.runs, self.meta)
+        return self._summaries
+
+    def _entry_verdicts(self) -> EntryVerdicts:
+        """The verdicts against the reference entry, made once (`gradebench._verdict.pipeline`): ``models`` joins
+        them in, ``agreement`` and `control_check` are theirs."""
+        if self._pipeline is None:
+            self._pipeline = entry_verdicts(
+                self.runs, self._entry_summaries(), self.meta, controls=self.controls, labels=self.labels
+            )
+        return self._pipeline
 
     @property
     def verdicts(self) -> pl.DataFrame:
@@ -168,10 +182,7 @@ class BenchmarkReport:
         """How far the judge agrees with the labels (`with_labels`): per entry and over all, κ, ρ and bias with their
         intervals and a sentence, and each tested entry's judge-only verdict beside (columns of `AGREEMENT_SCHEMA`;
         empty without labels)."""
-        if self._label_agreement is None:
-            _ = self.models
-        assert self._label_agreement is not None
-        return self._label_agreement
+        return self._entry_verdicts().agreement
 
     def model_rows(self) -> list[EntrySummary]:
         """The rows of ``models`` as `EntrySummary` records, in its order: the same figures, read by attribute."""
@@ -234,41 +245,12 @@ class BenchmarkReport:
 
     def with_noise(self, rows: Iterable[Mapping[str, Any]], *, k: int) -> BenchmarkReport:
         """This report with the judge-noise floor measured: rows of ``run_id, entry, input_id, score, replicas``."""
-        noise = []
-        for r in rows:
-            scores = [float(x) for x in r["replicas"]]
-            every = [float(r["score"]), *scores] if r["score"] is not None else scores
-            spread = {
-                "std": float(np.std(every)) if every else None,
-                "range": (max(every) - min(every)) if every else None,
-                "moved": any(x != r["score"] for x in scores),
-            }
-            noise.append({**r, "replicas": scores, **spread})
-        return BenchmarkReport(self._records, self.meta.replace(judge_noise_k=k), noise, self.labels)
+        return BenchmarkReport(self._records, self.meta.replace(judge_noise_k=k), noise_rows(rows), self.labels)
 
     def recommend(self) -> Recommendation | None:
         """The cheapest entry whose verdict is ``as good`` as the reference entry, with the evidence in one sentence
         (``.sentence``) a user can paste into a review; None when no entry was tested against the reference."""
-        models = self.models
-        if not models.height:
-            return None
-        check = self.control_check()
-        tested = models.filter(pl.col("verdict").is_not_null())
-        lifted = tested.height > 0 and (tested["verdict_basis"] == VerdictBasis.LABEL_CORRECTED).all()
-        if check.void and not lifted:  # a judge the controls fooled recommends nothing, unless labels stand for it
-            ref = self.meta.reference_entry
-            sentence = check.recommendation(self.meta.job or "?")
-            return Recommendation(
-                entry=ref, reference=ref, sentence=sentence, cost_ratio=None, lower=None, n_pairs=None
-            )
-        currency = models["currency"].drop_nulls()
-        return recommend(
-            models,
-            job=self.meta.job or "?",
-            reference_entry=self.meta.reference_entry,
-            margin=self.meta.spec.margin,
-            currency=currency[0] if currency.len() else "",
-        )
+        return report_recommendation(self.models, self.meta, self.control_check())
 
     def diagnostics(self) -> pl.DataFrame:
         """Rows worth a look (kind, entry, run_id, detail), ordered by kind then entry (the negative controls' rows,
@@ -282,9 +264,7 @@ class BenchmarkReport:
     def control_check(self) -> ControlCheck:
         """The negative controls: the planted wrong answers, how the judge scored them against a right answer's score
         (the reference's self-agreement), and whether that voids the verdicts (`ControlCheck.void`)."""
-        if self._control_check is None:
-            self._control_check = control_check(self.controls, self.runs, self.models, self.meta)
-        return self._control_check
+        return self._entry_verdicts().controls
 
     def _run(self, run_id: str, *, missing_ok: bool = False) -> Any:
         found = next((r for r in self._records if r.run_id == run_id), None)
@@ -313,8 +293,6 @@ class BenchmarkReport:
         marker and the judge's headlines, the models table with the verdicts and the recommendation, the charts (inline
         SVG), the diagnostics, and each entry's ``lowest`` lowest-scoring runs beside the reference run of the same
         input with the judge's reason. Every text from a run is escaped; the file loads nothing. Returns the path."""
-        from .page import write_page  # it draws the charts, which import this module
-
         return write_page(self, path, lowest=lowest)
 
     # ---------------------------------------------------------------------------------------------------- parquet
@@ -354,42 +332,50 @@ class BenchmarkReport:
     def read_parquet(cls, directory: str | Path) -> BenchmarkReport:
         """Read a report written by `to_parquet`, with the labels beside it (``labels.parquet``, also what a
         `LabelPanel` writes there); a missing file or column raises an error naming it."""
-        path = Path(directory)
-        missing = [name for name in _FILES if not (path / name).is_file()]
-        if missing:
-            raise FileNotFoundError(
-                f"{path}: missing {', '.join(missing)} (a report directory holds {', '.join(_FILES)})"
-            )
-        meta = ReportMeta.from_dict(json.loads((path / "meta.json").read_text()), source=str(path / "meta.json"))
-        runs = conform(
-            _with_later_columns(pl.read_parquet(path / "runs.parquet"), RUNS_ADDED_LATER),
-            RUNS_SCHEMA,
-            str(path / "runs.parquet"),
-        ).select(list(RUNS_SCHEMA))
-        controls = frame([], RUNS_SCHEMA)
-        if (path / "controls.parquet").is_file():  # a report written before negative controls has none
-            file = str(path / "controls.parquet")
-            controls = conform(pl.read_parquet(path / "controls.parquet"), RUNS_SCHEMA, file).select(list(RUNS_SCHEMA))
-        noise = pl.read_parquet(path / "noise.parquet") if (path / "noise.parquet").is_file() else None
-        by_run: dict[str, list[Call]] = {}
-        shared = _SharedText()
-        for part in _read_parts(path / "calls.parquet"):  # a part at a time: its bodies go to the spool as read
-            calls = conform(_with_later_columns(part, CALLS_ADDED_LATER), CALLS_SCHEMA, str(path / "calls.parquet"))
-            for row in calls.iter_rows(named=True):
-                by_run.setdefault(row["run_id"], []).append(Call.from_row(shared.row(row, _SHARED_CALL_TEXT)))
-        records = []
-        for row in pl.concat([runs, controls]).iter_rows(named=True):
-            row = shared.row(row, _SHARED_RUN_TEXT)
-            own = by_run.get(row["run_id"], [])
-            made = [c for c in own if c.role != Role.JUDGE]
-            judged = [c for c in own if c.role == Role.JUDGE] if row["role"] != Role.REFERENCE else []
-            records.append(Run.from_row(row, made, judged, meta.judge_params))
-        if (path / VERDICTS_FILE).is_file():
-            panel = conform(pl.read_parquet(path / VERDICTS_FILE), VERDICTS_SCHEMA, str(path / VERDICTS_FILE))
-            records = with_panels(records, panel, meta.judge_params, source=str(path / VERDICTS_FILE))
-        labels = HumanLabels.read(path / LABELS_FILE) if (path / LABELS_FILE).is_file() else None
-        panels = (path / VERDICTS_FILE).is_file()  # a panel's runs are rebuilt with their judges' verdicts
-        return cls(records, meta, noise, labels, _frames=None if panels else (runs, controls))
+        records, meta, noise, labels, frames = _read_files(Path(directory))
+        return cls(records, meta, noise, labels, _frames=frames)
+
+
+_Files = tuple[list[Run], ReportMeta, pl.DataFrame | None, HumanLabels | None, tuple[pl.DataFrame, pl.DataFrame] | None]
+
+
+def _read_files(path: Path) -> _Files:
+    """What `BenchmarkReport.read_parquet` makes a report of: its records (calls and a panel's verdicts in them), its
+    meta, noise rows and labels, and the runs and controls frames as read (None for a panel, whose runs are rebuilt
+    with their judges' verdicts)."""
+    missing = [name for name in _FILES if not (path / name).is_file()]
+    if missing:
+        raise FileNotFoundError(f"{path}: missing {', '.join(missing)} (a report directory holds {', '.join(_FILES)})")
+    meta = ReportMeta.from_dict(json.loads((path / "meta.json").read_text()), source=str(path / "meta.json"))
+    runs = conform(
+        _with_later_columns(pl.read_parquet(path / "runs.parquet"), RUNS_ADDED_LATER),
+        RUNS_SCHEMA,
+        str(path / "runs.parquet"),
+    ).select(list(RUNS_SCHEMA))
+    controls = frame([], RUNS_SCHEMA)
+    if (path / "controls.parquet").is_file():  # a report written before negative controls has none
+        file = str(path / "controls.parquet")
+        controls = conform(pl.read_parquet(path / "controls.parquet"), RUNS_SCHEMA, file).select(list(RUNS_SCHEMA))
+    noise = pl.read_parquet(path / "noise.parquet") if (path / "noise.parquet").is_file() else None
+    by_run: dict[str, list[Call]] = {}
+    shared = _SharedText()
+    for part in _read_parts(path / "calls.parquet"):  # a part at a time: its bodies go to the spool as read
+        calls = conform(_with_later_columns(part, CALLS_ADDED_LATER), CALLS_SCHEMA, str(path / "calls.parquet"))
+        for row in calls.iter_rows(named=True):
+            by_run.setdefault(row["run_id"], []).append(Call.from_row(shared.row(row, _SHARED_CALL_TEXT)))
+    records = []
+    for row in pl.concat([runs, controls]).iter_rows(named=True):
+        row = shared.row(row, _SHARED_RUN_TEXT)
+        own = by_run.get(row["run_id"], [])
+        made = [c for c in own if c.role != Role.JUDGE]
+        judged = [c for c in own if c.role == Role.JUDGE] if row["role"] != Role.REFERENCE else []
+        records.append(Run.from_row(row, made, judged, meta.judge_params))
+    if (path / VERDICTS_FILE).is_file():
+        panel = conform(pl.read_parquet(path / VERDICTS_FILE), VERDICTS_SCHEMA, str(path / VERDICTS_FILE))
+        records = with_panels(records, panel, meta.judge_params, source=str(path / VERDICTS_FILE))
+    labels = HumanLabels.read(path / LABELS_FILE) if (path / LABELS_FILE).is_file() else None
+    panels = (path / VERDICTS_FILE).is_file()  # a panel's runs are rebuilt with their judges' verdicts
+    return records, meta, noise, labels, None if panels else (runs, controls)
 
 
 RUNS_ADDED_LATER: dict[str, pl.DataType] = {"wall_now_s": pl.Float64()}

@@ -68,7 +68,9 @@ __all__ = [
     "AS_GOOD_FROM",
     "FUTILITY",
     "LOOKS",
+    "LOOK_RULE",
     "WORSE_ALPHA",
+    "LookRule",
     "LookVerdict",
     "efficacy_bounds",
     "first_look_from",
@@ -202,6 +204,30 @@ class LookVerdict:
     """One sentence saying why."""
 
 
+@dataclass(frozen=True, kw_only=True)
+class LookRule:
+    """How a group-sequential verdict is read at its looks: what each claim spends, from which look each may be made,
+    and when an entry is futile (the race's own rule is `LOOK_RULE`)."""
+
+    alpha: float = ALPHA
+    """One-sided error rate of ``as good`` over all looks (O'Brien–Fleming spending)."""
+    worse_alpha: float = WORSE_ALPHA
+    """One-sided error rate of ``worse`` over all looks (Pocock spending)."""
+    min_inputs: int = MIN_INPUTS
+    """Fewest inputs a look must have read to settle anything."""
+    futility: float = FUTILITY
+    """An entry is futile at a look when neither claim has this predictive power at the last look (0: never)."""
+    first_verdict_look: int | None = None
+    """The first look (1-based) that may say ``as good`` or find an entry futile; None: the first at `AS_GOOD_FROM`
+    of the planned units."""
+    worse_first_look: int = 1
+    """The first look that may say ``worse``."""
+
+
+LOOK_RULE = LookRule()
+"""The rule a race with ``runs="gsd"`` reads its verdicts by."""
+
+
 @dataclass(frozen=True)
 class _Look:
     index: int
@@ -235,16 +261,7 @@ def first_look_from(looks: Sequence[int], share: float = AS_GOOD_FROM) -> int:
 
 
 def look_verdict(
-    draws: Sequence[tuple[str, float | None]],
-    looks: Sequence[int],
-    margin: float,
-    *,
-    alpha: float = ALPHA,
-    worse_alpha: float = WORSE_ALPHA,
-    min_inputs: int = MIN_INPUTS,
-    futility: float = FUTILITY,
-    first_verdict_look: int | None = None,
-    worse_first_look: int = 1,
+    draws: Sequence[tuple[str, float | None]], looks: Sequence[int], margin: float, rule: LookRule = LOOK_RULE
 ) -> LookVerdict:
     """Is the candidate at most ``margin`` points worse than the reference entry, at the looks taken so far?
 
@@ -252,37 +269,38 @@ def look_verdict(
     score); ``looks`` the planned cumulative units of every look (the last is the race's most), of which those that
     ``draws`` reach have been taken. The looks are read in order and the first that settles or finds the entry
     futile ends it: that look's verdict stands, whatever later units say. ``as good`` (O'Brien–Fleming spending of
-    ``alpha``) and futility are read from ``first_verdict_look`` on (default: the first at `AS_GOOD_FROM` of the
-    units), ``worse`` (Pocock spending of ``worse_alpha``) from ``worse_first_look`` on.
+    ``rule.alpha``) and futility are read from ``rule.first_verdict_look`` on (default: the first at `AS_GOOD_FROM`
+    of the units), ``worse`` (Pocock spending of ``rule.worse_alpha``) from ``rule.worse_first_look`` on.
     """
     if margin < 0:
         raise ValueError(f"margin must be >= 0, got {margin}")
     if list(looks) != sorted(set(looks)) or not looks or looks[0] < 1:
         raise ValueError(f"looks must be rising unit counts >= 1, got {list(looks)}")
-    first_good = first_look_from(looks) if first_verdict_look is None else first_verdict_look
+    first_good = first_look_from(looks) if rule.first_verdict_look is None else rule.first_verdict_look
     total = looks[-1]
     fractions = tuple(u / total for u in looks)
-    good_bounds, worse_bounds = efficacy_bounds(fractions, alpha), efficacy_bounds(fractions, worse_alpha, "pocock")
-    make = partial(LookVerdict, looks=len(looks), margin=margin, alpha=alpha, worse_alpha=worse_alpha)
+    good_bounds = efficacy_bounds(fractions, rule.alpha)
+    worse_bounds = efficacy_bounds(fractions, rule.worse_alpha, "pocock")
+    make = partial(LookVerdict, looks=len(looks), margin=margin, alpha=rule.alpha, worse_alpha=rule.worse_alpha)
     taken: _Look | None = None
     for k, units in enumerate(looks, start=1):
         if units > len(draws):
             break
         n, means = _read(draws, units)
         taken = _look(k, units, n, means, good_bounds[k - 1], worse_bounds[k - 1])
-        if taken.se <= 0 or taken.inputs < min_inputs:
+        if taken.se <= 0 or taken.inputs < rule.min_inputs:
             continue
         low, high = taken.bounds
         if k >= first_good and low > -margin:
             return _settled(make, taken, AS_GOOD, margin)
-        if k >= worse_first_look and high < -margin:
+        if k >= rule.worse_first_look and high < -margin:
             return _settled(make, taken, WORSE, margin)
-        if first_good <= k < len(looks) and futility > 0:
+        if first_good <= k < len(looks) and rule.futility > 0:
             z, t = (taken.mean + margin) / taken.se, units / total
             power = max(_power(z, t, good_bounds[-1]), _power(-z, t, worse_bounds[-1]))
-            if power < futility:
+            if power < rule.futility:
                 return _futile(make, taken, margin, power)
-    return _open(make, taken, margin, min_inputs, first_good, looks)
+    return _open(make, taken, margin, rule.min_inputs, first_good, looks)
 
 
 def _crit(bound: float, inputs: int) -> float:

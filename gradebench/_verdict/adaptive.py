@@ -15,13 +15,17 @@ race from its report's scores to find the units a race stopped early completed.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Collection
+from typing import TYPE_CHECKING
 
-from .._stats.paired import AS_GOOD, INCONCLUSIVE, MIN_INPUTS
+from .._stats.paired import AS_GOOD, INCONCLUSIVE, MIN_INPUTS, plural
 from .._stats.sequential import SequentialVerdict, sequential_verdict
-from .racestate import RaceState, Unit, unit_differences
+from .racestate import Landed, RaceState, Reading, Unit, unit_differences
 
-__all__ = ["FIRST_WAVE", "NEXT_WAVE", "Unit", "VerdictRace", "unit_differences", "unit_verdicts"]
+if TYPE_CHECKING:
+    from .._records.meta import ReportMeta
+
+__all__ = ["FIRST_WAVE", "NEXT_WAVE", "Unit", "VerdictRace", "unit_differences"]
 
 FIRST_WAVE = MIN_INPUTS
 """Units in the first wave: a verdict needs at least this many."""
@@ -66,17 +70,20 @@ class VerdictRace(RaceState[SequentialVerdict]):
     def _next_input(self) -> str:
         return self._fresh.pop(0) if self._fresh else self._rng.choice(self.input_ids)
 
-
-def unit_verdicts(
-    scores: Mapping[tuple[str, Unit], float | None],
-    entries: Sequence[str],
-    reference_entry: str,
-    units: Sequence[Unit],
-    margin: float,
-) -> dict[str, SequentialVerdict]:
-    """Each entry's anytime-valid verdict from a finished race to a verdict (what its report shows)."""
-    return {
-        e: sequential_verdict(unit_differences(scores, e, reference_entry, units), margin)
-        for e in entries
-        if e != reference_entry
-    }
+    @classmethod
+    def reading(cls, found: Landed, entry: str, meta: ReportMeta) -> Reading:
+        """``entry``'s anytime-valid verdict over its paired units, in draw order."""
+        reference = meta.reference_entry
+        v = sequential_verdict(unit_differences(found.scores, entry, reference, found.units), meta.spec.margin)
+        inputs = {u.input_id for u in found.units if (entry, u) in found.scores and (reference, u) in found.scores}
+        return Reading(
+            verdict=v.verdict,
+            mean_diff=v.mean,
+            lower=v.lower,
+            upper=v.upper,
+            n_inputs=len(inputs),
+            n_pairs=v.n,
+            paired=v.n,
+            reason=v.reason,
+            complete=f"on {plural(v.n, 'unit')} complete before the stop",
+        )

@@ -1,8 +1,9 @@
 """A report with human labels: each verdict label-corrected where the labels allow it, said judge-only where not,
 and the judge's agreement with the person (``report.agreement``).
 
-`with_labels` takes the judge-only models frame and returns it with the verdicts of every entry that has at least
-`MIN_LABELS` labels on its own runs and on the reference entry's replaced by the label-corrected one
+`with_labels` takes the judge-only verdicts (the models frame's verdict columns, `gradebench._verdict.pipeline`) and
+returns them with the verdict of every entry that has at least `MIN_LABELS` labels on its own runs and on the reference
+entry's replaced by the label-corrected one
 (`gradebench._stats.ppi`: prediction-powered inference, paired by input) — ``verdict_basis`` ``label-corrected``,
 ``more_labels`` for an inconclusive one, ``p_value`` None (the skew-widened bounds have no exact dual p-value) and
 ``more_runs`` None (what would settle it is labels first). Every other tested entry keeps its judge-only verdict,
@@ -27,7 +28,7 @@ from .._records.codec import frame
 from .._records.meta import ReportMeta
 from .._stats.paired import AS_GOOD, INCONCLUSIVE, MIN_INPUTS, WORSE, number_text, plural
 from .._stats.ppi import MIN_LABELS, corrected_difference, more_labels
-from .evidence import evidence
+from .evidence import Evidence
 from .label_agreement import AGREEMENT_SCHEMA, ALL_ENTRIES, agreement_rows
 from .labels import HumanLabels, labellable
 
@@ -170,22 +171,28 @@ def correct(
 
 
 def with_labels(
-    models: pl.DataFrame, runs: pl.DataFrame, labels: HumanLabels | None, meta: ReportMeta, *, void: bool = False
+    verdicts: pl.DataFrame,
+    runs: pl.DataFrame,
+    labels: HumanLabels | None,
+    meta: ReportMeta,
+    *,
+    found: Evidence,
+    void: bool = False,
 ) -> tuple[pl.DataFrame, pl.DataFrame]:
-    """The models frame with the verdicts label-corrected where the labels allow it, and the agreement frame
-    (`AGREEMENT_SCHEMA`; empty without labels). When the negative controls ``void`` the judge's verdicts, a verdict
-    the labels correct stands on them (the correction holds whatever the judge's bias, an uninformative judge
-    included: its interval is then as wide as the labels alone make it), and says so; one they cannot correct stays
-    void."""
-    if labels is None or not models.height:
-        return models, frame([], AGREEMENT_SCHEMA)
+    """The judge-only verdicts (one row per candidate entry, in the models frame's verdict columns) label-corrected
+    where the labels allow it, and the agreement frame (`AGREEMENT_SCHEMA`; empty without labels). ``found``: what the
+    runs say about whether a verdict can stand (`gradebench._verdict.evidence`), held to the corrected verdicts too.
+    When the negative controls ``void`` the judge's verdicts, a verdict the labels correct stands on them (the
+    correction holds whatever the judge's bias, an uninformative judge included: its interval is then as wide as the
+    labels alone make it), and says so; one they cannot correct stays void."""
+    if labels is None or not verdicts.height:
+        return verdicts, frame([], AGREEMENT_SCHEMA)
     scores = labels.scores
-    entries = models["entry"].to_list()
+    entries = verdicts["entry"].to_list()
     rows = agreement_rows(runs, scores, entries, meta.reference_entry, meta.spec.margin)
-    tested = dict(models.select("entry", pl.col("verdict").is_not_null()).iter_rows())
-    found = evidence(runs)
+    tested = dict(verdicts.select("entry", pl.col("verdict").is_not_null()).iter_rows())
     updated = []
-    for row in models.iter_rows(named=True):
+    for row in verdicts.iter_rows(named=True):
         if not tested[row["entry"]]:
             updated.append(row)
             continue
@@ -219,4 +226,4 @@ def with_labels(
             agree["sentence"] = f"{agree['sentence']} (the label-corrected verdict allows for it)"
         updated.append(row)
     assert rows[-1]["entry"] == ALL_ENTRIES
-    return frame(updated, dict(models.schema)), frame(rows, AGREEMENT_SCHEMA)
+    return frame(updated, dict(verdicts.schema)), frame(rows, AGREEMENT_SCHEMA)

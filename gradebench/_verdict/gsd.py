@@ -10,25 +10,23 @@ entry stops when its verdict settles, when it is futile (neither verdict is like
 (``max_runs``), or when the budget runs out — then its verdict is the one of its last look taken: the runs of a wave cut
 short are in the report but no look reads them, as no boundary was spent on them.
 
-`look_verdicts` reads a finished race's verdicts from its report's scores and the units in draw order; a race
-stopped early is replayed first (`completed_looks`): wave by wave, up to the first wave with a run missing.
+`LookRace.reading` reads a finished race's verdict of an entry from its report's scores and the units in draw order;
+a race stopped early is replayed first (`completed_looks`): wave by wave, up to the first wave with a run missing.
 """
 
 from __future__ import annotations
 
 from collections.abc import Collection, Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING
 
-import polars as pl
-
-from .._records.codec import frame
-from .._records.meta import ReportMeta
-from .._stats import paired as _stats
 from .._stats.groupseq import ALPHA, AS_GOOD_FROM, LOOKS, WORSE_ALPHA, LookVerdict, look_verdict, planned_looks
-from .._stats.paired import AS_GOOD, INCONCLUSIVE
-from .racestate import RaceState, Unit, landed, replay, unit_differences
+from .._stats.paired import AS_GOOD, INCONCLUSIVE, plural
+from .racestate import Landed, RaceState, Reading, Unit, replay, unit_differences
 
-__all__ = ["LookRace", "completed_looks", "design_words", "look_verdicts"]
+if TYPE_CHECKING:
+    from .._records.meta import ReportMeta
+
+__all__ = ["LookRace", "completed_looks", "design_words"]
 
 _Scores = Mapping[tuple[str, Unit], float | None]
 
@@ -83,6 +81,24 @@ class LookRace(RaceState[LookVerdict]):
             self._cycle = self._rng.sample(self.input_ids, len(self.input_ids))
         return self._cycle.pop(0)
 
+    @classmethod
+    def reading(cls, found: Landed, entry: str, meta: ReportMeta) -> Reading:
+        """``entry``'s verdict at the looks its units reach: the first that settled it, or the last taken."""
+        reference, units = meta.reference_entry, found.units
+        looks = planned_looks(meta.max_runs, LOOKS)
+        v = look_verdict(_draws(found.scores, entry, reference, units), looks, meta.spec.margin)
+        return Reading(
+            verdict=v.verdict,
+            mean_diff=v.mean,
+            lower=v.lower,
+            upper=v.upper,
+            n_inputs=v.n_inputs,
+            n_pairs=v.n,
+            paired=len(unit_differences(found.scores, entry, reference, units)),
+            reason=v.reason,
+            complete=f"on the looks complete before the stop ({plural(len(units), 'unit')})",
+        )
+
 
 def _draws(scores: _Scores, entry: str, reference_entry: str, units: Sequence[Unit]) -> list[tuple[str, float | None]]:
     """``entry``'s paired difference on every unit in draw order (None where either run has no score or none ran)."""
@@ -110,35 +126,6 @@ def completed_looks(
     the replay ends at the first wave with a run missing, whose units no look read."""
     race = LookRace(candidates, reference_entry, input_ids, margin=margin, max_runs=max_runs, seed=seed)
     return replay(race, scores, flaws)
-
-
-def look_verdicts(runs: pl.DataFrame, meta: ReportMeta) -> tuple[pl.DataFrame, dict[str, str]]:
-    """A group-sequential race's verdicts (rows of `gradebench._stats.paired.VERDICT_SCHEMA`) from its runs and meta;
-    and
-    why entries stopped, for a race stopped early."""
-    race = landed(runs, meta, LookRace)
-    scores, entries, units = race.scores, race.entries, race.units
-    looks = planned_looks(meta.max_runs, LOOKS)
-    rows = []
-    for entry in entries:
-        row: dict[str, Any] = {"entry": entry, "margin": meta.spec.margin}
-        if entry != meta.reference_entry:
-            v = look_verdict(_draws(scores, entry, meta.reference_entry, units), looks, meta.spec.margin)
-            paired = unit_differences(scores, entry, meta.reference_entry, units)
-            reason = (_stats.unjudged(runs, entry, meta.reference_entry) if not paired else None) or v.reason
-            if meta.stopped is not None:
-                reason += f"; on the looks complete before the stop ({_stats.plural(len(units), 'unit')})"
-            row.update(
-                verdict=v.verdict,
-                mean_diff=v.mean,
-                lower=v.lower,
-                upper=v.upper,
-                n_inputs=v.n_inputs,
-                n_pairs=v.n,
-                reason=reason,
-            )
-        rows.append(row)
-    return frame(rows, _stats.VERDICT_SCHEMA), race.stops
 
 
 def design_words(max_runs: int, margin: float) -> tuple[str, str]:

@@ -25,7 +25,7 @@ from .evidence import flawed_entries
 if TYPE_CHECKING:
     from .._records.meta import ReportMeta
 
-__all__ = ["Landed", "RaceEntry", "RaceState", "Scores", "Unit", "landed", "replay", "unit_differences"]
+__all__ = ["Landed", "RaceEntry", "RaceState", "Reading", "Scores", "Unit", "landed", "replay", "unit_differences"]
 
 V = TypeVar("V")
 
@@ -160,6 +160,35 @@ class RaceState(Generic[V]):
     def _read(self, flawed: Collection[str]) -> None:
         """Read the racing entries' verdicts from the scores so far and stop those that are done."""
         raise NotImplementedError
+
+    @classmethod
+    def reading(cls, found: Landed, entry: str, meta: ReportMeta) -> Reading:
+        """``entry``'s verdict as its report reads it from what landed (`landed`): the race's own bounds."""
+        raise NotImplementedError
+
+
+@dataclass(frozen=True, kw_only=True)
+class Reading:
+    """One candidate's verdict read from a race to a verdict's report (`RaceState.reading`)."""
+
+    verdict: str
+    """``as good``, ``worse`` or ``inconclusive``."""
+    mean_diff: float | None
+    """The mean paired difference the verdict rests on; None before any."""
+    lower: float | None
+    """Its lower bound (anytime-valid, or repeated over the looks)."""
+    upper: float | None
+    """Its upper bound."""
+    n_inputs: int
+    """Inputs the verdict rests on."""
+    n_pairs: int
+    """Paired units the verdict rests on."""
+    paired: int
+    """Units on which both the entry and the reference entry have a score (0: the judge scored none of a side)."""
+    reason: str
+    """Why the verdict is what it is, in one sentence."""
+    complete: str
+    """What the verdict of a race stopped early rests on, in words: ``on 9 units complete before the stop``."""
 
 
 def unit_differences(scores: Scores, entry: str, reference_entry: str, units: Sequence[Unit]) -> list[float]:

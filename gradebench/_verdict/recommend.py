@@ -11,9 +11,11 @@ import polars as pl
 
 from .._base.numbers import money
 from .._base.vocab import Stopped, VerdictBasis
+from .._records.meta import ReportMeta
 from .._stats.paired import AS_GOOD, INCONCLUSIVE, MIN_INPUTS, number_text
+from .controls import ControlCheck
 
-__all__ = ["Recommendation", "recommend"]
+__all__ = ["Recommendation", "recommend", "report_recommendation"]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -32,6 +34,28 @@ class Recommendation:
     """The lower bound of ``entry``'s non-inferiority test (None for the fallback)."""
     n_pairs: int | None
     """Paired runs behind the verdict (None for the fallback)."""
+
+
+def report_recommendation(models: pl.DataFrame, meta: ReportMeta, check: ControlCheck) -> Recommendation | None:
+    """A report's recommendation from its models frame: `recommend`, unless the negative controls void the judge's
+    verdicts (``check``) and no label-corrected verdict stands for it, when nothing is recommended and the sentence
+    says what to do; None when no entry was tested against the reference."""
+    if not models.height:
+        return None
+    tested = models.filter(pl.col("verdict").is_not_null())
+    lifted = tested.height > 0 and (tested["verdict_basis"] == VerdictBasis.LABEL_CORRECTED).all()
+    if check.void and not lifted:  # a judge the controls fooled recommends nothing, unless labels stand for it
+        ref = meta.reference_entry
+        sentence = check.recommendation(meta.job or "?")
+        return Recommendation(entry=ref, reference=ref, sentence=sentence, cost_ratio=None, lower=None, n_pairs=None)
+    currency = models["currency"].drop_nulls()
+    return recommend(
+        models,
+        job=meta.job or "?",
+        reference_entry=meta.reference_entry,
+        margin=meta.spec.margin,
+        currency=currency[0] if currency.len() else "",
+    )
 
 
 def recommend(
