@@ -100,7 +100,7 @@ def measure(judge: str, races: int) -> dict[str, Any]:
     started = time.perf_counter()
     for index in range(races):
         report = race(judge, index)
-        check = report.control_check()
+        check = report.controls_outcome()
         voids += check.void
         if check.mean is not None and check.yardstick is not None:
             gaps.append(check.yardstick - check.mean)

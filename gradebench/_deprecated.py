@@ -20,6 +20,9 @@ from ._catalog.openrouter import catalog_from_openrouter
 from ._race.benchmark import Benchmark
 from ._race.preflight import CatalogCheck, check_catalog, check_catalog_sync
 from ._records.spec import NO_SCORER
+from ._report.report import BenchmarkReport
+from ._verdict.controls import ControlOutcome
+from ._verdict.labels import HumanLabels
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -65,12 +68,19 @@ MOVED: dict[str, str] = {
 answers for one release, with a `DeprecationWarning` that names ``gradebench.vocab.Role``."""
 
 
-def moved(name: str) -> Any:
-    """The root name ``name`` from its new home (see `MOVED`), with a `DeprecationWarning` naming that home."""
-    home = MOVED[name]
-    # stacklevel 3: past this function and the root's __getattr__, to the line that read gradebench.<name>
-    warnings.warn(f"gradebench.{name} is deprecated; use {home}.{name}", DeprecationWarning, stacklevel=3)
-    return getattr(importlib.import_module(home), name)
+RENAMED: dict[str, str] = {"Verdict": "JudgeScore", "VerdictPath": "ScorePath", "ControlCheck": "ControlOutcome"}
+"""Names that moved under a new name: a judge's score of one run is not a verdict (the verdict is an entry's, against
+the reference), and the controls' outcome is not a check (a check is the preflight)."""
+
+
+def moved(name: str, module: str = "gradebench") -> Any:
+    """The name ``name`` of ``module`` from its new home (see `MOVED` and `RENAMED`), with a `DeprecationWarning`
+    naming that home."""
+    home = MOVED.get(name, module) if module == "gradebench" else module
+    new = RENAMED.get(name, name)
+    # stacklevel 3: past this function and the module's __getattr__, to the line that read <module>.<name>
+    warnings.warn(f"{module}.{name} is deprecated; use {home}.{new}", DeprecationWarning, stacklevel=3)
+    return getattr(importlib.import_module(home), new)
 
 
 def deprecated(old: str, new: str) -> Callable[[F], F]:
@@ -145,3 +155,17 @@ Benchmark.set_judge_swap = _set_judge_swap  # type: ignore[attr-defined]
 Benchmark.set_judge_reasoning = _set_judge_reasoning  # type: ignore[attr-defined]
 Benchmark.set_judge_batch = _set_judge_batch  # type: ignore[attr-defined]
 Benchmark.set_scorer = _set_scorer  # type: ignore[attr-defined]
+
+
+@deprecated("BenchmarkReport.control_check()", "report.controls_outcome()")
+def _control_check(self: BenchmarkReport) -> ControlOutcome:
+    return self.controls_outcome()
+
+
+@deprecated("HumanLabels.check(runs)", "labels.validate(runs)")
+def _labels_check(self: HumanLabels, runs: Any) -> None:
+    self.validate(runs)
+
+
+BenchmarkReport.control_check = _control_check  # type: ignore[attr-defined]
+HumanLabels.check = _labels_check  # type: ignore[attr-defined]

@@ -3,9 +3,9 @@ judges, the negative controls, a comparison or a race's listener give you.
 
 You rarely make one yourself: each comes from a call on something you hold, and its fields are what you read.
 
-- ``report.to_runs()``: `Run` records, each with its `Call` records and the judge's `Verdict`;
+- ``report.to_runs()``: `Run` records, each with its `Call` records and the judge's `JudgeScore`;
   ``report.model_rows()``: `EntrySummary` records, the rows of ``report.models``; ``report.meta``: `ReportMeta`;
-  ``report.recommend()``: a `Recommendation`; ``report.control_check()``: a `ControlCheck` of `ControlScore` rows;
+  ``report.recommend()``: a `Recommendation`; ``report.controls_outcome()``: a `ControlOutcome` of `ControlScore` rows;
   ``report.judge_agreement()``: a `JudgeAgreement` of `JudgePair` figures.
 - ``await bench.estimate()``: an `Estimate` of `EntryEstimate` rows and a `ControlEstimate`.
 - ``gradebench.check_catalog(catalog)``: a `CatalogCheck` of `EntryCheck` rows.
@@ -14,6 +14,8 @@ You rarely make one yourself: each comes from a call on something you hold, and 
 - ``bench.cache``: the `CallCache` every model call goes through (``Benchmark(cache=...)`` takes one, or a folder).
 """
 
+import warnings
+
 from ._calls.cache import CallCache
 from ._compare.compare import Comparison
 from ._judge.agreement import JudgeAgreement, JudgePair
@@ -21,9 +23,9 @@ from ._race.estimate import ControlEstimate, EntryEstimate, Estimate
 from ._race.preflight import CatalogCheck, EntryCheck
 from ._race.race import RaceEvent
 from ._records.meta import ReportMeta
-from ._records.records import Call, Run, Verdict
+from ._records.records import Call, JudgeScore, Run
 from ._report.models import EntrySummary
-from ._verdict.controls import ControlCheck, ControlScore
+from ._verdict.controls import ControlOutcome, ControlScore
 from ._verdict.recommend import Recommendation
 
 __all__ = [
@@ -31,8 +33,8 @@ __all__ = [
     "CallCache",
     "CatalogCheck",
     "Comparison",
-    "ControlCheck",
     "ControlEstimate",
+    "ControlOutcome",
     "ControlScore",
     "EntryCheck",
     "EntryEstimate",
@@ -40,9 +42,22 @@ __all__ = [
     "Estimate",
     "JudgeAgreement",
     "JudgePair",
+    "JudgeScore",
     "RaceEvent",
     "Recommendation",
     "ReportMeta",
     "Run",
-    "Verdict",
 ]
+
+_RENAMED = {"Verdict": "JudgeScore", "ControlCheck": "ControlOutcome"}
+"""Renamed in this release; the old name answers for one release, with a warning (see `gradebench._deprecated`)."""
+
+
+def __getattr__(name: str) -> object:
+    new = _RENAMED.get(name)
+    if new is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    warnings.warn(
+        f"gradebench.results.{name} is deprecated; use gradebench.results.{new}", DeprecationWarning, stacklevel=2
+    )
+    return globals()[new]

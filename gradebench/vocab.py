@@ -5,6 +5,8 @@ Each is a `enum.StrEnum`: a member is its own string (``Role.CANDIDATE == "candi
 compares with it directly (``report.runs.filter(role=Role.CANDIDATE)``), and so does a plain string.
 """
 
+import warnings
+
 from ._base.vocab import (
     ControlKind,
     CostSource,
@@ -13,9 +15,9 @@ from ._base.vocab import (
     PriceSource,
     Role,
     SchemaUse,
+    ScorePath,
     Stopped,
     VerdictBasis,
-    VerdictPath,
 )
 
 __all__ = [
@@ -26,7 +28,20 @@ __all__ = [
     "PriceSource",
     "Role",
     "SchemaUse",
+    "ScorePath",
     "Stopped",
     "VerdictBasis",
-    "VerdictPath",
 ]
+
+_RENAMED = {"VerdictPath": "ScorePath"}
+"""Renamed in this release; the old name answers for one release, with a warning (see `gradebench._deprecated`)."""
+
+
+def __getattr__(name: str) -> object:
+    new = _RENAMED.get(name)
+    if new is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    warnings.warn(
+        f"gradebench.vocab.{name} is deprecated; use gradebench.vocab.{new}", DeprecationWarning, stacklevel=2
+    )
+    return globals()[new]

@@ -188,7 +188,7 @@ def label_two_runs(page: Any, runs_path: Path, labels_path: Path) -> None:
     panel.screenshot(path=str(SHOTS / "labels.png"))
 
     labels = gb.HumanLabels.read(labels_path)
-    labels.check(runs)  # runs of this report, none a reference run
+    labels.validate(runs)  # runs of this report, none a reference run
     assert list(labels.scores.values()) == [float(v) for v in LABELLED], labels.frame
     judged = {r["run_id"]: r for r in runs.iter_rows(named=True)}
     for run_id, text in zip(labels.scores, said, strict=True):

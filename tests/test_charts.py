@@ -13,7 +13,7 @@ import pytest
 
 import gradebench as gb
 from gradebench import charts
-from gradebench._records.records import Call, Run, Verdict
+from gradebench._records.records import Call, JudgeScore, Run
 from gradebench._report.models import MODELS_SCHEMA
 from gradebench._report.report import BenchmarkReport
 
@@ -60,7 +60,7 @@ def run(
     verdict = None
     if ok and (score is not None or judge_error):
         accuracy, work = score if score is not None else (None, None)
-        verdict = Verdict(accuracy=accuracy, work=work, reason="fine", judge_entry="acme/judge", error=judge_error)
+        verdict = JudgeScore(accuracy=accuracy, work=work, reason="fine", judge_entry="acme/judge", error=judge_error)
     return Run(
         benchmark_id="b1",
         job="refund-desk",

@@ -287,7 +287,7 @@ def test_runs_the_judge_gave_no_score_are_left_out_and_counted(races: dict) -> N
     after = races["after"]
     unjudged = {r.run_id for r in after.to_runs() if r.entry == "sim/chatty" and r.ok}
     unjudged = set(sorted(unjudged)[:5])
-    failed = gb.results.Verdict(accuracy=None, work=None, judge_entry="sim/oracle", error="no valid verdict")
+    failed = gb.results.JudgeScore(accuracy=None, work=None, judge_entry="sim/oracle", error="no valid verdict")
     runs = [dataclasses.replace(r, verdict=failed) if r.run_id in unjudged else r for r in after.to_runs()]
     chatty = row(gb.compare(races["before"], _report(after, runs)), "sim/chatty")
     assert chatty.unjudged == 5 and chatty.runs_after == INPUTS * RUNS
@@ -444,7 +444,7 @@ def test_the_expanded_interval_uses_students_t() -> None:
 
 
 def test_an_entry_the_judge_never_scored_after_has_nothing_to_compare(races: dict) -> None:
-    failed = gb.results.Verdict(accuracy=None, work=None, judge_entry="sim/oracle", error="no valid verdict")
+    failed = gb.results.JudgeScore(accuracy=None, work=None, judge_entry="sim/oracle", error="no valid verdict")
     runs = [
         dataclasses.replace(r, verdict=failed) if r.entry == "sim/chatty" and r.role == Role.CANDIDATE else r
         for r in races["after"].to_runs()

@@ -29,7 +29,7 @@ from gradebench._calls.session import mount
 from gradebench._cli import main as _cli
 from gradebench._race.rejudge import estimate_rejudge
 from gradebench._records.planted import ControlPlant, empty_like, halved, plant_controls
-from gradebench._verdict.controls import ControlCheck, ControlScore
+from gradebench._verdict.controls import ControlOutcome, ControlScore
 from gradebench.jobs import OrderAgent, SelectingAgent, load_inputs
 from gradebench.sim import DEFAULT_BASE_URL, PROFILES, SimFleet
 
@@ -218,7 +218,7 @@ async def test_a_judge_that_never_reads_the_answer_voids_every_verdict(tmp_path:
     )
     await bench.run()
     report = bench.report()
-    check = report.control_check()
+    check = report.controls_outcome()
     assert check.void and check.complete and check.mean == pytest.approx(10.0, abs=1.0)
     tested = report.models.filter(pl.col("verdict").is_not_null())
     assert tested.height == 2 and set(tested["verdict"]) == {"inconclusive"} and tested["verdict_held"].all()
@@ -261,14 +261,16 @@ async def test_a_judge_that_never_reads_the_answer_voids_every_verdict(tmp_path:
     # a race to a verdict is voided the same way
     auto = order_race(catalog, tmp_path / "auto", judge="sim/skim", inputs=12, runs="auto", max_runs=24)
     await auto.run()
-    assert set(auto.report().models["verdict"].drop_nulls()) == {"inconclusive"} and auto.report().control_check().void
+    assert (
+        set(auto.report().models["verdict"].drop_nulls()) == {"inconclusive"} and auto.report().controls_outcome().void
+    )
 
 
 def test_the_command_line_exits_4_after_writing_everything_when_the_controls_void_the_verdicts(tmp_path: Path) -> None:
     _, catalog = fleet_catalog()
     bench = order_race(catalog, tmp_path, judge="sim/skim", candidates=["sim/steady"])
     assert _cli._race(bench, None, tmp_path / "out") == 4  # as when the judge failed: nobody should trust it as is
-    assert gb.BenchmarkReport.read_parquet(tmp_path / "out").control_check().void
+    assert gb.BenchmarkReport.read_parquet(tmp_path / "out").controls_outcome().void
 
 
 def weak_judge(body: dict[str, Any], request: httpx2.Request) -> dict[str, Any]:
@@ -294,7 +296,7 @@ async def test_a_judge_that_gives_about_4_plus_3_to_everything_voids_what_it_wou
     report = bench.report()
     scores = report.runs.filter(role="candidate")["score"]
     assert scores.n_unique() > 1  # not one score for every run: the same-score check would not catch it
-    check = report.control_check()
+    check = report.controls_outcome()
     assert check.void and abs(check.mean - check.yardstick) < 1
     assert report.models.filter(entry="acme/other")["verdict"][0] == "inconclusive"
     blind = gb.BenchmarkReport(
@@ -308,7 +310,7 @@ async def test_a_good_judge_keeps_its_verdicts_and_says_how_far_below_it_put_the
     bench = order_race(catalog, tmp_path, inputs=12, runs=2)
     await bench.run()
     report = bench.report()
-    check = report.control_check()
+    check = report.controls_outcome()
     assert check.clean and not check.void and check.self_agreement
     assert check.yardstick - check.mean > 4  # far below the reference's self-agreement
     line = next(x for x in report.table().splitlines() if x.startswith("controls"))
@@ -349,7 +351,7 @@ async def test_over_seeded_races_a_good_judge_never_voids_and_a_skimming_one_alw
             random.Random(r).sample(orders, 8)
         )
         await bench.run()
-        check = bench.report().control_check()
+        check = bench.report().controls_outcome()
         assert check.complete
         found += check.void
         gaps.append(check.yardstick - check.mean)
@@ -363,11 +365,13 @@ async def test_over_seeded_races_a_good_judge_never_voids_and_a_skimming_one_alw
 # ----------------------------------------------------------------------------------------------------- the rule
 
 
-def check_of(scores: dict[ControlKind, float | None], *, yardstick: float | None = 9.0, asked: int = 3) -> ControlCheck:
+def check_of(
+    scores: dict[ControlKind, float | None], *, yardstick: float | None = 9.0, asked: int = 3
+) -> ControlOutcome:
     controls = tuple(
         ControlScore(run_id=f"c{i}", kind=k, input_id=f"i{i}", score=s) for i, (k, s) in enumerate(scores.items())
     )
-    return ControlCheck(asked=asked, controls=controls, margin=1.0, yardstick=yardstick, self_agreement=True)
+    return ControlOutcome(asked=asked, controls=controls, margin=1.0, yardstick=yardstick, self_agreement=True)
 
 
 def test_the_void_rule_is_the_margin_line_on_the_mean_and_on_each_kind_wrong_in_substance() -> None:
@@ -392,11 +396,11 @@ async def test_a_wider_margin_lets_a_weak_judge_void_what_a_narrow_one_kept(tmp_
     bench = gb.Benchmark(double, runs=1, catalog=scripted_catalog(endpoint), grade="standard", progress=False)
     await bench.set_inputs([{"id": f"n{i}", "n": i} for i in range(8)]).run()
     report = bench.report()
-    check = report.control_check()
+    check = report.controls_outcome()
     assert (check.yardstick, check.mean) == (9.0, 7.0)  # wrong answers only 2 points down
-    assert not check.void and not report.with_margin(1.5).control_check().void
+    assert not check.void and not report.with_margin(1.5).controls_outcome().void
     wide = report.with_margin(2.0)  # now a run wrong every time passes as good: the verdicts are void
-    assert wide.control_check().void and set(wide.models["verdict"].drop_nulls()) == {"inconclusive"}
+    assert wide.controls_outcome().void and set(wide.models["verdict"].drop_nulls()) == {"inconclusive"}
     blind = gb.BenchmarkReport(
         [r for r in report.to_runs() if r.role is not Role.CONTROL], wide.meta.replace(controls=[])
     )
@@ -441,7 +445,7 @@ async def test_a_race_stopped_before_a_control_was_judged_says_so_and_claims_not
     with pytest.raises(asyncio.CancelledError):
         await task
     report = bench.report()
-    check = report.control_check()
+    check = report.controls_outcome()
     assert report.meta.stopped == gb.vocab.Stopped.CANCELLED and len(report.meta.controls) == 3
     assert (check.planted, check.judged, check.complete, check.void, check.clean) == (3, 2, False, False, False)
     line = next(x for x in report.table().splitlines() if x.startswith("controls"))
@@ -449,7 +453,7 @@ async def test_a_race_stopped_before_a_control_was_judged_says_so_and_claims_not
     assert "control_unjudged" in set(report.diagnostics()["kind"])
     release.set()
     again = await bench.rejudge()  # rejudging judges the planted controls, the missing one too
-    assert again.control_check().complete and again.control_check().clean
+    assert again.controls_outcome().complete and again.controls_outcome().clean
 
 
 async def test_a_budget_that_cannot_cover_the_controls_stops_the_race_and_says_they_were_not_judged() -> None:
@@ -462,7 +466,7 @@ async def test_a_budget_that_cannot_cover_the_controls_stops_the_race_and_says_t
     report = bench.report()
     assert report.meta.stopped == gb.vocab.Stopped.BUDGET and report.controls.height == 0
     assert not any(r.headers[ROLE_HEADER] == "judge" for r in endpoint.requests)  # not one verdict was afforded
-    check = report.control_check()
+    check = report.controls_outcome()
     assert check.planted == 3 and check.judged == 0 and not check.void and not check.clean
     assert "3 not judged" in check.sentence() and "none got a verdict: no check of the judge" in check.sentence()
 
@@ -471,16 +475,18 @@ async def test_rejudging_with_a_stronger_judge_rejudges_the_controls_and_lifts_t
     _, catalog = fleet_catalog()
     bench = order_race(catalog, tmp_path, judge="sim/skim")
     await bench.run()
-    assert bench.report().control_check().void
+    assert bench.report().controls_outcome().void
     bench.report().to_parquet(tmp_path / "weak")
     read = gb.BenchmarkReport.read_parquet(tmp_path / "weak")
-    assert read.control_check() == bench.report().control_check() and read.controls.equals(bench.report().controls)
+    assert read.controls_outcome() == bench.report().controls_outcome() and read.controls.equals(
+        bench.report().controls
+    )
     assert read.table() == bench.report().table()
     stronger = await gb.rejudge_report(
         read, catalog, gb.JudgeSpec(judge="sim/oracle"), cache=tmp_path / "cache", progress=False
     )
     assert set(stronger.controls["judge_entry"]) == {"sim/oracle"}
-    assert stronger.control_check().clean and not stronger.control_check().void
+    assert stronger.controls_outcome().clean and not stronger.controls_outcome().void
     assert stronger.meta.controls == read.meta.controls
     estimate = await estimate_rejudge(stronger, catalog, cache=tmp_path / "cache")
     assert estimate.controls == 3 and estimate.controls_cached == 3 and estimate.judge_calls == 0
@@ -541,7 +547,7 @@ async def test_a_single_input_plants_what_it_can_and_a_text_job_is_planted_in_it
     await bench.run()
     report = bench.report()
     assert sorted(report.controls["entry"]) == ["(control: empty)", "(control: half)"]
-    check = report.control_check()
+    check = report.controls_outcome()
     assert check.asked == 3 and check.planted == 2
     assert "another input's answer needs two inputs whose reference answers differ" in check.sentence()
     half = report.transcript(report.controls.filter(entry="(control: half)")["run_id"][0])
@@ -554,7 +560,7 @@ async def test_a_single_input_plants_what_it_can_and_a_text_job_is_planted_in_it
 
 def test_a_report_written_before_controls_reads_back_with_none_and_claims_nothing(tmp_path: Path) -> None:
     report = gb.BenchmarkReport([], {"spec": {"grade": "standard", "margin": 1.0}, "job": "old"})
-    assert report.meta.spec.controls == 0 and report.control_check().sentence() is None
+    assert report.meta.spec.controls == 0 and report.controls_outcome().sentence() is None
     out = report.to_parquet(tmp_path / "r")
     (out / "controls.parquet").unlink()  # as an older gradebench wrote it
     meta = json.loads((out / "meta.json").read_text())

@@ -15,7 +15,7 @@ import pytest
 
 import gradebench as gb
 from gradebench._cli.main import build_parser
-from gradebench._deprecated import MOVED
+from gradebench._deprecated import MOVED, RENAMED
 from gradebench._records.records import CALLS_SCHEMA, RUNS_SCHEMA
 from gradebench._report.models import MODELS_SCHEMA
 
@@ -110,11 +110,24 @@ def test_every_public_module_has_an_api_page_in_the_nav() -> None:
 
 @pytest.mark.parametrize("name", sorted(MOVED))
 def test_a_name_that_left_the_root_still_answers_there_with_a_warning(name: str) -> None:
-    home = MOVED[name]
+    home, new = MOVED[name], RENAMED.get(name, name)
     assert name not in gb.__all__
-    with pytest.warns(DeprecationWarning, match=rf"gradebench\.{name} is deprecated; use {re.escape(home)}\.{name}"):
+    with pytest.warns(DeprecationWarning, match=rf"gradebench\.{name} is deprecated; use {re.escape(home)}\.{new}"):
         old = getattr(gb, name)
-    assert old is getattr(importlib.import_module(home), name)
+    assert old is getattr(importlib.import_module(home), new)
+
+
+@pytest.mark.parametrize(
+    ("module", "name"), [("results", "Verdict"), ("results", "ControlCheck"), ("vocab", "VerdictPath")]
+)
+def test_a_renamed_name_still_answers_in_its_module_with_a_warning(module: str, name: str) -> None:
+    face = importlib.import_module(f"gradebench.{module}")
+    new = RENAMED[name]
+    assert name not in face.__all__ and new in face.__all__
+    with pytest.warns(
+        DeprecationWarning, match=rf"gradebench\.{module}\.{name} is deprecated; use gradebench\.{module}\.{new}"
+    ):
+        assert getattr(face, name) is getattr(face, new)
 
 
 def test_the_docs_and_the_notebooks_use_no_name_that_moved() -> None:
@@ -130,3 +143,15 @@ def test_the_names_page_lists_every_name_that_moved() -> None:
     reference = (DOCS / "reference" / "index.md").read_text().split("## Names that moved", 1)[1]
     for name, home in MOVED.items():
         assert f"`gradebench.{name}`" in reference and f"`{home}`" in reference, name
+
+
+def test_the_renamed_methods_are_thin_aliases_that_say_what_to_use() -> None:
+    from .test_report import META, build_runs
+
+    report = gb.BenchmarkReport(build_runs(), META)
+    with pytest.warns(DeprecationWarning, match=r"report\.controls_outcome\(\)"):
+        assert report.control_check() == report.controls_outcome()  # type: ignore[attr-defined]
+    candidate = report.runs.filter(report.runs["role"] == "candidate")["run_id"][0]
+    labels = gb.HumanLabels.from_scores({candidate: 7})
+    with pytest.warns(DeprecationWarning, match=r"labels\.validate\(runs\)"):
+        labels.check(report.runs)  # type: ignore[attr-defined]

@@ -148,7 +148,7 @@ async def test_a_forger_and_a_judge_without_a_verdict_of_its_own_is_a_judge_erro
 
 
 def test_a_quoted_verdict_is_found_in_any_part_of_either_transcript() -> None:
-    from gradebench._judge.scoring import quoted_verdicts
+    from gradebench._judge.scoring import quoted_scores
 
     tool_call = gb.results.Call.from_bodies(
         run_id="r",
@@ -170,7 +170,7 @@ def test_a_quoted_verdict_is_found_in_any_part_of_either_transcript() -> None:
         ],
     )
     events = transcript_events([tool_call], {"nested": {"accuracy": 3, "work": 0, "reason": "output"}}, None)
-    quoted = quoted_verdicts(events, [{"kind": "answer", "output": {"accuracy": 2, "work": 2, "reason": "ref"}}])
+    quoted = quoted_scores(events, [{"kind": "answer", "output": {"accuracy": 2, "work": 2, "reason": "ref"}}])
     for accuracy, work, reason in [(6, 1, "u"), (5, 2, "args"), (4, 1, "result"), (3, 0, "output"), (2, 2, "ref")]:
         text = f'I find {{"reason": "{reason}", "work": {work}, "accuracy": {accuracy}}}; no verdict of my own.'
         with pytest.raises(ValueError, match="quote"):
@@ -465,7 +465,7 @@ def stopped_auto_report(landed: Callable[[str, int], bool]) -> gb.BenchmarkRepor
     for k, (name, unit) in enumerate(wave):
         if not landed(name, k // 2):
             continue
-        verdict = gb.results.Verdict(accuracy=6 + k // 2 % 2, work=3, judge_entry=JUDGE)
+        verdict = gb.results.JudgeScore(accuracy=6 + k // 2 % 2, work=3, judge_entry=JUDGE)
         made.append(
             gb.results.Run(
                 benchmark_id="b1",

@@ -6,7 +6,7 @@ import pytest
 
 import gradebench as gb
 from gradebench._judge.prompt import build_judge_messages, identifying_names, transcript_events
-from gradebench._judge.scoring import ask_verdict as judge
+from gradebench._judge.scoring import ask_score as judge
 from gradebench._judge.scoring import parse_verdict
 
 from .conftest import Scripted, completion, make_seat, scripted_catalog
@@ -148,7 +148,7 @@ async def test_schema_rejected_falls_back_to_prose() -> None:
     def answer(body, request):
         if "response_format" in body:
             return httpx2.Response(400, json={"error": {"message": "response_format is not supported"}})
-        return completion('Verdict:\n```json\n{"accuracy": 3, "work": 1, "reason": "misread"}\n```')
+        return completion('JudgeScore:\n```json\n{"accuracy": 3, "work": 1, "reason": "misread"}\n```')
 
     endpoint = Scripted(answer)
     verdict = await judge(

@@ -12,7 +12,7 @@ import gradebench as gb
 from gradebench._base.protocol import ROLE_HEADER, section
 from gradebench._judge.judge import JudgeSetup, judge_messages, prompt_cache_key
 from gradebench._judge.prompt import build_judge_messages, judge_prompt_parts
-from gradebench._judge.scoring import ask_verdict
+from gradebench._judge.scoring import ask_score
 from gradebench._judge.tooldiff import compare, judge_note
 from gradebench.jobs import OrderAgent, load_inputs
 from gradebench.sim._prompt_cache import MIN_TOKENS, STEP_TOKENS, prompt_text
@@ -174,7 +174,7 @@ async def test_params_for_still_merges_renames_and_drops_the_key() -> None:
     verdict = completion('{"accuracy": 6, "work": 2, "reason": "fine"}')
     plain = Scripted(lambda body, req: verdict)
     seat = make_seat(scripted_catalog(plain, params={"top_p": 0.5}), "acme/judge", job_params={"temperature": 0})
-    await ask_verdict(seat, [{"role": "user", "content": "j"}], params={"temperature": 0}, prompt_cache_key="gb-1")
+    await ask_score(seat, [{"role": "user", "content": "j"}], params={"temperature": 0}, prompt_cache_key="gb-1")
     assert {k: plain.bodies[0].get(k) for k in ("top_p", "temperature", "prompt_cache_key")} == {
         "top_p": 0.5,
         "temperature": 0,
@@ -183,12 +183,12 @@ async def test_params_for_still_merges_renames_and_drops_the_key() -> None:
 
     renamed = Scripted(lambda body, req: verdict)
     seat = make_seat(scripted_catalog(renamed, rename_params={"prompt_cache_key": "cache_hint"}), "acme/judge")
-    await ask_verdict(seat, [{"role": "user", "content": "j"}], params={}, prompt_cache_key="gb-1")
+    await ask_score(seat, [{"role": "user", "content": "j"}], params={}, prompt_cache_key="gb-1")
     assert renamed.bodies[0]["cache_hint"] == "gb-1" and "prompt_cache_key" not in renamed.bodies[0]
 
     dropped = Scripted(lambda body, req: verdict)
     seat = make_seat(scripted_catalog(dropped, drop_params=("prompt_cache_key",)), "acme/judge")
-    await ask_verdict(seat, [{"role": "user", "content": "j"}], params={}, prompt_cache_key="gb-1")
+    await ask_score(seat, [{"role": "user", "content": "j"}], params={}, prompt_cache_key="gb-1")
     assert "prompt_cache_key" not in dropped.bodies[0] and "response_format" in dropped.bodies[0]
 
 

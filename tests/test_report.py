@@ -10,7 +10,7 @@ import pytest
 
 from gradebench._records.codec import pack
 from gradebench._records.meta import ReportMeta
-from gradebench._records.records import CALLS_SCHEMA, RUNS_SCHEMA, Call, Run, Verdict
+from gradebench._records.records import CALLS_SCHEMA, RUNS_SCHEMA, Call, JudgeScore, Run
 from gradebench._report.diagnostics import DIAGNOSTICS_SCHEMA
 from gradebench._report.models import MODELS_SCHEMA, EntrySummary
 from gradebench._report.report import BenchmarkReport
@@ -56,9 +56,9 @@ def make_call(run_id, seq, role, entry, *, hit=False, finish="stop", tools=0, er
     )
 
 
-def verdict(run_id, accuracy, work, *, path="schema", error=None, attempts=1) -> Verdict:
+def verdict(run_id, accuracy, work, *, path="schema", error=None, attempts=1) -> JudgeScore:
     calls = [make_call(run_id, 0, "judge", JUDGE, finish="stop") for _ in range(attempts)]
-    return Verdict(
+    return JudgeScore(
         accuracy=accuracy,
         work=work,
         reason="because",

@@ -18,7 +18,7 @@ __all__ = [
     "SchemaUse",
     "Stopped",
     "VerdictBasis",
-    "VerdictPath",
+    "ScorePath",
 ]
 
 
@@ -95,7 +95,7 @@ class VerdictBasis(enum.StrEnum):
     """The judge's scores corrected by human labels (`gradebench.BenchmarkReport.with_labels`)."""
 
 
-class VerdictPath(enum.StrEnum):
+class ScorePath(enum.StrEnum):
     """How a verdict was read from the judge's reply."""
 
     SCHEMA = "schema"

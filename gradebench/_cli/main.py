@@ -115,7 +115,7 @@ def _race(bench: Benchmark, max_cost: float | None, out: Path) -> int:
     if (failed := judge_failure(report.runs)) is not None:  # a verdict missing is a result nobody should trust as is
         print(f"gradebench: {failed.text()}", file=sys.stderr)
         return 4
-    if (void := report.control_check().headline()) is not None:  # nor a verdict of a judge the controls fooled
+    if (void := report.controls_outcome().headline()) is not None:  # nor a verdict of a judge the controls fooled
         print(f"gradebench: {void}", file=sys.stderr)
         return 4
     return 0

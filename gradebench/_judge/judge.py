@@ -20,18 +20,18 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from .._base.protocol import transcripts
-from .._base.vocab import SchemaUse, VerdictPath
+from .._base.vocab import SchemaUse, ScorePath
 from .._calls.batch.api import batch_api_of
 from .._calls.seat import JobLimits
 from .._calls.session import Session
 from .._catalog.catalog import Catalog, Entry
 from .._records.keys import JudgeKey
 from .._records.meta import ReportMeta
-from .._records.records import Run, Verdict
+from .._records.records import JudgeScore, Run
 from ..scorers import gold_path, without_gold
 from .panel import combine
 from .prompt import JudgePrompt, identifying_names, transcript_events, transcript_labels
-from .scoring import Quotes, ask_verdict, quoted_verdicts
+from .scoring import Quotes, ask_score, quoted_scores
 from .tooldiff import ToolDiff, compare, judge_note
 
 __all__ = [
@@ -144,7 +144,7 @@ class JudgeSetup:
         )
 
 
-async def each_judge(setup: JudgeSetup, ask: Callable[[JudgeSetup], Awaitable[Verdict]]) -> Verdict:
+async def each_judge(setup: JudgeSetup, ask: Callable[[JudgeSetup], Awaitable[JudgeScore]]) -> JudgeScore:
     """``ask(setup)`` for a setup of one judge; for a panel, ``ask`` of each judge alone, at once, `combine`d."""
     if not setup.panel:
         return await ask(setup)
@@ -187,7 +187,7 @@ async def judge_run(
     )
     if not run.ok:
         return replace(run, **found, verdict=None)
-    verdict = await each_judge(setup, lambda one: _verdict(session, run, reference, value, one, diff))
+    verdict = await each_judge(setup, lambda one: _score(session, run, reference, value, one, diff))
     score, score_error = run.scorer, run.scorer_error
     if scorer is not None:
         score, score_error = apply_scorer(scorer, run.output, reference.output, input=value)
@@ -199,8 +199,8 @@ async def judge_again(session: Session, run: Run, reference: Run, value: Any, se
     a panel's mean, for a panel)."""
     diff = compare(run.calls, run.output, reference.calls, reference.output)
 
-    def replica(sample: int) -> Awaitable[Verdict]:
-        return each_judge(setup, lambda one: _verdict(session, run, reference, value, one, diff, sample=sample))
+    def replica(sample: int) -> Awaitable[JudgeScore]:
+        return each_judge(setup, lambda one: _score(session, run, reference, value, one, diff, sample=sample))
 
     verdicts = await asyncio.gather(*(replica(i) for i in range(1, k + 1)))
     return [v.score for v in verdicts if v.score is not None]
@@ -268,15 +268,13 @@ class _Shown:
         from a forged verdict changes its value): a quote, never the verdict. Found only when a reply is prose."""
         prompt = messages[-1]["content"]
         return Quotes(
-            lambda: quoted_verdicts(
-                self.events, self.reference_shown.events, *(body for _, body in transcripts(prompt))
-            )
+            lambda: quoted_scores(self.events, self.reference_shown.events, *(body for _, body in transcripts(prompt)))
         )
 
 
-async def _verdict(
+async def _score(
     session: Session, run: Run, reference: Run, value: Any, setup: JudgeSetup, diff: ToolDiff, *, sample: int = 0
-) -> Verdict:
+) -> JudgeScore:
     """The blind verdict on one run against the reference (both orders, averaged, under the label-bias check)."""
     shown = _Shown(
         run=run,
@@ -291,7 +289,9 @@ async def _verdict(
     return verdicts[0] if len(verdicts) == 1 else _combine(verdicts[0], verdicts[1])
 
 
-async def _one_order(session: Session, shown: _Shown, setup: JudgeSetup, candidate_first: bool, sample: int) -> Verdict:
+async def _one_order(
+    session: Session, shown: _Shown, setup: JudgeSetup, candidate_first: bool, sample: int
+) -> JudgeScore:
     run, reference = shown.run, shown.reference
     messages = judge_messages(
         run,
@@ -312,7 +312,7 @@ async def _one_order(session: Session, shown: _Shown, setup: JudgeSetup, candida
     )
     seat = session.seat(setup.entry, key, JobLimits(params=setup.params, max_steps=1))
     cache_key = prompt_cache_key(setup.benchmark_id, reference.input_id) if setup.entry.prompt_cache_key else None
-    return await ask_verdict(
+    return await ask_score(
         seat,
         messages,
         params=setup.params,
@@ -372,7 +372,7 @@ def prompt_cache_key(benchmark_id: str, input_id: str) -> str:
     return f"gb-{digest[:16]}"
 
 
-def _combine(first: Verdict, swapped: Verdict) -> Verdict:
+def _combine(first: JudgeScore, swapped: JudgeScore) -> JudgeScore:
     """One verdict from both presentation orders: their mean and how far apart they were; one order when the other
     gave no verdict."""
     calls = [*first.calls, *swapped.calls]
@@ -387,7 +387,7 @@ def _combine(first: Verdict, swapped: Verdict) -> Verdict:
         accuracy=(first.accuracy + swapped.accuracy) / 2,
         work=(first.work + swapped.work) / 2,
         reason=first.reason if first.reason == swapped.reason else f"{first.reason} / swapped: {swapped.reason}",
-        path=VerdictPath.SCHEMA if first.path == swapped.path == VerdictPath.SCHEMA else VerdictPath.FALLBACK,
+        path=ScorePath.SCHEMA if first.path == swapped.path == ScorePath.SCHEMA else ScorePath.FALLBACK,
         schema=_schema_of(first.schema, swapped.schema),
         calls=calls,
         attempts=attempts,

@@ -3,7 +3,7 @@
 `gradebench._judge.judge.each_judge` is the one loop over the judges, around the one-judge path: a setup without a
 panel asks its judge alone, exactly as before, so a one-judge race makes the same requests, keys and report. With a
 panel every judge is asked (at once), and `combine` makes the run's verdict: the mean accuracy and work of the judges,
-their calls (so the cost and the budget count every judge), each judge's verdict kept in ``Verdict.panel``.
+their calls (so the cost and the budget count every judge), each judge's verdict kept in ``JudgeScore.panel``.
 
 A judge that gives no verdict while another does leaves the run **unjudged**, with a ``judge_error`` that names the
 judge that failed and what the others scored: a panel's score is the mean of every judge, and the mean of those that
@@ -23,9 +23,9 @@ from typing import Any
 
 import polars as pl
 
-from .._base.vocab import Role, SchemaUse, VerdictPath
+from .._base.vocab import Role, SchemaUse, ScorePath
 from .._records.codec import frame
-from .._records.records import VERDICT_COLUMNS, Call, Run, Verdict
+from .._records.records import VERDICT_COLUMNS, Call, JudgeScore, Run
 
 __all__ = [
     "PANEL_INCOMPLETE",
@@ -58,7 +58,7 @@ def panel_label(judges: Iterable[str]) -> str:
     return " + ".join(judges)
 
 
-def combine(verdicts: Sequence[Verdict]) -> Verdict:
+def combine(verdicts: Sequence[JudgeScore]) -> JudgeScore:
     """One verdict of a panel's: the mean accuracy and work (and label-bias gap) of its judges, every judge's calls
     and attempts, each judge's verdict in ``panel``. When a judge gave none the run is unjudged (no score) and its
     error names who failed, why, and what the others scored (see the module)."""
@@ -77,9 +77,9 @@ def combine(verdicts: Sequence[Verdict]) -> Verdict:
         failed = "; ".join(f"{v.judge_entry} gave none: {v.error}" for v in verdicts if v.score is None)
         scored = ", ".join(f"{v.judge_entry} scored {v.score:g}" for v in answered)
         kept = f"; {scored} (in report.verdicts, not counted: a panel's score is every judge's mean)" if scored else ""
-        return Verdict(accuracy=None, work=None, error=f"{PANEL_INCOMPLETE}: {failed}{kept}", **shared)
+        return JudgeScore(accuracy=None, work=None, error=f"{PANEL_INCOMPLETE}: {failed}{kept}", **shared)
     gaps = [v.swap_gap for v in verdicts if v.swap_gap is not None]
-    return Verdict(
+    return JudgeScore(
         accuracy=_mean(v.accuracy for v in verdicts),
         work=_mean(v.work for v in verdicts),
         reason=" | ".join(f"{v.judge_entry}: {v.reason}" for v in verdicts),
@@ -93,11 +93,11 @@ def _mean(values: Iterable[float | None]) -> float:
     return sum(known) / len(known)
 
 
-def _path(paths: Sequence[VerdictPath | None]) -> VerdictPath | None:
+def _path(paths: Sequence[ScorePath | None]) -> ScorePath | None:
     """``schema`` when every judge that answered honoured it, ``fallback`` when one was read from prose."""
     if not paths:
         return None
-    return VerdictPath.SCHEMA if all(p == VerdictPath.SCHEMA for p in paths) else VerdictPath.FALLBACK
+    return ScorePath.SCHEMA if all(p == ScorePath.SCHEMA for p in paths) else ScorePath.FALLBACK
 
 
 def _schema(uses: Sequence[SchemaUse | None]) -> SchemaUse | None:
@@ -143,7 +143,7 @@ def with_panels(records: Sequence[Run], verdicts: pl.DataFrame, params: Mapping[
         if run.verdict is None:
             raise ValueError(f"{source}: run {run.run_id} has judges' verdicts but no verdict of its own")
         calls = run.verdict.calls
-        panel = tuple(Verdict.from_row(row, _of(calls, row["judge_entry"]), params) for row in rows)
+        panel = tuple(JudgeScore.from_row(row, _of(calls, row["judge_entry"]), params) for row in rows)
         out.append(replace(run, verdict=replace(run.verdict, panel=panel)))
     if by_run:
         raise ValueError(f"{source}: verdicts of runs the report does not hold: {sorted(by_run)[:3]}")

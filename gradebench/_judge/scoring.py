@@ -1,9 +1,9 @@
 """Asking the judge for one verdict and reading it.
 
-`ask_verdict` asks the judge entry for a verdict through a strict JSON schema; an endpoint that ignores or rejects the
+`ask_score` asks the judge entry for a verdict through a strict JSON schema; an endpoint that ignores or rejects the
 schema is answered from prose by a parse fallback, and the path used is recorded. A verdict read from prose is the
 last valid one in the reply that the run did not bring along itself: a verdict-shaped object that occurs in either
-transcript (`quoted_verdicts`) is a quote, never the judge's verdict, so a candidate cannot forge its own score. A
+transcript (`quoted_scores`) is a quote, never the judge's verdict, so a candidate cannot forge its own score. A
 reply that gives no valid verdict leaves, in ``judge_error``, what was wrong, a short excerpt of what the judge
 answered and what it was asked for.
 """
@@ -19,9 +19,9 @@ import pydantic
 from .._base.canonical import canonical_json
 from .._base.errors import CallError
 from .._base.redact import scrub
-from .._base.vocab import SchemaUse, VerdictPath
+from .._base.vocab import SchemaUse, ScorePath
 from .._calls.seat import Reply, Seat
-from .._records.records import Verdict
+from .._records.records import JudgeScore
 
 __all__ = [
     "EXPECTED",
@@ -29,9 +29,9 @@ __all__ = [
     "RESPONSE_FORMAT",
     "VERDICT_SCHEMA",
     "Quotes",
-    "ask_verdict",
+    "ask_score",
     "parse_verdict",
-    "quoted_verdicts",
+    "quoted_scores",
 ]
 
 VERDICT_SCHEMA: dict[str, Any] = {
@@ -72,7 +72,7 @@ _VERDICT_KEYS = frozenset(_VerdictJSON.model_fields)
 def parse_verdict(text: str, quoted: Container[str] = frozenset()) -> tuple[_VerdictJSON, bool]:
     """The verdict in a reply, and whether the reply was pure JSON (False: it was dug out of prose).
 
-    Out of prose it is the last valid verdict in the reply whose value is not in ``quoted`` (`quoted_verdicts` of the
+    Out of prose it is the last valid verdict in the reply whose value is not in ``quoted`` (`quoted_scores` of the
     transcripts the judge was shown): a judge that quotes the run's own verdict-shaped JSON, before or after giving
     its verdict, is not taken to have given that one. A reply that is pure JSON is the verdict asked for.
     """
@@ -98,7 +98,7 @@ def parse_verdict(text: str, quoted: Container[str] = frozenset()) -> tuple[_Ver
 
 
 class Quotes(Container[str]):
-    """The verdicts a judge was shown inside the transcripts (`quoted_verdicts`), found when first asked: a reply
+    """The verdicts a judge was shown inside the transcripts (`quoted_scores`), found when first asked: a reply
     that honours the JSON schema is the judge's own and never needs them."""
 
     def __init__(self, find: Callable[[], frozenset[str]]):
@@ -112,7 +112,7 @@ class Quotes(Container[str]):
         return item in found
 
 
-def quoted_verdicts(*shown: Any) -> frozenset[str]:
+def quoted_scores(*shown: Any) -> frozenset[str]:
     """Every verdict-shaped JSON object in transcripts — their events (output, messages, tool arguments and results),
     or their text as the prompt shows it — also inside their texts, as canonical JSON: what the run brought along is
     a quote, not a verdict."""
@@ -162,7 +162,7 @@ def _first_error(exc: pydantic.ValidationError) -> str:
     return f"{where}: {e['msg']}"
 
 
-async def ask_verdict(
+async def ask_score(
     seat: Seat,
     messages: list[dict[str, str]],
     *,
@@ -170,13 +170,13 @@ async def ask_verdict(
     schema_rejected: set[str] | None = None,
     prompt_cache_key: str | None = None,
     quoted: Container[str] = frozenset(),
-) -> Verdict:
+) -> JudgeScore:
     """Ask the judge on ``seat`` for a verdict: strict schema first, prose fallback, bounded retries when invalid.
 
     ``schema_rejected`` holds the entries that answered ``response_format`` with a 400 earlier in the race: they are
     asked in prose at once instead of being sent the schema again on every verdict (the set is updated here).
     ``prompt_cache_key``, when given, is sent as that request parameter (through the entry's renames and drops).
-    ``quoted``: the verdict-shaped objects of the transcripts shown (`quoted_verdicts`), never read as the verdict.
+    ``quoted``: the verdict-shaped objects of the transcripts shown (`quoted_scores`), never read as the verdict.
     """
     rejected = schema_rejected if schema_rejected is not None else set()
     use_schema = seat.entry.name not in rejected
@@ -204,18 +204,18 @@ async def ask_verdict(
             error = f"attempt {attempt + 1}: {exc}; the judge answered {_excerpt(reply.text)}; expected {EXPECTED}"
             continue
         honoured = use_schema and pure
-        return Verdict(
+        return JudgeScore(
             accuracy=parsed.accuracy,
             work=parsed.work,
             reason=parsed.reason,
             judge_entry=seat.entry.name,
-            path=VerdictPath.SCHEMA if honoured else VerdictPath.FALLBACK,
+            path=ScorePath.SCHEMA if honoured else ScorePath.FALLBACK,
             schema=_schema_use(honoured, seat.entry.name in rejected),
             params=dict(params),
             attempts=len(seat.calls),
             calls=list(seat.calls),
         )
-    return Verdict(
+    return JudgeScore(
         accuracy=None,
         work=None,
         judge_entry=seat.entry.name,

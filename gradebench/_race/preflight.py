@@ -3,7 +3,7 @@
 Per entry, in this order: is its key variable set; does its endpoint answer a one-line request for its model; does it
 accept that request with the parameters a race sends (the entry's ``params`` and a ``max_tokens`` cap, through its
 ``rename_params`` and ``drop_params``); and, for the ceiling, does it give a valid verdict on a tiny probe through
-the judge's own path (`ask_verdict`, the catalog's ``judge_params``, the JSON schema). Every request goes through
+the judge's own path (`ask_score`, the catalog's ``judge_params``, the JSON schema). Every request goes through
 gradebench's own client and call path (a `Session` seat: admission, the SDK's retries, key scrubbing).
 
 A 400 that names a parameter the request sent is answered with the catalog line that fixes it (``max_tokens`` →
@@ -39,7 +39,7 @@ from .._calls.session import Session
 from .._catalog.catalog import Catalog, Entry
 from .._judge.judge import prompt_cache_key
 from .._judge.prompt import JudgePrompt, transcript_labels
-from .._judge.scoring import ask_verdict
+from .._judge.scoring import ask_score
 from .._records.keys import short_hash
 from .._records.records import Call
 
@@ -379,7 +379,7 @@ class _Probe:
             entry = self.fixed()
             seat = self.seat(entry, f"verdict-{len(self.rejected)}", Role.JUDGE, JobLimits(params=params, max_steps=1))
             cache_key = prompt_cache_key(BENCHMARK, entry.name) if entry.prompt_cache_key else None
-            got = await ask_verdict(seat, _judge_probe(), params=params, prompt_cache_key=cache_key)
+            got = await ask_score(seat, _judge_probe(), params=params, prompt_cache_key=cache_key)
             self.calls += seat.calls
             if got.score is not None:
                 return f"{got.score:g}/10 {got.schema or ''}".rstrip()

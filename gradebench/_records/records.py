@@ -19,7 +19,7 @@ from typing import Any
 
 import polars as pl
 
-from .._base.vocab import CostSource, Role, SchemaUse, VerdictPath
+from .._base.vocab import CostSource, Role, SchemaUse, ScorePath
 from .call import BODY_COLUMNS, CALL_FACTS_SCHEMA, CALLS_SCHEMA, Call, answer_key
 from .codec import Columns
 from .fields import as_member, total
@@ -35,7 +35,7 @@ __all__ = [
     "VERDICT_COLUMNS",
     "Call",
     "Run",
-    "Verdict",
+    "JudgeScore",
     "answer_key",
 ]
 
@@ -44,7 +44,7 @@ __all__ = [
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
-class Verdict:
+class JudgeScore:
     """The blind judge's score of one run against the reference."""
 
     accuracy: float | None
@@ -56,7 +56,7 @@ class Verdict:
     """The judge's reason, in its words."""
     judge_entry: str = ""
     """The catalog entry that judged."""
-    path: VerdictPath | None = None
+    path: ScorePath | None = None
     """``schema`` when the strict JSON schema was honoured, ``fallback`` when the verdict was parsed from prose."""
     schema: SchemaUse | None = None
     """What the judge's endpoint did with the JSON schema: ``honoured``, ``ignored`` (answered prose) or ``rejected``
@@ -71,12 +71,12 @@ class Verdict:
     """The judge's model calls."""
     swap_gap: float | None = None
     """Under the label-bias check: how far the scores of the two presentation orders differ (None otherwise)."""
-    panel: tuple[Verdict, ...] = ()
+    panel: tuple[JudgeScore, ...] = ()
     """A panel's verdict: each judge's own (their calls are this verdict's); empty for one judge's (see
     `gradebench._judge.panel`)."""
 
     def __post_init__(self) -> None:
-        as_member(self, "path", VerdictPath)
+        as_member(self, "path", ScorePath)
         as_member(self, "schema", SchemaUse)
 
     @property
@@ -97,7 +97,7 @@ class Verdict:
         return _VERDICT.row(self)
 
     @classmethod
-    def from_row(cls, row: Mapping[str, Any], calls: list[Call], params: Mapping[str, Any]) -> Verdict:
+    def from_row(cls, row: Mapping[str, Any], calls: list[Call], params: Mapping[str, Any]) -> JudgeScore:
         """A verdict taken back from its run's row, its judge calls and the judge's params (from the report's meta)."""
         values = _VERDICT.values(row)
         values["reason"] = values["reason"] or ""
@@ -107,7 +107,7 @@ class Verdict:
 
 
 _VERDICT = Columns(
-    Verdict,
+    JudgeScore,
     ["score", "accuracy", "work", "reason", "judge_entry", "path", "schema", "error", "attempts", "cost", "swap_gap"],
     names={
         "path": "judge_path",
@@ -179,7 +179,7 @@ class Run:
     """Wall time of the run when it was made (a rerun served from the cache keeps it, as it keeps the cost)."""
     wall_now_s: float | None = None
     """Wall time of the run this time: ``wall_s`` for a run made now, a cached rerun's own few milliseconds."""
-    verdict: Verdict | None = None
+    verdict: JudgeScore | None = None
     """The judge's verdict (None for the reference, or before judging)."""
     scorer: float | None = None
     """Score in code, 0..1, or None."""
@@ -323,7 +323,7 @@ class Run:
         verdict = None
         judged = row["role"] in (Role.CANDIDATE, Role.CONTROL)  # a negative control is judged as a candidate is
         if judged and (row["judge_entry"] is not None or row["judge_error"] is not None):
-            verdict = Verdict.from_row(row, judge_calls, judge_params)
+            verdict = JudgeScore.from_row(row, judge_calls, judge_params)
         return cls(**_RUN.values(row), **_RUN_TAIL.values(row), calls=calls, verdict=verdict)
 
 
@@ -371,5 +371,5 @@ RUNS_SCHEMA: dict[str, pl.DataType] = {**_RUN.schema, **_VERDICT.schema, **_RUN_
 VERDICT_COLUMNS: dict[str, pl.DataType] = _VERDICT.schema
 """The columns a judge's verdict fills in its run's row (``score`` … ``swap_gap``; ``judge_entry`` names the judge)."""
 
-RUNS_PARTS: tuple[tuple[type, Columns], ...] = ((Run, _RUN), (Verdict, _VERDICT), (Run, _RUN_TAIL))
+RUNS_PARTS: tuple[tuple[type, Columns], ...] = ((Run, _RUN), (JudgeScore, _VERDICT), (Run, _RUN_TAIL))
 """The records whose fields are the runs frame's columns, in its order (the docs' column page reads them)."""

@@ -266,7 +266,7 @@ def _runs_html(report: ReportView, per_entry: int) -> str:
 
 def _controls_html(report: ReportView) -> list[str]:
     """The negative controls: what the judge made of each planted wrong answer (nothing when none were asked)."""
-    said = report.control_check().sentence()
+    said = report.controls_outcome().sentence()
     if said is None:
         return []
     rows = report.controls.select("entry", "input_id", "score", "accuracy", "work", "reason", "judge_error")

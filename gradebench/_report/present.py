@@ -143,7 +143,7 @@ def judge_headlines(report: ReportView) -> list[str]:
         lines.append(
             f"JUDGE CANNOT TELL RUNS APART: it gave every judged run {same:.2f}, so no verdict is settled on its scores"
         )
-    lines += [void for void in [report.control_check().headline()] if void]  # the negative controls voided it all
+    lines += [void for void in [report.controls_outcome().headline()] if void]  # the negative controls voided it all
     return lines
 
 
@@ -207,7 +207,7 @@ class VerdictLine:
 def verdict_lines(report: ReportView) -> list[VerdictLine]:
     """Each tested entry's verdict line, in the models frame's order."""
     margin, auto, found = report.meta.spec.margin, report.meta.spec.design.to_verdict, evidence(report.runs)
-    void = [f"void: {VOID}"] if report.control_check().void else []
+    void = [f"void: {VOID}"] if report.controls_outcome().void else []
     lines, panel = [], report.judge_agreement()
     for r in report.model_rows():
         if r.verdict is None:  # untested (the reference entry itself): no verdict line
@@ -346,7 +346,7 @@ def render(report: ReportView, width: int | None = None) -> str:
         if (agreement := self_agreement(report)) is not None:
             lines.append("  " + agreement)
     lines += judges_lines(report)
-    lines += [said for said in [report.control_check().sentence()] if said]  # what the negative controls say
+    lines += [said for said in [report.controls_outcome().sentence()] if said]  # what the negative controls say
     if (pick := recommendation(report)) is not None:
         lines.append(pick)
     if fit is None:
@@ -442,7 +442,7 @@ def html(report: ReportView) -> str:
         items += f"<li>{esc(agreement)}</li>" if agreement else ""
         parts.append(f"<p>{esc(verdicts_title(report))}</p><ul>{items}</ul>")
     parts += [f"<p>{esc(line)}</p>" for line in judges_lines(report)]
-    parts += [f"<p>{esc(said)}</p>" for said in [report.control_check().sentence()] if said]
+    parts += [f"<p>{esc(said)}</p>" for said in [report.controls_outcome().sentence()] if said]
     if (pick := recommendation(report)) is not None:
         parts.append(f"<p><b>{esc(pick)}</b></p>")
     parts.append("</div>")

@@ -1,6 +1,6 @@
 """The report of one benchmark: its run records, and the polars frames, diagnostics, parquet and table made from them.
 
-The records are the truth (`Run`, with its `Call` records and its `Verdict`): ``runs`` and ``calls`` are built from
+The records are the truth (`Run`, with its `Call` records and its `JudgeScore`): ``runs`` and ``calls`` are built from
 them, ``models`` from ``runs``, and `BenchmarkReport.model_rows` reads its rows as `EntrySummary` records. A report
 read back from parquet is its records again, so it is as good as one just made, transcripts included, and writing it
 out again gives the same files.
@@ -24,7 +24,7 @@ from .._records.codec import FRAME_CHUNK, frame, frames
 from .._records.meta import ReportMeta
 from .._records.planted import planted_run
 from .._records.records import CALL_FACTS_SCHEMA, CALLS_SCHEMA, RUNS_SCHEMA, Call, Run
-from .._verdict.controls import ControlCheck, control_diagnostics
+from .._verdict.controls import ControlOutcome, control_diagnostics
 from .._verdict.labels import LABELS_FILE, HumanLabels
 from .._verdict.pipeline import EntryVerdicts, entry_verdicts
 from .._verdict.recommend import Recommendation, report_recommendation
@@ -88,7 +88,7 @@ class BenchmarkReport:
         self._verdicts: pl.DataFrame | None = None
         self._agreement: tuple[JudgeAgreement | None] | None = None
         if labels is not None:
-            labels.check(self.runs)
+            labels.validate(self.runs)
         self.labels: HumanLabels | None = labels
         """A person's scores of some runs (None without): the verdicts are label-corrected where they allow it."""
 
@@ -114,7 +114,7 @@ class BenchmarkReport:
     def controls(self) -> pl.DataFrame:
         """One row per negative control judged (columns of `RUNS_SCHEMA`, role ``control``, entry ``(control:
         kind)``): planted wrong answers, kept apart from ``runs`` so that no figure of the candidates counts them.
-        What they say about the judge is `control_check`."""
+        What they say about the judge is `controls_outcome`."""
         if self._controls is None:
             self._controls = frame((r.to_row() for r in self._records if r.role is Role.CONTROL), RUNS_SCHEMA)
         return self._controls
@@ -155,7 +155,7 @@ class BenchmarkReport:
 
     def _entry_verdicts(self) -> EntryVerdicts:
         """The verdicts against the reference entry, made once (`gradebench._verdict.pipeline`): ``models`` joins
-        them in, ``agreement`` and `control_check` are theirs."""
+        them in, ``agreement`` and `controls_outcome` are theirs."""
         if self._pipeline is None:
             self._pipeline = entry_verdicts(
                 self.runs, self._entry_summaries(), self.meta, controls=self.controls, labels=self.labels
@@ -250,20 +250,20 @@ class BenchmarkReport:
     def recommend(self) -> Recommendation | None:
         """The cheapest entry whose verdict is ``as good`` as the reference entry, with the evidence in one sentence
         (``.sentence``) a user can paste into a review; None when no entry was tested against the reference."""
-        return report_recommendation(self.models, self.meta, self.control_check())
+        return report_recommendation(self.models, self.meta, self.controls_outcome())
 
     def diagnostics(self) -> pl.DataFrame:
         """Rows worth a look (kind, entry, run_id, detail), ordered by kind then entry (the negative controls' rows,
         ``control_*``, after the runs')."""
-        controls = control_diagnostics(self.control_check())
+        controls = control_diagnostics(self.controls_outcome())
         found = diagnose(self.runs, self.call_facts(), meta=self.meta, agreement=self.judge_agreement())
         if not controls:
             return found
         return pl.concat([found, pl.DataFrame(controls, schema=DIAGNOSTICS_SCHEMA).sort("kind", maintain_order=True)])
 
-    def control_check(self) -> ControlCheck:
+    def controls_outcome(self) -> ControlOutcome:
         """The negative controls: the planted wrong answers, how the judge scored them against a right answer's score
-        (the reference's self-agreement), and whether that voids the verdicts (`ControlCheck.void`)."""
+        (the reference's self-agreement), and whether that voids the verdicts (`ControlOutcome.void`)."""
         return self._entry_verdicts().controls
 
     def _run(self, run_id: str, *, missing_ok: bool = False) -> Any:

@@ -14,7 +14,7 @@ import polars as pl
 from .._judge.agreement import JudgeAgreement
 from .._records.meta import ReportMeta
 from .._records.records import Run
-from .._verdict.controls import ControlCheck
+from .._verdict.controls import ControlOutcome
 from .._verdict.recommend import Recommendation
 from .models import EntrySummary
 
@@ -49,7 +49,7 @@ class ReportView(Protocol):
 
     def judge_agreement(self) -> JudgeAgreement | None: ...
 
-    def control_check(self) -> ControlCheck: ...
+    def controls_outcome(self) -> ControlOutcome: ...
 
     def diagnostics(self) -> pl.DataFrame: ...
 

@@ -1,4 +1,4 @@
-"""Verdict statistics over a report's frames: paired bootstrap intervals, non-inferiority, ratios, a recommendation.
+"""JudgeScore statistics over a report's frames: paired bootstrap intervals, non-inferiority, ratios, a recommendation.
 
 Everything here is a pure, seeded function of the ``runs`` (or ``models``) frame: the same call gives the same
 numbers in any process. Only candidate runs are used (the reference run carries no score). A failed run (``ok`` false)
@@ -292,7 +292,7 @@ def non_inferiority(
 
     For each input with usable runs of both, d_i = mean(candidate scores) − mean(reference entry's candidate-run
     scores); D̄ is their mean. The nested paired bootstrap (inputs, then each entry's runs within an input) gives the
-    one-sided bounds at ``level``: ``lower`` is the (1 − level) quantile, ``upper`` the ``level`` quantile. Verdict:
+    one-sided bounds at ``level``: ``lower`` is the (1 − level) quantile, ``upper`` the ``level`` quantile. JudgeScore:
     ``as good`` when lower > −margin; ``worse`` when upper < −margin; otherwise ``inconclusive`` (also when there is
     nothing to pair, or a single run on each side of a single input, with the reason). The p-value for H0: Δ ≤ −margin
     is the bootstrap share (1 + #{D* ≤ −margin}) / (resamples + 1), the dual of the percentile bound, never 0.

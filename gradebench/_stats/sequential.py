@@ -281,7 +281,7 @@ def sequential_verdict(
 
     ``values`` are the per-input differences, in input order: mean(candidate scores on the input) − mean(reference
     entry's scores on it), each in [lo, hi] (default [−10, 10]). The bounds are `betting_bounds` at ``alpha``.
-    Verdict: ``as good`` once lower > −margin; ``worse`` once upper < −margin; otherwise ``inconclusive`` — also
+    JudgeScore: ``as good`` once lower > −margin; ``worse`` once upper < −margin; otherwise ``inconclusive`` — also
     below ``min_inputs`` values whatever the bounds say, as in `gradebench._stats.paired.non_inferiority`. A verdict,
     once settled, stays: the bounds only tighten and never pass each other, so later values can make them meet
     (the reason then says so: with one mean that has probability ≤ 2·alpha) but not overturn it. The chance

@@ -34,9 +34,9 @@ __all__ = [
     "KIND_WORDS",
     "SUBSTANCE",
     "VOID",
-    "ControlCheck",
+    "ControlOutcome",
     "ControlScore",
-    "control_check",
+    "controls_outcome",
     "control_diagnostics",
     "void_verdicts",
 ]
@@ -70,7 +70,7 @@ class ControlScore:
 
 
 @dataclass(frozen=True, kw_only=True)
-class ControlCheck:
+class ControlOutcome:
     """The negative controls of a report, against a right answer's score: how far below it the judge put them, and
     whether that voids the verdicts (see the module for the rule)."""
 
@@ -226,8 +226,10 @@ def _mean(values: Sequence[float | None]) -> float | None:
     return sum(known) / len(known) if known else None
 
 
-def control_check(controls: pl.DataFrame, runs: pl.DataFrame, models: pl.DataFrame, meta: ReportMeta) -> ControlCheck:
-    """The `ControlCheck` of a report's controls frame (one row per control judged), its runs frame (whether its
+def controls_outcome(
+    controls: pl.DataFrame, runs: pl.DataFrame, models: pl.DataFrame, meta: ReportMeta
+) -> ControlOutcome:
+    """The `ControlOutcome` of a report's controls frame (one row per control judged), its runs frame (whether its
     reference runs were all in), its models frame (``entry, score_mean, is_reference``: the yardstick and the
     entries' scale) and its meta (the controls asked for and planted)."""
     rows = {r["run_id"]: r for r in controls.filter(pl.col("role") == Role.CONTROL).iter_rows(named=True)}
@@ -248,7 +250,7 @@ def control_check(controls: pl.DataFrame, runs: pl.DataFrame, models: pl.DataFra
     entries = None
     if judged.height:
         entries = (float(judged["score_mean"].min()), float(judged["score_mean"].max()))  # type: ignore[arg-type]
-    return ControlCheck(
+    return ControlOutcome(
         asked=meta.spec.controls,
         controls=tuple(scores),
         margin=meta.spec.margin,
@@ -273,7 +275,7 @@ def _missing(runs: pl.DataFrame, meta: ReportMeta) -> tuple[str, ...]:
     return tuple(dict.fromkeys(UNPLANTABLE[KINDS[n % len(KINDS)]] for n in absent))
 
 
-def void_verdicts(verdicts: pl.DataFrame, check: ControlCheck) -> pl.DataFrame:
+def void_verdicts(verdicts: pl.DataFrame, check: ControlOutcome) -> pl.DataFrame:
     """The verdicts frame (`gradebench._stats.paired.VERDICT_SCHEMA`) with every verdict void when the controls say so:
     ``inconclusive``, held, nothing more runs could settle, and the reason first."""
     if not check.void or not verdicts.height:
@@ -288,7 +290,7 @@ def void_verdicts(verdicts: pl.DataFrame, check: ControlCheck) -> pl.DataFrame:
     return frame(rows, VERDICT_SCHEMA)
 
 
-def control_diagnostics(check: ControlCheck) -> list[dict[str, str | None]]:
+def control_diagnostics(check: ControlOutcome) -> list[dict[str, str | None]]:
     """Diagnostics rows (kind, entry, run_id, detail): ``control_scored_high`` for a control above the line,
     ``control_unjudged`` for one without a verdict."""
     found: list[dict[str, str | None]] = []

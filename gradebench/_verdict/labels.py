@@ -140,7 +140,7 @@ class HumanLabels:
         kept = self.frame.filter(pl.col("run_id") != run_id)
         return HumanLabels(pl.concat([kept, new]), source=self.source)
 
-    def check(self, runs: pl.DataFrame) -> None:
+    def validate(self, runs: pl.DataFrame) -> None:
         """Refuse labels that cannot belong to these runs (a report's ``runs`` frame): a run id it does not have, or
         a reference run (the yardstick is not judged, so there is nothing to agree with). The error names them."""
         roles = dict(runs.select("run_id", "role").iter_rows())

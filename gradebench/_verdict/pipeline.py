@@ -28,7 +28,7 @@ from .._records.codec import frame
 from .._records.meta import ReportMeta
 from .._stats import paired
 from .adaptive import VerdictRace
-from .controls import ControlCheck, control_check, void_verdicts
+from .controls import ControlOutcome, controls_outcome, void_verdicts
 from .corrected import with_labels
 from .evidence import Evidence, evidence
 from .gsd import LookRace
@@ -69,7 +69,7 @@ class EntryVerdicts:
     untested: its verdict None)."""
     stops: dict[str, str]
     """Why entries stopped receiving runs before a race to a verdict ended (a stopped race replayed); else empty."""
-    controls: ControlCheck
+    controls: ControlOutcome
     """What the negative controls say about the judge, and whether that voids the verdicts."""
     evidence: Evidence
     """Whether the judge told runs apart, and which entries were cut off or refused on most runs."""
@@ -88,7 +88,7 @@ def entry_verdicts(
     """The verdicts of a report (see the module): from its ``runs`` frame, its entries' means (``summaries``: the
     ``entry, score_mean, is_reference`` of each candidate entry, the controls' yardstick), its meta, its frame of
     negative ``controls`` and its ``labels`` (None: judge-only)."""
-    check = control_check(controls, runs, summaries, meta)
+    check = controls_outcome(controls, runs, summaries, meta)
     found = evidence(runs)
     if not summaries.height:  # no candidate run: nothing to test
         empty = frame([], VERDICT_COLUMNS)

@@ -13,7 +13,7 @@ from .._base.numbers import money
 from .._base.vocab import Stopped, VerdictBasis
 from .._records.meta import ReportMeta
 from .._stats.paired import AS_GOOD, INCONCLUSIVE, MIN_INPUTS, number_text
-from .controls import ControlCheck
+from .controls import ControlOutcome
 
 __all__ = ["Recommendation", "recommend", "report_recommendation"]
 
@@ -36,7 +36,7 @@ class Recommendation:
     """Paired runs behind the verdict (None for the fallback)."""
 
 
-def report_recommendation(models: pl.DataFrame, meta: ReportMeta, check: ControlCheck) -> Recommendation | None:
+def report_recommendation(models: pl.DataFrame, meta: ReportMeta, check: ControlOutcome) -> Recommendation | None:
     """A report's recommendation from its models frame: `recommend`, unless the negative controls void the judge's
     verdicts (``check``) and no label-corrected verdict stands for it, when nothing is recommended and the sentence
     says what to do; None when no entry was tested against the reference."""

@@ -63,7 +63,7 @@ class LabelPanel(w.VBox):
         self.report, self.path, self.seed, self.scale, self.labeller = report, Path(path), seed, scale, labeller
         self.labels: HumanLabels = HumanLabels.read(self.path) if self.path.is_file() else HumanLabels()
         """The labels given so far (the file's, then this panel's)."""
-        self.labels.check(report.runs)
+        self.labels.validate(report.runs)
         entries = report.runs.filter(labellable())["entry"].n_unique()
         if not entries:
             raise ValueError("nothing to label: the report has no candidate run that succeeded and was judged")

@@ -232,7 +232,7 @@ class Views:
         for v in lines:
             badge = f'<b style="color:{VERDICT_COLOURS.get(v.verdict, "#999")}">■ {esc(v.verdict)}</b>'
             items.append(f"<li>{badge} {esc(v.entry)}: {esc(v.evidence())}</li>")
-        agreement, planted = _present.self_agreement(report), report.control_check().sentence()
+        agreement, planted = _present.self_agreement(report), report.controls_outcome().sentence()
         agrees = "".join(f"<li>{esc(line)}</li>" for line in (agreement, planted) if line)
         agrees += "".join(f"<li>{esc(line)}</li>" for line in judges_lines(report))  # a panel's judges
         title = f"<h4>verdict against the reference</h4><p>{esc(_present.verdicts_title(report))}</p>"
