@@ -105,7 +105,7 @@ async def test_timeout_s_is_the_deadline_of_a_whole_call_even_when_the_body_tric
     started = time.perf_counter()
     with pytest.raises(gb.CallError, match=r"no whole answer within timeout_s=0.5 s"):
         await bench.set_input(QUESTION).run()  # the reference itself trickles: its failure is raised
-    assert time.perf_counter() - started < 3  # the body alone would take ~20 s
+    assert time.perf_counter() - started < 10  # the body alone would take ~20 s (far less, even under load)
     server.close()
     await server.wait_closed()
 
@@ -168,7 +168,7 @@ async def test_an_entry_that_only_ever_refuses_is_given_up_on_and_the_race_finis
     refused = runs.filter(pl.col("entry") == "acme/busy")
     assert refused.height == 6 and not refused["ok"].any()
     assert all("gave up on this entry for the race" in e for e in refused["error"].to_list())
-    assert runs.filter(pl.col("entry") == "acme/ref")["ok"].all() and took < 5  # not rate_limit_wait_s (300 s) a call
+    assert runs.filter(pl.col("entry") == "acme/ref")["ok"].all() and took < 60  # not rate_limit_wait_s (300 s) a call
 
 
 async def test_a_429_that_asks_to_wait_is_waited_out_not_given_up_on(monkeypatch: pytest.MonkeyPatch) -> None:
