@@ -4,7 +4,11 @@ PYTHON ?= python3
 VENV   ?= .venv
 PY     := $(VENV)/bin/python
 
-.PHONY: demo test lab lint docs screenshot clean
+# The suite on two workers at most (one on a single core): worksteal hands each a run of neighbouring tests (a module's
+# fixtures are made once) and moves work to whichever is idle; a notebook's cells stay on one worker (loadscope).
+XDIST  := -n auto --maxprocesses 2
+
+.PHONY: demo test test-slow lab lint docs screenshot clean
 
 $(VENV)/.base: pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -30,14 +34,18 @@ demo: $(VENV)/.base
 lab: $(VENV)/.notebook  # JupyterLab on the notebooks (as root, e.g. in a container, it needs --allow-root)
 	$(VENV)/bin/jupyter lab notebooks/ $(if $(filter 0,$(shell id -u)),--allow-root)
 
-test: $(VENV)/.test
-	$(PY) -m pytest -q
-	@if ls notebooks/*.ipynb >/dev/null 2>&1; then $(PY) -m pytest -q --nbval-lax notebooks/; fi
+test: $(VENV)/.test  # the statistical simulations as fast slices; their full size is `make test-slow`
+	$(PY) -m pytest -q -m "not slow" $(XDIST) --dist worksteal
+	@if ls notebooks/*.ipynb >/dev/null 2>&1; then $(PY) -m pytest -q $(XDIST) --dist loadscope --nbval-lax notebooks/; fi
+
+test-slow: $(VENV)/.test  # the statistical simulations at full size (marked slow)
+	$(PY) -m pytest -q -m slow $(XDIST) --dist worksteal
 
 lint: $(VENV)/.test
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
 	$(VENV)/bin/mypy gradebench
+	$(VENV)/bin/lint-imports
 
 docs: $(VENV)/.docs  # the documentation site, built offline into site/ (open site/index.html); --strict: a broken link fails
 	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict -d site

@@ -36,6 +36,10 @@ def offline(monkeypatch: pytest.MonkeyPatch, tmp_path: Any) -> None:
     monkeypatch.setattr(socket.socket, "connect", _loopback_only)
     monkeypatch.setenv("GRADEBENCH_CACHE", str(tmp_path / "cache"))
     monkeypatch.setenv("GRADEBENCH_SIM_LATENCY_SCALE", "0")
+    # The command line fits its tables and lines to $COLUMNS. pytest imports readline, which sets COLUMNS=80 in the
+    # C environment of its process: the workers of `pytest -n` start with it, a plain `pytest` does not. Without it,
+    # every test sees output to a pipe, whether or not the suite runs on workers (or a terminal exported COLUMNS).
+    monkeypatch.delenv("COLUMNS", raising=False)
 
 
 class Scripted(ScriptedEndpoint):

@@ -26,6 +26,8 @@ from gradebench._records.records import Run
 from gradebench._stats.t import t_quantile
 from gradebench.jobs import OrderAgent, load_inputs
 
+from .sizes import Size, sized
+
 INPUTS = 26
 RUNS = 2
 DRIFT = {"sim/squint": "sim/swift", "sim/flaky": {"failure_rate": 0.7}}
@@ -404,35 +406,38 @@ def _flags(n_sims: int, n: int, level: float, shift: float = 0.0, seed: int = 7)
     return out
 
 
-def test_unchanged_models_are_rarely_called_changed() -> None:
+@sized(100, 400)
+def test_unchanged_models_are_rarely_called_changed(size: Size) -> None:
     """400 comparisons of unchanged models (16 inputs × 2 runs, five entries, fresh salts): a false "changed" on some
     entry in about 5% of them (measured 6.2% on 1,500; here at most 9%), and on one entry about 1% (at most 2.5%)."""
-    flags = _flags(400, 16, 0.95)
+    flags = _flags(size.n, 16, 0.95)
     family = float(np.mean(np.any(flags != 0, axis=1)))
     per_entry = float(np.mean(flags != 0))
-    assert family <= 0.09, family
-    assert per_entry <= 0.025, per_entry
+    assert family <= size.at_most(0.09), family
+    assert per_entry <= size.at_most(0.025, flags.size), per_entry
     assert per_entry > 0.0  # the test can fail the other way: a test that never says "changed" says nothing
 
 
-def test_one_entry_at_its_own_95_percent_is_wrong_about_5_percent_of_the_time() -> None:
+@sized(200, 600)
+def test_one_entry_at_its_own_95_percent_is_wrong_about_5_percent_of_the_time(size: Size) -> None:
     """Without the other entries' share of the level: 600 comparisons, false "changed" within 2.5%-8% (nominal 5%)."""
     rng = np.random.default_rng(11)
     false = 0
-    for k in range(600):
+    for k in range(size.n):
         difficulty = rng.gamma(1.0, 1.0, 16) * 2
         before, after = _simulated_race(rng, 16, difficulty)[1], _simulated_race(rng, 16, difficulty)[1]
         false += paired_change(before, after, level=0.95, resamples=2000, seed=k).settled
-    assert 0.025 <= false / 600 <= 0.08, false / 600
+    assert size.at_least(0.025) <= false / size.n <= size.at_most(0.08) and false > 0, false / size.n
 
 
-def test_a_drift_is_found_with_its_sign() -> None:
+@sized(50, 200)
+def test_a_drift_is_found_with_its_sign(size: Size) -> None:
     """One entry skips a tool call 20 points more often (about 1.8 points of 10 lower) on 26 inputs × 2 runs: found
     in most of 200 comparisons, always downwards, while the unchanged entries stay quiet."""
-    flags = _flags(200, 26, 0.95, shift=0.2, seed=3)
-    assert np.mean(flags[:, 0] == -1) >= 0.7
+    flags = _flags(size.n, 26, 0.95, shift=0.2, seed=3)
+    assert np.mean(flags[:, 0] == -1) >= size.at_least(0.7)
     assert not np.any(flags[:, 0] == 1)
-    assert np.mean(flags[:, 1:] != 0) <= 0.025
+    assert np.mean(flags[:, 1:] != 0) <= size.at_most(0.025, flags[:, 1:].size)
 
 
 def test_the_expanded_interval_uses_students_t() -> None:

@@ -34,6 +34,7 @@ from gradebench.jobs import OrderAgent, SelectingAgent, load_inputs
 from gradebench.sim import DEFAULT_BASE_URL, PROFILES, SimFleet
 
 from .conftest import Scripted, completion, scripted_catalog
+from .sizes import Size, sized
 
 ORACLE = next(p for p in PROFILES if p.name == "sim/oracle")
 SKIM = dataclasses.replace(ORACLE, name="sim/skim", model="sim-skim-1", judge_skims=True)
@@ -325,9 +326,10 @@ async def test_a_good_judge_keeps_its_verdicts_and_says_how_far_below_it_put_the
     assert "the judge tells a wrong answer from a right one" in html
 
 
-@pytest.mark.parametrize(("judge", "voids"), [("sim/oracle", 0), ("sim/skim", 12)])
+@sized(3, 12)
+@pytest.mark.parametrize(("judge", "voids"), [("sim/oracle", False), ("sim/skim", True)])
 async def test_over_seeded_races_a_good_judge_never_voids_and_a_skimming_one_always_does(
-    tmp_path: Path, judge: str, voids: int
+    tmp_path: Path, judge: str, voids: bool, size: Size
 ) -> None:
     # 12 races per judge, each on 8 order inputs drawn with random.Random(r), salt f"controls-{r}", one run of three
     # entries: the oracle (noise 0.1) never comes near the line, the skimming judge always reaches it
@@ -336,7 +338,7 @@ async def test_over_seeded_races_a_good_judge_never_voids_and_a_skimming_one_alw
     _, catalog = fleet_catalog(record=False)
     orders = load_inputs("orders")
     found, gaps = 0, []
-    for r in range(12):
+    for r in range(size.n):
         bench = gb.Benchmark(
             OrderAgent,
             runs=1,
@@ -355,7 +357,7 @@ async def test_over_seeded_races_a_good_judge_never_voids_and_a_skimming_one_alw
         assert check.complete
         found += check.void
         gaps.append(check.yardstick - check.mean)
-    assert found == voids
+    assert found == (size.n if voids else 0)
     if judge == "sim/oracle":
         assert min(gaps) > 3  # a margin of 1 is far from the line
     else:

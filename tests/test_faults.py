@@ -105,7 +105,7 @@ async def test_timeout_s_is_the_deadline_of_a_whole_call_even_when_the_body_tric
     started = time.perf_counter()
     with pytest.raises(gb.CallError, match=r"no whole answer within timeout_s=0.5 s"):
         await bench.set_input(QUESTION).run()  # the reference itself trickles: its failure is raised
-    assert time.perf_counter() - started < 3  # the body alone would take ~20 s
+    assert time.perf_counter() - started < 10  # the body alone would take ~20 s (far less, even under load)
     server.close()
     await server.wait_closed()
 
@@ -168,7 +168,7 @@ async def test_an_entry_that_only_ever_refuses_is_given_up_on_and_the_race_finis
     refused = runs.filter(pl.col("entry") == "acme/busy")
     assert refused.height == 6 and not refused["ok"].any()
     assert all("gave up on this entry for the race" in e for e in refused["error"].to_list())
-    assert runs.filter(pl.col("entry") == "acme/ref")["ok"].all() and took < 5  # not rate_limit_wait_s (300 s) a call
+    assert runs.filter(pl.col("entry") == "acme/ref")["ok"].all() and took < 60  # not rate_limit_wait_s (300 s) a call
 
 
 async def test_a_429_that_asks_to_wait_is_waited_out_not_given_up_on(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -260,6 +260,7 @@ async def test_a_plain_tool_that_hangs_holds_up_only_its_own_run(tmp_path: Path)
     import threading
 
     released = threading.Event()
+    hanging: list[str] = []  # the tool's calls that have not come back
 
     @gb.tool
     def lookup_order(order_id: str) -> dict:
@@ -269,13 +270,15 @@ async def test_a_plain_tool_that_hangs_holds_up_only_its_own_run(tmp_path: Path)
             order_id: The order id.
         """
         if order_id == "A-STUCK":
-            released.wait(30)  # a synchronous call that never comes back (until the test ends)
+            hanging.append(order_id)
+            released.wait(120)  # a synchronous call that never comes back (until the test ends)
+            hanging.remove(order_id)
         return {"order_id": order_id, "status": "delivered"}
 
     class Desk(gb.Job):
         """Look the order up with the tool, then answer."""
 
-        timeout_s = 0.5
+        timeout_s = 5.0  # far above what a run that does not hang takes, even on a loaded machine
 
         async def run(self, input: dict, seat: gb.Seat) -> str:
             return (await seat.chat([{"role": "user", "content": input["question"]}], tools=[lookup_order])).text
@@ -299,12 +302,13 @@ async def test_a_plain_tool_that_hangs_holds_up_only_its_own_run(tmp_path: Path)
                 reference="acme/ref",
             )
             bench = gb.Benchmark(Desk, catalog=cat, grade="standard", runs=3, cache=tmp_path / "cache", progress=False)
-            await asyncio.wait_for(bench.set_input(QUESTION).run(), timeout=10)
+            await asyncio.wait_for(bench.set_input(QUESTION).run(), timeout=60)
+            assert hanging == ["A-STUCK"] * 3  # the race ended while every stuck call still hung: it did not wait
     finally:
         released.set()
     runs = bench.report().runs
     stuck = runs.filter(pl.col("entry") == "acme/stuck")
-    assert not stuck["ok"].any() and all("longer than the job's timeout_s=0.5" in e for e in stuck["error"].to_list())
+    assert not stuck["ok"].any() and all("longer than the job's timeout_s=5" in e for e in stuck["error"].to_list())
     assert runs.filter(pl.col("entry") == "acme/ref")["ok"].all()
 
 

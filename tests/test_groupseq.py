@@ -24,6 +24,8 @@ from gradebench._stats.groupseq import (
 from gradebench._stats.paired import AS_GOOD, INCONCLUSIVE, WORSE
 from gradebench._stats.t import t_isf, t_sf
 
+from .sizes import Size, sized
+
 INPUTS, RUNS = 16, 4
 """The benchmark's race: 16 inputs, at most 4 runs of each (64 paired units), looks every 8 units."""
 LOOKS_AT = planned_looks(INPUTS * RUNS)
@@ -68,13 +70,16 @@ def test_the_pocock_spending_spends_evenly() -> None:
 EIGHT = tuple(k / 8 for k in range(1, 9))
 
 
+@sized(40_000, 400_000)
 @pytest.mark.parametrize("spending", ["obf", "pocock"])
 @pytest.mark.parametrize("fractions", [(0.25, 0.5, 0.75, 1.0), (0.3, 0.45, 0.8, 1.0), (0.2, 1.0), (0.5, 0.6), EIGHT])
-def test_the_boundary_spends_alpha_over_the_looks_actually_taken(fractions: tuple[float, ...], spending: str) -> None:
+def test_the_boundary_spends_alpha_over_the_looks_actually_taken(
+    fractions: tuple[float, ...], spending: str, size: Size
+) -> None:
     # 400,000 Gaussian score processes with independent increments under the null, looked at ``fractions`` (unequal,
     # and one that stops at 0.6 of its planned information: a race cut short spends only what it looked at), for
     # both spending functions: O'Brien–Fleming at the "as good" side's 2.5%, Pocock at the "worse" side's 5%.
-    paths, alpha = 400_000, ALPHA if spending == "obf" else WORSE_ALPHA
+    paths, alpha = size.n, ALPHA if spending == "obf" else WORSE_ALPHA
     rng = np.random.default_rng(17)
     steps = np.diff((0.0, *fractions))
     walk = np.cumsum(rng.normal(size=(paths, len(fractions))) * np.sqrt(steps), axis=1)
@@ -168,17 +173,18 @@ def verdicts(draws: list[list[tuple[str, float | None]]], **options) -> list:
 DISTRIBUTIONS = [(failures, FAILURES_MEAN), (drops, DROPS_MEAN), (smooth, 0.0)]
 
 
+@sized(600, 3000)
 @pytest.mark.parametrize(("draw", "mean"), DISTRIBUTIONS, ids=["failures", "drops", "smooth"])
-def test_false_as_good_at_the_margin_is_at_most_5pct(draw, mean: float) -> None:
+def test_false_as_good_at_the_margin_is_at_most_5pct(draw, mean: float, size: Size) -> None:
     # 3000 races of an entry exactly at the margin (true difference −1): "as good" is a false verdict, and so is
     # "worse". Measured (8 looks): "as good" failures 112 (3.7%), drops 67 (2.2%), smooth 58 (1.9%) with futility;
     # without it (every look read) 127, 76, 63. The "as good" boundary is built for 2.5%: long left tails (a failed
     # run) make a t-statistic on 16 inputs too sure of "as good", which is why that side spends 2.5%, not 5%.
-    found = verdicts(races(draw, mean, -MARGIN, 3000, seed=1))
-    bare = verdicts(races(draw, mean, -MARGIN, 3000, seed=1), futility=0.0)
+    found = verdicts(races(draw, mean, -MARGIN, size.n, seed=1))
+    bare = verdicts(races(draw, mean, -MARGIN, size.n, seed=1), futility=0.0)
     for results in (found, bare):
         rate = sum(v.verdict == AS_GOOD for v in results) / len(results)
-        assert rate <= 0.05, rate
+        assert rate <= size.at_most(0.05), rate
     # A false "worse" (the Pocock side, 5%): measured 69, 78, 140 with futility; 74, 83, 156 (5.2%) without. Left
     # tails make the t-statistic shy of "worse", so symmetric differences are its worst case: there it sits at its
     # nominal 5%, within Monte Carlo error.
@@ -187,10 +193,11 @@ def test_false_as_good_at_the_margin_is_at_most_5pct(draw, mean: float) -> None:
         assert rate <= WORSE_ALPHA + monte_carlo(WORSE_ALPHA, len(results)), rate
 
 
-def test_a_t_test_read_naively_at_each_look_says_as_good_too_often() -> None:
+@sized(600, 3000)
+def test_a_t_test_read_naively_at_each_look_says_as_good_too_often(size: Size) -> None:
     # The same 3000 races of sim/flaky's shape at the margin, read at every look by a one-look t-test at 5%, the
     # fixed design's level: a false "as good" in more than 5% of them (measured 489, 16.3%) — why the race spends α.
-    draws = races(failures, FAILURES_MEAN, -MARGIN, 3000, seed=1)
+    draws = races(failures, FAILURES_MEAN, -MARGIN, size.n, seed=1)
     crit = t_isf(0.05, INPUTS - 1)
     hits = 0
     for d in draws:
@@ -205,8 +212,9 @@ def test_a_t_test_read_naively_at_each_look_says_as_good_too_often() -> None:
     assert hits / len(draws) > 0.05 + monte_carlo(0.05, len(draws)), hits
 
 
+@sized(400, 2000)
 @pytest.mark.parametrize(("draw", "mean"), DISTRIBUTIONS, ids=["failures", "drops", "smooth"])
-def test_the_repeated_bounds_cover_the_truth_at_every_look(draw, mean: float) -> None:
+def test_the_repeated_bounds_cover_the_truth_at_every_look(draw, mean: float, size: Size) -> None:
     # 2000 races at a true difference of −0.4 (as good): the repeated lower bound, read at every look "as good" may
     # be claimed at (from the fourth), is ever above the truth in (measured) failures 91, drops 60, smooth 49 races
     # (4.6%, 3.0%, 2.5%): built at 97.5%, it holds at 95% with long left tails, the fixed design's one-sided level.
@@ -217,31 +225,34 @@ def test_the_repeated_bounds_cover_the_truth_at_every_look(draw, mean: float) ->
     truth, last = -0.4, LOOKS + 1
     bare = LookRule(futility=0.0, first_verdict_look=last, worse_first_look=last)  # nothing settles: every look read
     missed_low = missed_high = 0
-    for d in races(draw, mean, truth, 2000, seed=2):
+    for d in races(draw, mean, truth, size.n, seed=2):
         looked = [look_verdict(d[:u], LOOKS_AT, MARGIN, bare) for u in LOOKS_AT]
         missed_low += any(v.lower is not None and v.lower > truth for v in looked[FIRST_GOOD - 1 :])
         missed_high += any(v.upper is not None and v.upper < truth for v in looked)
-    assert missed_low / 2000 <= 0.05, missed_low
+    assert missed_low / size.n <= size.at_most(0.05), missed_low
     if draw is smooth:  # symmetric differences: the nominal 97.5% on the "as good" side
-        assert missed_low / 2000 <= ALPHA + monte_carlo(ALPHA, 2000), missed_low
-        assert missed_high / 2000 <= 0.07, missed_high
+        assert missed_low / size.n <= ALPHA + monte_carlo(ALPHA, size.n), missed_low
+        assert missed_high / size.n <= size.at_most(0.07), missed_high
     else:
-        assert missed_high / 2000 <= WORSE_ALPHA, missed_high
+        assert missed_high / size.n <= size.at_most(WORSE_ALPHA), missed_high
 
 
-def test_clear_entries_stop_early_and_the_race_saves_runs() -> None:
+@sized(200, 1000)
+def test_clear_entries_stop_early_and_the_race_saves_runs(size: Size) -> None:
     # 1000 races each: clearly worse (−4), clearly as good (+0.3, smooth) and on the margin (−1, failures' shape).
     # Measured: worse settles at look 1 in 848 and by look 2 in 999 (8 or 16 of 64 units); as good in 991, from look
     # 5 on (550 at look 5); on the margin 888 stop for futility before the last look: 40 units on average, 38% fewer
     # than racing all 64.
-    worse = verdicts(races(smooth, 0.0, -4.0, 1000, seed=3))
-    good = verdicts(races(smooth, 0.0, 0.3, 1000, seed=4))
-    edge = verdicts(races(failures, FAILURES_MEAN, -1.0, 1000, seed=5))
-    assert all(v.verdict == WORSE for v in worse) and sum(v.look == 1 for v in worse) >= 800
-    assert sum(v.look <= 2 for v in worse) >= 990
-    assert sum(v.verdict == AS_GOOD for v in good) >= 950 and all(v.look >= FIRST_GOOD for v in good)
+    n = size.n
+    worse = verdicts(races(smooth, 0.0, -4.0, n, seed=3))
+    good = verdicts(races(smooth, 0.0, 0.3, n, seed=4))
+    edge = verdicts(races(failures, FAILURES_MEAN, -1.0, n, seed=5))
+    assert all(v.verdict == WORSE for v in worse) and sum(v.look == 1 for v in worse) >= size.at_least(0.8) * n
+    assert sum(v.look <= 2 for v in worse) >= size.at_least(0.99) * n
+    assert sum(v.verdict == AS_GOOD for v in good) >= size.at_least(0.95) * n
+    assert all(v.look >= FIRST_GOOD for v in good)
     units = [LOOKS_AT[v.look - 1] for v in edge]
-    assert sum(v.futile for v in edge) >= 800 and np.mean(units) <= 0.65 * LOOKS_AT[-1]
+    assert sum(v.futile for v in edge) >= size.at_least(0.8) * n and np.mean(units) <= 0.65 * LOOKS_AT[-1]
 
 
 # ------------------------------------------------------------------------------------------- small samples, edges

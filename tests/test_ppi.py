@@ -22,8 +22,12 @@ from gradebench._stats.t import t_cdf, t_quantile
 from gradebench._verdict.corrected import correct
 from gradebench.sim._label_world import SCENARIOS, draw
 
+from .sizes import Size, sized
+
 RACES = 20_000
 """Races per scenario: a coverage of 0.95 is then measured to ±0.003 (two standard errors)."""
+SLICE = 5_000
+"""Races per scenario in the fast slice (±0.006)."""
 INPUTS, RUNS = 16, 4
 BY_NAME = {s.name: s for s in SCENARIOS}
 ARRAYS = ("judge_c", "human_c", "rank_c", "judge_r", "human_r", "rank_r")
@@ -90,22 +94,23 @@ def test_misuse_raises_with_the_value() -> None:
         corrected_difference(ok[0], ok[1], ok[2], ok[3][:, :1], ok[4], ok[5])
 
 
-def simulate(name: str, seed: int, labels: int = MIN_LABELS):
+def simulate(name: str, seed: int, races: int, labels: int = MIN_LABELS):
     scenario = BY_NAME[name]
-    world = draw(scenario, np.random.default_rng(seed), races=RACES, inputs=INPUTS, runs=RUNS)
+    world = draw(scenario, np.random.default_rng(seed), races=races, inputs=INPUTS, runs=RUNS)
     return scenario.truth, world, corrected_difference(*world.arrays(labels)), corrected_difference(*world.judge_only())
 
 
-def test_a_verbose_worse_candidate_the_judge_calls_as_good_is_never_as_good_once_corrected() -> None:
+@sized(SLICE, RACES)
+def test_a_verbose_worse_candidate_the_judge_calls_as_good_is_never_as_good_once_corrected(size: Size) -> None:
     """The issue's case: 1.4 points worse than the reference on the person's scale, but the judge lets 90% of its
     wrong answers pass, so the judge-only bound calls it as good in every race; 10 labels a side undo that."""
-    truth, _, fixed, naive = simulate("verbose_worse", seed=16)
+    truth, _, fixed, naive = simulate("verbose_worse", seed=16, races=size.n)
     assert truth == pytest.approx(-1.4)
-    assert np.mean(naive.lower > -1.0) > 0.99  # judge-only: "as good" in (nearly) every race
-    assert np.mean(naive.lower <= truth) < 0.01  # and its bound never covers the truth
+    assert np.mean(naive.lower > -1.0) > size.at_least(0.99)  # judge-only: "as good" in (nearly) every race
+    assert np.mean(naive.lower <= truth) < size.at_most(0.01)  # and its bound never covers the truth
     false_as_good = np.mean(fixed.lower > -1.0)
-    assert false_as_good <= 0.05  # measured 0.019
-    assert np.mean(fixed.lower <= truth) >= 0.93 and np.mean(fixed.upper >= truth) >= 0.93
+    assert false_as_good <= size.at_most(0.05)  # measured 0.019
+    assert np.mean(fixed.lower <= truth) >= size.at_least(0.93) and np.mean(fixed.upper >= truth) >= size.at_least(0.93)
 
 
 @pytest.mark.parametrize(
@@ -117,39 +122,46 @@ def test_a_verbose_worse_candidate_the_judge_calls_as_good_is_never_as_good_once
         ("harsh_on_candidate_as_good", 24),
     ],
 )
-def test_the_corrected_bounds_cover_the_human_difference_whatever_the_judges_bias(name: str, seed: int) -> None:
+@sized(SLICE, RACES)
+def test_the_corrected_bounds_cover_the_human_difference_whatever_the_judges_bias(
+    name: str, seed: int, size: Size
+) -> None:
     """Each one-sided 95% bound covers the truth in at least 93% of the races (measured 0.934–0.956); at the margin
     line, 1 − the lower bound's coverage is the false "as good" rate."""
-    truth, _, fixed, _ = simulate(name, seed)
-    assert np.mean(fixed.lower <= truth) >= 0.93
-    assert np.mean(fixed.upper >= truth) >= 0.93
-    assert np.mean((fixed.lower <= truth) & (fixed.upper >= truth)) >= 0.88  # both: a two-sided 90% interval
+    truth, _, fixed, _ = simulate(name, seed, races=size.n)
+    assert np.mean(fixed.lower <= truth) >= size.at_least(0.93)
+    assert np.mean(fixed.upper >= truth) >= size.at_least(0.93)
+    assert np.mean((fixed.lower <= truth) & (fixed.upper >= truth)) >= size.at_least(0.88)  # a two-sided 90% interval
 
 
-def test_the_judge_only_verdict_fails_where_the_judge_is_biased_and_holds_where_it_is_not() -> None:
+@sized(SLICE, RACES)
+def test_the_judge_only_verdict_fails_where_the_judge_is_biased_and_holds_where_it_is_not(size: Size) -> None:
     cases = {}
     for name, seed in (("verbose_at_margin", 31), ("harsh_on_reference_at_margin", 32), ("fair_at_margin", 33)):
-        truth, _, _, naive = simulate(name, seed)
+        truth, _, _, naive = simulate(name, seed, races=size.n)
         cases[name] = np.mean(naive.lower > -1.0)
-    assert cases["verbose_at_margin"] > 0.95 and cases["harsh_on_reference_at_margin"] > 0.8  # false "as good"
-    assert cases["fair_at_margin"] < 0.07  # an unbiased judge: its own bound is fine
+    verbose, harsh = cases["verbose_at_margin"], cases["harsh_on_reference_at_margin"]
+    assert verbose > size.at_least(0.95) and harsh > size.at_least(0.8)  # false "as good"
+    assert cases["fair_at_margin"] < size.at_most(0.07)  # an unbiased judge: its own bound is fine
 
 
-def test_a_bias_on_a_few_percent_of_runs_can_hide_from_ten_labels_as_documented() -> None:
+@sized(SLICE, RACES)
+def test_a_bias_on_a_few_percent_of_runs_can_hide_from_ten_labels_as_documented(size: Size) -> None:
     """The limit no interval escapes (gradebench._stats.ppi's docstring): with the bias on ~5% of the runs, 10 labels
     often
     contain none of them, and coverage falls to about 0.88; more labels bring it back up (0.93 at 40 a side)."""
-    truth, world, fixed, _ = simulate("rare_bias_at_margin", seed=41)
+    truth, world, fixed, _ = simulate("rare_bias_at_margin", seed=41, races=size.n)
     few = np.mean(fixed.lower <= truth)
-    assert 0.85 <= few < 0.93
+    assert size.at_least(0.85) <= few < size.at_most(0.93)
     more = corrected_difference(*world.arrays(40))
     assert np.mean(more.lower <= truth) >= few + 0.03
 
 
-def test_more_labels_suggests_enough_to_settle_most_inconclusive_verdicts_of_an_as_good_candidate() -> None:
+@sized(SLICE, RACES)
+def test_more_labels_suggests_enough_to_settle_most_inconclusive_verdicts_of_an_as_good_candidate(size: Size) -> None:
     """Of the races left inconclusive with 10 labels, labelling the suggested number more (the same random sample,
     extended) settles most (power 0.8 asked; measured 0.96): seed 51, up to 2000 inconclusive races."""
-    _, world, fixed, _ = simulate("harsh_on_candidate_as_good", seed=51)
+    _, world, fixed, _ = simulate("harsh_on_candidate_as_good", seed=51, races=size.n)
     open_ = np.flatnonzero((fixed.lower <= -1.0) & (fixed.upper >= -1.0))[:2000]
     suggested = [(i, more_labels(fixed, 1.0, int(i))) for i in open_]
     given = [(i, m) for i, m in suggested if m is not None]
@@ -160,7 +172,7 @@ def test_more_labels_suggests_enough_to_settle_most_inconclusive_verdicts_of_an_
         *picked.arrays(np.array([MIN_LABELS + m[0] for _, m in given]), np.array([MIN_LABELS + m[1] for _, m in given]))
     )
     settled = np.mean((extended.lower > -1.0) | (extended.upper < -1.0))
-    assert settled >= 0.75
+    assert settled >= size.at_least(0.75, len(given))
 
 
 def runs_frame(world, race: int, entry_c: str = "acme/cand", entry_r: str = "acme/ref") -> pl.DataFrame:

@@ -7,11 +7,13 @@ counts what it was asked (a call is known by its ``x-gradebench-run``, ``-seq`` 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import resource
 import shutil
 import signal
+import sqlite3
 import subprocess
 import sys
 import tempfile
@@ -30,16 +32,18 @@ ROOT = Path(__file__).resolve().parent.parent
 
 class Counting(OpenAIEndpoint):
     """Answers every request (after ``delay_s``), holding every answer after the first ``hold_after`` until released;
-    records which calls it answered."""
+    records which calls it answered, and counts the requests it holds."""
 
     def __init__(self, *, hold_after: int | None = None, delay_s: float = 0.0, content: str = "Yes, refundable."):
         super().__init__(lambda body, request: OpenAIEndpoint.completion(content), delay_s=delay_s)
         self.hold_after = hold_after
         self.answered: list[tuple[str, str, str]] = []
+        self.held = 0
         self.release = asyncio.Event()
 
     async def handle(self, request: httpx2.Request) -> httpx2.Response:
         if self.hold_after is not None and len(self.answered) >= self.hold_after:
+            self.held += 1
             await self.release.wait()
         response = await super().handle(request)
         labels = request.headers
@@ -90,16 +94,47 @@ async def finished(process: asyncio.subprocess.Process, timeout: float = 60.0) -
     return process.returncode or 0, out.decode(), err.decode()
 
 
+def committed(cache: Path) -> int:
+    """How many answers the cache folder holds on disk, committed (its runs' wall times left out): what a process
+    killed now keeps. Read with sqlite, read-only, beside the process that writes it."""
+    db = cache / "cache.db"
+    if not db.is_file():
+        return 0
+    try:
+        with contextlib.closing(sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=5)) as con:
+            return int(con.execute("SELECT COUNT(*) FROM Cache WHERE key NOT LIKE 'wall:%'").fetchone()[0])
+    except sqlite3.OperationalError:  # created but not yet set up by its process
+        return 0
+
+
+async def said(process: asyncio.subprocess.Process, words: str, timeout: float = 60.0) -> str:
+    """What ``process`` wrote to stderr up to the first line holding ``words``: its sign that it got that far, however
+    long it took to start (`finished` reads the rest)."""
+    assert process.stderr is not None
+    lines: list[str] = []
+
+    async def read() -> None:
+        while line := (await process.stderr.readline()).decode():  # type: ignore[union-attr]
+            lines.append(line)
+            if words in line:
+                return
+        raise AssertionError(f"the process ended without saying {words!r}: {''.join(lines)}")
+
+    await asyncio.wait_for(read(), timeout)
+    return "".join(lines)
+
+
 # ----------------------------------------------------------------------- 12: kill -9 keeps what came back before
 
 
 async def test_kill_9_loses_no_answer_that_came_back_before_it(tmp_path: Path) -> None:
     cache = tmp_path / "cache"
-    runner = Counting(hold_after=5)
-    async with endpoints(runner) as base_url:  # one server throughout: its URL is part of every cache key
+    runner, judge = Counting(hold_after=5), JudgeEndpoint("schema")
+    async with endpoints(runner, judge) as base_url:  # one server throughout: its URL is part of every cache key
         racing = await child("run", base_url, cache, inputs=4, runs=2)
         await until(lambda: len(runner.answered) >= 5)
-        await asyncio.sleep(0.6)  # > CallCache.FLUSH_SECONDS: the bound on how late an answer is on disk
+        # every answer given is on disk: no answer comes while the runner holds, so the flush timer commits them
+        await until(lambda: committed(cache) >= len(runner.answered) + len(judge.bodies))
         racing.kill()
         await racing.wait()
         paid, runner.answered = set(runner.answered), []
@@ -138,7 +173,7 @@ async def test_two_processes_racing_one_benchmark_on_one_cache_pay_once_and_agre
         first = await child("run", base_url, cache, inputs=3, runs=2)
         await until(lambda: len(runner.answered) >= 1)
         second = await child("run", base_url, cache, inputs=3, runs=2)
-        await asyncio.sleep(2.0)  # the second starts up and finds the benchmark held
+        waited = await said(second, "waiting for it")  # the second has started and found the benchmark held
         runner.release.set()
         results = [await finished(p) for p in (first, second)]
         sent = len(runner.bodies)
@@ -149,7 +184,7 @@ async def test_two_processes_racing_one_benchmark_on_one_cache_pay_once_and_agre
     assert sent == 3 + 3 * 2  # each call once: the second race waited, then read the first's answers
     assert len(runner.bodies) == sent  # and a rerun afterwards is free
     assert len({s["digest"] for s in summaries}) == 1  # the same rows in all three reports
-    assert "waiting for it" in results[1][2]
+    assert "another process is racing benchmark" in waited
 
 
 # -------------------------------------------------------------------------------- 15: a cache that cannot be written
@@ -252,8 +287,8 @@ async def test_sigterm_to_gradebench_run_flushes_and_exits_with_one_line(tmp_pat
         running = await asyncio.create_subprocess_exec(
             *command, cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE
         )
-        await until(lambda: len(runner.answered) >= 6)
-        await asyncio.sleep(0.6)
+        # one call at a time: the run after the sixth is asked only once the sixth's answer is in the child's cache
+        await until(lambda: len(runner.answered) >= 6 and runner.held >= 1)
         running.send_signal(signal.SIGTERM)
         code, _, err = await finished(running, timeout=30)
         paid, runner.answered = set(runner.answered), []

@@ -39,6 +39,7 @@ Shapes and their sources (the comment beside each builder in tests/providers.py 
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 import os
@@ -753,7 +754,18 @@ async def test_a_key_in_a_tool_error_never_reaches_the_frames_or_the_judge(
 
 async def test_the_judge_remembers_that_response_format_was_rejected(tmp_path: Path) -> None:
     judge = JudgeEndpoint("rejects_schema")
-    slow = OpenAIEndpoint(answers(), delay_s=0.03)  # the runs land one by one, 30 ms apart
+
+    class AfterTheRefusal(OpenAIEndpoint):
+        """The runs land one by one (max_concurrency=1), each after the first only once the judge was asked twice (the
+        schema, refused, then prose): every later verdict is asked after the refusal was seen, however loaded the
+        machine."""
+
+        async def handle(self, request: httpx2.Request) -> httpx2.Response:
+            while self.bodies and len(judge.bodies) < 2:
+                await asyncio.sleep(0.005)
+            return await super().handle(request)
+
+    slow = AfterTheRefusal(answers())
     async with serve({"gpt-ref": reference_endpoint(), "gpt-slow": slow, "judge-1": judge}) as base_url:
         cat = catalog(
             base_url,
