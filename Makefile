@@ -51,7 +51,7 @@ docs: $(VENV)/.docs  # the documentation site, built offline into site/ (open si
 	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict -d site
 
 screenshot: $(VENV)/.test  # the browser test, writing the panel's screenshot to docs/panel.png for the README
-	GRADEBENCH_SCREENSHOT=1 $(PY) -m pytest -q tests/test_browser.py
+	GRADEBENCH_SCREENSHOT=1 $(PY) -m pytest -q tests/leaves/test_browser.py
 
 clean:
 	rm -rf $(VENV) .gradebench out site

@@ -65,7 +65,7 @@ def bench_of(
 ) -> gb.Benchmark:
     """A benchmark of ``job`` on ``candidates`` of ``cat`` (grade ``standard``), its inputs set. No negative
     controls unless the case asks: these suites' judges are scripted stand-ins that do not read answers (the
-    controls would rightly void their verdicts; tests/test_controls.py tests them)."""
+    controls would rightly void their verdicts; tests/verdict/test_controls.py tests them)."""
     kw.setdefault("controls", 0)
     bench = gb.Benchmark(job, runs=runs, catalog=cat, grade="standard", cache=tmp_path / "cache", progress=False, **kw)
     return bench.set_inputs(list(inputs)).set_spec(candidates=candidates)

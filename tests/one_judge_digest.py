@@ -1,6 +1,7 @@
 """Digests of one-judge races on the simulated fleet: what a race that names no panel of judges reports, part by part.
 
-`tests/test_judges.py` holds the digests the release before panels of judges gave (computed by running this file with
+`tests/judge/test_judges.py` holds the digests the release before panels of judges gave (computed by running this file
+with
 that release on the path: ``PYTHONPATH=<old tree> python tests/one_judge_digest.py``) and checks this release gives
 the same. Only the public API of that release is used here, so the file runs on both. What varies from one run to
 the next whatever the code (latencies and wall times as measured, the ``created`` stamp of a response, the version) is

@@ -146,7 +146,7 @@ def test_the_names_page_lists_every_name_that_moved() -> None:
 
 
 def test_the_renamed_methods_are_thin_aliases_that_say_what_to_use() -> None:
-    from .test_report import META, build_runs
+    from .report.test_report import META, build_runs
 
     report = gb.BenchmarkReport(build_runs(), META)
     with pytest.warns(DeprecationWarning, match=r"report\.controls_outcome\(\)"):

@@ -1,7 +1,8 @@
 """Canonical JSON: one text for one value, whatever its key order, so equal values hash and compare equal.
 
 The one encoder of gradebench for text that is hashed or compared: the cache key and every id
-(`gradebench._records.keys`, whose contract pins these bytes: ``tests/test_keys.py``), the simulated fleet's seeds
+(`gradebench._records.keys`, whose contract pins these bytes: ``tests/records/test_keys.py``), the simulated fleet's
+seeds
 (`gradebench.sim`), the judge prompt's quoted values and the planted answers of the controls. Its bytes never change:
 a change would empty every user's cache.
 """

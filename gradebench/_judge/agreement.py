@@ -4,7 +4,7 @@ Over the runs both judges of a pair scored: Cohen's κ with quadratic weights on
 (`gradebench._stats.kappa`, the same κ a judge's agreement with a person's labels is measured by; undefined when a
 judge gave every run one score) and the mean difference ``b − a`` (the second judge's score minus the first's). Both
 with a 95% interval from the delete-one-input jackknife (the runs of one input are alike, so inputs are the units; see
-`_intervals`), which by simulation covers the truth at its level (`tests/test_judges.py`).
+`_intervals`), which by simulation covers the truth at its level (`tests/judge/test_judges.py`).
 
 Per entry, the mean difference says whom a judge favours: a judge that scores one entry's runs higher than the other
 judge does, and the other entries' not, is biased for that entry — most often one of its own family (Panickssery et
@@ -198,7 +198,8 @@ def _intervals(
     `MIN_INPUTS` inputs): each figure again without each input in turn (from the inputs' sums, so memory grows with
     inputs, not runs), their spread the standard error, Student's t at m − 1 degrees of freedom; κ on Fisher's z
     scale, where it is near normal (as Lin 1989 does for the concordance coefficient). Chosen by simulation (see
-    `tests/test_judges.py`): at 95% it covered κ in 93–95% and the difference in 94.5% of 2000 panels each of 8, 20
+    `tests/judge/test_judges.py`): at 95% it covered κ in 93–95% and the difference in 94.5% of 2000 panels each of 8,
+    20
     and 40 inputs, where a percentile bootstrap resampling inputs covered κ in 91–93%, widened for few inputs or not."""
     groups = {g: i for i, g in enumerate(dict.fromkeys(inputs))}
     m = len(groups)

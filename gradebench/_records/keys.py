@@ -14,7 +14,7 @@ where the seat's salt is, for a run (`RunKey`) ``{"user", "input", "role", "repe
 the n-th call of a run, a retry after an unusable answer and a judge-noise replica each get a key of their own, while a
 rerun of the same race asks for the same keys, and two entries that differ only in their key never share an answer.
 Nothing secret is part of a key (a key's variable name is, its value never). Every byte of this is load-bearing:
-a change empties every user's cache, so it is locked by a test (``tests/test_keys.py``) and goes with a bump of
+a change empties every user's cache, so it is locked by a test (``tests/records/test_keys.py``) and goes with a bump of
 `CACHE_FORMAT`.
 
 Ids are `short_hash` values (12 hex digits of the sha256 of the canonical JSON of their parts): a benchmark id

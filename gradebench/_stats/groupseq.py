@@ -33,13 +33,14 @@ Small samples. ``as good`` spends one-sided α = `ALPHA` = 0.025 (the level non-
 fixed design's 0.05. Paired score differences have long left tails (a failed run scores 0, a skipped tool call costs
 3 or more), and over 16 inputs a t-statistic is then too sure of ``as good``: a one-look t-test at 5% read at each of
 four looks says ``as good`` for an entry that fails 13% of its runs and sits exactly on the margin in 16% of races;
-this boundary at 2.5% says it in 3.7% (tests/test_groupseq.py, 3000 races). So the repeated lower bound, built at
+this boundary at 2.5% says it in 3.7% (tests/stats/test_groupseq.py, 3000 races). So the repeated lower bound, built at
 97.5%, holds at 95% or better for such tails: the fixed design's one-sided level. For the same reason no ``as good``
 is claimed before half the planned units (`AS_GOOD_FROM`: every input's second run with the default ``max_runs``):
 what crosses early is mostly a sample that happens to hold none of the tail. The same tails make the t-statistic shy
 of ``worse``, so that side spends the fixed design's `WORSE_ALPHA` = 0.05 from the first look; for symmetric
 differences its repeated upper bound, read at all eight looks, misses 6.3% against its nominal 5% (the t-scale
-reading of eight Pocock bounds), and a false ``worse`` on the margin stays at 5% (tests/test_groupseq.py). A verdict
+reading of eight Pocock bounds), and a false ``worse`` on the margin stays at 5% (tests/stats/test_groupseq.py). A
+verdict
 needs `MIN_INPUTS` inputs, and differences that do not vary give none (a t-statistic cannot weigh them).
 
 Futility. From the first look that may say ``as good`` until the one before the last, an entry stops when the

@@ -38,7 +38,8 @@ Edgeworth Expansion", 1992, §3.5; Johnson 1978) moves the bound's quantile by �
 skewness of u; the correction is applied only where it widens a bound. A normal-approximation interval rather than
 a bootstrap: PPI's coverage guarantee is a central limit theorem for exactly this mean; it splits the variance into
 the part labels can shrink and the part only runs can (what `more_labels` needs); and it is cheap enough to check
-over 10 000s of simulated races (tests/test_ppi.py, benchmarks/judge_labels.py). There, with 10 labels a side at the
+over 10 000s of simulated races (tests/stats/test_ppi.py, benchmarks/judge_labels.py). There, with 10 labels a side at
+the
 margin line under a judge that lets 90% of a verbose candidate's wrong answers pass, the plain t bound covered 0.90
 and the skew-widened one 0.94 (a studentized bootstrap 0.95, at 1000× the cost). What no interval can do: a bias
 confined to a few percent of the runs is often not in a small label sample at all, and then nothing in the data

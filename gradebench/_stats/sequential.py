@@ -6,7 +6,7 @@ be
 used that way. Its promise is about one interval, computed once, at a number of inputs fixed in advance: that
 interval misses the truth 5% of the time. Looking after every wave and stopping at the first look that says
 ``as good`` buys a fresh 5% lottery ticket at every look, and a difference that drifts across the line by chance at
-any one of them ends the race with a false verdict. In this module's own simulation (tests/test_sequential.py,
+any one of them ends the race with a false verdict. In this module's own simulation (tests/stats/test_sequential.py,
 benchmarks/sequential_coverage.py) a one-sided 95% normal interval looked at after every input from the 8th to
 the 200th excludes the true mean from a given side in 16–50% of the sequences, not 5%.
 

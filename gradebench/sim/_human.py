@@ -6,7 +6,8 @@ report's runs those scores as `gradebench.HumanLabels` — the scripted answers 
 person with. `SWAYED` is a judge swayed by verbosity: it lets a long-winded candidate's wrong answer pass 9 times in
 10; `WINDY` is a cheap, verbose entry that is wrong more often than not. `swayed_catalog` is the fleet with both added,
 `SWAYED` its ceiling: the judge-only verdict calls `WINDY` as good as ``sim/steady``, and the human labels show it is
-not (tests/test_labels.py races it; ``sim/chatty``, verbose and accurate, is over-scored on its rare wrong answers).
+not (tests/verdict/test_labels.py races it; ``sim/chatty``, verbose and accurate, is over-scored on its rare wrong
+answers).
 """
 
 from __future__ import annotations

@@ -11,8 +11,9 @@ and moves one point either way with chance `JUDGE_NOISE`; clipped to 0..10. The 
 exactly ``WRONG_COST × (right_C − right_R)`` (the rest has the same mean on both sides), so coverage is measured
 against the truth, not an estimate of it. A person labels ``labels`` runs of each entry, a simple random sample.
 
-Used by tests/test_ppi.py and benchmarks/judge_labels.py; the end-to-end check on the fleet itself (a judge profile
-with `Profile.verbosity_bias`, and `gradebench.sim.human_score`) is in tests/test_labels.py.
+Used by tests/stats/test_ppi.py and benchmarks/judge_labels.py; the end-to-end check on the fleet itself (a judge
+profile
+with `Profile.verbosity_bias`, and `gradebench.sim.human_score`) is in tests/verdict/test_labels.py.
 """
 
 from __future__ import annotations
