@@ -14,8 +14,7 @@ You rarely make one yourself: each comes from a call on something you hold, and 
 - ``bench.cache``: the `CallCache` every model call goes through (``Benchmark(cache=...)`` takes one, or a folder).
 """
 
-import warnings
-
+from ._base.renamed import renamed
 from ._calls.cache import CallCache
 from ._compare.compare import Comparison
 from ._judge.agreement import JudgeAgreement, JudgePair
@@ -54,10 +53,4 @@ _RENAMED = {"Verdict": "JudgeScore", "ControlCheck": "ControlOutcome"}
 
 
 def __getattr__(name: str) -> object:
-    new = _RENAMED.get(name)
-    if new is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    warnings.warn(
-        f"gradebench.results.{name} is deprecated; use gradebench.results.{new}", DeprecationWarning, stacklevel=2
-    )
-    return globals()[new]
+    return renamed(__name__, _RENAMED, name, globals())

@@ -5,8 +5,7 @@ Each is a `enum.StrEnum`: a member is its own string (``Role.CANDIDATE == "candi
 compares with it directly (``report.runs.filter(role=Role.CANDIDATE)``), and so does a plain string.
 """
 
-import warnings
-
+from ._base.renamed import renamed
 from ._base.vocab import (
     ControlKind,
     CostSource,
@@ -38,10 +37,4 @@ _RENAMED = {"VerdictPath": "ScorePath"}
 
 
 def __getattr__(name: str) -> object:
-    new = _RENAMED.get(name)
-    if new is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    warnings.warn(
-        f"gradebench.vocab.{name} is deprecated; use gradebench.vocab.{new}", DeprecationWarning, stacklevel=2
-    )
-    return globals()[new]
+    return renamed(__name__, _RENAMED, name, globals())
