@@ -458,7 +458,17 @@ def main(argv: list[str] | None = None) -> int:
     handler.setFormatter(logging.Formatter("%(name)s: %(message)s"))
     handler.gradebench_cli = True  # type: ignore[attr-defined]
     own.addHandler(handler)
+    level = own.level
     own.setLevel(logging.INFO if args.verbose else logging.WARNING)
+    try:
+        return _answer(args)
+    finally:  # main() called in-process (a notebook, a test) leaves the caller's logging as it found it
+        own.removeHandler(handler)
+        own.setLevel(level)
+
+
+def _answer(args: argparse.Namespace) -> int:
+    """The command's exit status, each failure a line on stderr that says what to do."""
     try:
         return args.fn(args)
     except Stopped as stop:

@@ -301,3 +301,14 @@ def test_sim_serve_help_lists_the_model_ids_it_serves(capsys: pytest.CaptureFixt
     printed = capsys.readouterr().out
     for entry in gb.sim.catalog():
         assert re.search(rf"^  {re.escape(entry.model)} +{re.escape(entry.name)} +{entry.grade} ", printed, re.M)
+
+
+def test_main_in_process_leaves_the_callers_logging_as_it_found_it(tmp_path: Path) -> None:
+    """A notebook or a test that calls main() keeps its own log level and handlers: a -v run left gradebench's logger
+    at INFO for the rest of the process (every later call logged, and kept by whatever captures logs)."""
+    import logging
+
+    own = logging.getLogger("gradebench")
+    before = (own.level, list(own.handlers))
+    assert main(["-v", "check", str(tmp_path / "missing.toml")]) == 2
+    assert (own.level, list(own.handlers)) == before
