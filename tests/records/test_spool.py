@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import errno
 import gc
 import logging
@@ -149,21 +150,29 @@ def _race(runs: int, cache: Path) -> gb.BenchmarkReport:
     return report
 
 
-def test_a_race_keeps_little_of_each_run_on_the_heap(tmp_path: Path) -> None:
-    """Each run's bodies (a judge's request holds both transcripts: kilobytes) are spooled, and the report's own
-    checks never build the calls frame: what a run keeps in Python is its records' small fields (the fleet keeps no
-    log of its requests: that log is the test seam's, and grows with the race)."""
+def _heap_per_run(cache: Path) -> tuple[float, int]:
+    """Heap kept per run between a race of 40 runs and one of 160, and the largest judge request of the last run."""
     tracemalloc.start()
     try:
         kept = []
         for runs in (40, 160):
-            report = _race(runs, tmp_path / f"cache{runs}")
+            report = _race(runs, cache / f"cache{runs}")
             gc.collect()
             kept.append((tracemalloc.get_traced_memory()[0], report))
         per_run = (kept[1][0] - kept[0][0]) / (kept[1][1].runs.height - kept[0][1].runs.height)
     finally:
         tracemalloc.stop()
-    judge_request = max(len(c.request_json) for c in kept[1][1].calls_for(kept[1][1].runs["run_id"][-1]))
+    return per_run, max(len(c.request_json) for c in kept[1][1].calls_for(kept[1][1].runs["run_id"][-1]))
+
+
+def test_a_race_keeps_little_of_each_run_on_the_heap(tmp_path: Path) -> None:
+    """Each run's bodies (a judge's request holds both transcripts: kilobytes) are spooled, and the report's own
+    checks never build the calls frame: what a run keeps in Python is its records' small fields (the fleet keeps no
+    log of its requests: that log is the test seam's, and grows with the race). Measured in a fresh process: what
+    tests before it left in this one (a logger turned up, a registry filled) is not the race's."""
+    spawn = multiprocessing.get_context("spawn")
+    with concurrent.futures.ProcessPoolExecutor(1, mp_context=spawn) as pool:
+        per_run, judge_request = pool.submit(_heap_per_run, tmp_path).result(timeout=300)
     assert judge_request > 4000  # the bodies a run would otherwise hold
     assert per_run < 4800, f"{per_run:.0f} bytes of heap kept per run"  # unspooled: over 6,000
 
