@@ -22,7 +22,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["JUDGE_NOISE", "PENALTY", "SCENARIOS", "SPREAD", "WRONG_COST", "Scenario", "Side", "World", "draw"]
+__all__ = ["JUDGES", "JUDGE_NOISE", "PENALTY", "SCENARIOS", "SPREAD", "WRONG_COST", "Scenario", "Side", "World", "draw"]
 
 WRONG_COST = 4.0
 """Points a wrong answer costs on the human scale (the sim judge's cost of a wrong field is at least 3)."""
@@ -44,6 +44,18 @@ class Side:
     """Chance the judge lets a wrong answer pass (a judge swayed by a verbose explanation)."""
     penalised: float = 0.0
     """Chance the judge takes `PENALTY` points off a right answer (a judge harsh on a terse one)."""
+    spread: float = 0.0
+    """How far an input moves this entry's own chance of a right answer, either way (uniform), on top of `SPREAD`:
+    inputs that suit one entry and not the other, which pairing does not cancel."""
+    swayed_inputs: float = 0.0
+    """Share of the inputs on which the judge lets every wrong answer of this entry pass, and as many again on which
+    it takes `PENALTY` off every right one (a judge biased by the input, not the run)."""
+    offset: float = 0.0
+    """Points the judge adds to every run of this entry (before clipping to 0..10)."""
+    constant: float | None = None
+    """A judge that gives every run of this entry this score, whatever the answer."""
+    uninformative: bool = False
+    """A judge whose score of this entry's runs is noise: a uniform 0..10 integer, whatever the answer."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -111,18 +123,66 @@ SCENARIOS: tuple[Scenario, ...] = (
 )
 """The scenarios measured (the first one is the issue's: a verbose, worse candidate the judge calls as good)."""
 
+_SPREAD_C, _SPREAD_R = 0.25, 0.01
+"""Between-input spread of the judge worlds: inputs move the candidate's chance of a right answer by up to ±0.25 of
+its own (so the paired difference varies by input: ±1 point), the reference entry's by ±0.01 (it is right on ~95%
+of every input); both stay inside 0..1, so the truth is exact."""
+
+
+def _at_margin(name: str, about: str, candidate: dict, reference: dict | None = None) -> Scenario:
+    return Scenario(
+        name=name,
+        candidate=Side(right=0.70, spread=_SPREAD_C, **candidate),
+        reference=Side(right=0.95, spread=_SPREAD_R, **(reference or {})),
+        about=about,
+    )
+
+
+JUDGES: tuple[Scenario, ...] = (
+    _at_margin("fair", "an unbiased judge", {}),
+    _at_margin("lenient", "a judge that lets 90% of the candidate's wrong answers pass", {"forgiven": 0.9}),
+    _at_margin(
+        "input_biased",
+        "a judge lenient on every wrong answer of the candidate on a quarter of the inputs, harsh on every right one "
+        "on another quarter",
+        {"swayed_inputs": 0.25},
+    ),
+    _at_margin(
+        "rare",
+        "a judge that lets 17% of the candidate's wrong answers pass: errs on ~5% of its runs",
+        {"forgiven": 0.17},
+    ),
+    _at_margin("constant", "a judge that scores every run 7", {"constant": 7.0}, {"constant": 7.0}),
+    _at_margin("offset", "a judge that adds 1.5 points to every run of the candidate", {"offset": 1.5}),
+    _at_margin(
+        "uninformative",
+        "a judge whose scores are noise (uniform 0..10)",
+        {"uninformative": True},
+        {"uninformative": True},
+    ),
+)
+"""The judges the default label minimum is chosen over (benchmarks/label_validity.py): each at the margin line
+(truth −1 exactly) with real between-input spread, so 1 − a bound's coverage is its false verdict rate."""
+
 
 def _side(
     rng: np.random.Generator, side: Side, shift: np.ndarray, difficulty: np.ndarray, shape: tuple[int, int, int]
 ) -> tuple[np.ndarray, np.ndarray]:
     """Human and judge scores of one entry's runs, shape (races, inputs, runs)."""
-    wrong = rng.random(shape) >= np.clip(side.right + shift, 0.0, 1.0)
+    own = rng.uniform(-side.spread, side.spread, (*shape[:2], 1))
+    wrong = rng.random(shape) >= np.clip(side.right + shift + own, 0.0, 1.0)
     work = (rng.random(shape) < 0.3).astype(float)
     human = 10.0 - WRONG_COST * wrong - difficulty - work
-    forgiven = wrong & (rng.random(shape) < side.forgiven)
-    penalised = ~wrong & (rng.random(shape) < side.penalised)
+    place = rng.random((*shape[:2], 1))  # which inputs sway the judge
+    lenient_input, harsh_input = place < side.swayed_inputs, place > 1.0 - side.swayed_inputs
+    forgiven = wrong & ((rng.random(shape) < side.forgiven) | lenient_input)
+    penalised = ~wrong & ((rng.random(shape) < side.penalised) | harsh_input)
     noise = np.where(rng.random(shape) < JUDGE_NOISE, rng.choice([-1.0, 1.0], shape), 0.0)
-    judge = np.clip(human + WRONG_COST * forgiven - PENALTY * penalised + noise, 0.0, 10.0)
+    judge = np.clip(human + WRONG_COST * forgiven - PENALTY * penalised + noise + side.offset, 0.0, 10.0)
+    if side.constant is not None:
+        judge = np.full(shape, side.constant)
+    if side.uninformative:
+        judge = rng.integers(0, 11, shape).astype(float)
     return human, judge
 
 
