@@ -2,9 +2,10 @@
 and the judge's agreement with the person (``report.agreement``).
 
 `with_labels` takes the judge-only verdicts (the models frame's verdict columns, `gradebench._verdict.pipeline`) and
-returns them with the verdict of every entry that has at least `MIN_LABELS` labels on its own runs and on the reference
-entry's replaced by the label-corrected one
-(`gradebench._stats.ppi`: prediction-powered inference, paired by input) — ``verdict_basis`` ``label-corrected``,
+returns them with the verdict of every entry that has at least `FEWEST_LABELS` labels on its own runs and on the
+reference entry's replaced by the label-corrected one (`gradebench._stats.ppi`: prediction-powered inference, paired
+by input; below `MIN_LABELS` a side, the number the simulation supports, its line says how many more to label before
+acting on it) — ``verdict_basis`` ``label-corrected``,
 ``more_labels`` for an inconclusive one, ``p_value`` None (the skew-widened bounds have no exact dual p-value) and
 ``more_runs`` None (what would settle it is labels first). Every other tested entry keeps its judge-only verdict,
 marked ``judge-only``, and its reason says why no corrected one was given: too few labels on either side, fewer than
@@ -27,12 +28,12 @@ from .._base.vocab import Role, VerdictBasis
 from .._records.codec import frame
 from .._records.meta import ReportMeta
 from .._stats.paired import AS_GOOD, INCONCLUSIVE, MIN_INPUTS, WORSE, number_text, plural
-from .._stats.ppi import MIN_LABELS, corrected_difference, more_labels
+from .._stats.ppi import FEWEST_LABELS, MIN_LABELS, corrected_difference, more_labels
 from .evidence import Evidence
 from .label_agreement import AGREEMENT_SCHEMA, ALL_ENTRIES, agreement_rows
 from .labels import HumanLabels, labellable
 
-__all__ = ["Correction", "correct", "with_labels"]
+__all__ = ["Correction", "basis_text", "correct", "with_labels"]
 
 FAILED_SCORE: Final = 0.0  # a failed run counts 0, as in every judge-only figure
 
@@ -67,6 +68,22 @@ class Correction:
     """One sentence: the verdict's, or why there is no corrected verdict."""
     settle: str | None = None
     """For an inconclusive verdict: what would likely settle it, in words."""
+    basis: str | None = None
+    """What the verdict rests on, in words: ``label-corrected on 12 + 12 labels``, and, below `MIN_LABELS` a side,
+    how many more labels the simulation asks for before acting on it."""
+
+
+def basis_text(labels: tuple[int, int], entry: str, reference: str) -> str:
+    """``label-corrected on C + R labels``, with the labels short of `MIN_LABELS` on either side named."""
+    on = f"{VerdictBasis.LABEL_CORRECTED} on {labels[0]} + {labels[1]} labels"
+    short = [max(MIN_LABELS - n, 0) for n in labels]
+    if not any(short):
+        return on
+    if short[0] == short[1]:
+        label = f"{short[0]} more runs a side"
+    else:
+        label = " and ".join(f"{k} more of {name}" for k, name in zip(short, (entry, reference), strict=True) if k)
+    return f"{on}, fewer than the {MIN_LABELS} a side the simulation supports: label {label} before acting"
 
 
 def _allowed_inputs(runs: pl.DataFrame, entry: str, reference: str, complete: int | None) -> set[str] | None:
@@ -127,21 +144,23 @@ def correct(
         for name, side in ((entry, cand), (reference, ref))
     }
     labels = (count[entry], count[reference])
-    if min(labels) < MIN_LABELS:
+    if min(labels) < FEWEST_LABELS:
         return Correction(
             entry=entry,
             labels=labels,
             reason=(
                 f"no label-corrected verdict: {plural(labels[0], 'label')} on {entry} and {labels[1]} on "
-                f"{reference}, it needs {MIN_LABELS} on each"
+                f"{reference}, it needs {FEWEST_LABELS} on each ({MIN_LABELS} to act on)"
             ),
         )
     if len(inputs) < 2:
         return Correction(entry=entry, labels=labels, reason="no label-corrected verdict: fewer than 2 paired inputs")
     found = corrected_difference(*_arrays([cand, ref], inputs), level=level)
     lower, upper, estimate = float(found.lower[0]), float(found.upper[0]), float(found.estimate[0])
+    on = basis_text(labels, entry, reference)
     make = partial(
         Correction,
+        basis=on,
         entry=entry,
         mean_diff=estimate,
         lower=lower,
@@ -150,7 +169,6 @@ def correct(
         n_pairs=sum(len(cand[i]) for i in inputs),
         labels=labels,
     )
-    on = f"label-corrected on {labels[0]} + {labels[1]} labels"
     line, bounds = number_text(-margin), f"[{number_text(lower, 2)}, {number_text(upper, 2)}]"
     if len(inputs) < MIN_INPUTS:
         settle = f"a verdict needs {MIN_INPUTS} inputs: {MIN_INPUTS - len(inputs)} more"
@@ -183,8 +201,8 @@ def with_labels(
     where the labels allow it, and the agreement frame (`AGREEMENT_SCHEMA`; empty without labels). ``found``: what the
     runs say about whether a verdict can stand (`gradebench._verdict.evidence`), held to the corrected verdicts too.
     When the negative controls ``void`` the judge's verdicts, a verdict the labels correct stands on them (the
-    correction holds whatever the judge's bias, an uninformative judge included: its interval is then as wide as the
-    labels alone make it), and says so; one they cannot correct stays void."""
+    correction holds whatever the judge's bias, an uninformative judge included: the judge's weight then falls to
+    about 0 and the interval is about as wide as the labels alone make it), and says so; one they cannot correct stays void."""
     if labels is None or not verdicts.height:
         return verdicts, frame([], AGREEMENT_SCHEMA)
     scores = labels.scores
@@ -219,7 +237,8 @@ def with_labels(
                 "verdict_held": bool(found.notes(fix.entry)),
                 "verdict_basis": VerdictBasis.LABEL_CORRECTED,
             }
-            correction = f"{VerdictBasis.LABEL_CORRECTED} on {fix.labels[0]} + {fix.labels[1]} labels"
+            assert fix.basis is not None  # every corrected verdict says what it rests on
+            correction = fix.basis
         agree = next(r for r in rows if r["entry"] == row["entry"])
         agree.update(judge_only, correction=correction, settle=fix.settle if row["verdict"] == INCONCLUSIVE else None)
         if fix.verdict is not None and agree["distrust"]:

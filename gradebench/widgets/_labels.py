@@ -40,8 +40,8 @@ class LabelPanel(w.VBox):
     """Label a random sample of ``report``'s runs, one at a time, each beside its input's reference run.
 
     ``path``: the labels file (parquet), written after every answer; labels already there are kept and their runs
-    skipped. ``n``: how many runs to draw (default `MIN_LABELS` a tested entry, the fewest a label-corrected verdict
-    needs), drawn with ``seed`` (`gradebench._verdict.labels.draw_runs`: the same seed and a larger n extend the
+    skipped. ``n``: how many runs to draw (default `MIN_LABELS` a tested entry, the number a label-corrected verdict
+    needs to act on), drawn with ``seed`` (`gradebench._verdict.labels.draw_runs`: the same seed and a larger n extend the
     sample).
     ``scale``: ``"score"`` (buttons 0..10) or ``"pass/fail"``. ``labeller``: recorded with each label.
     Everything a click does is a method: `answer` (also the buttons: ``buttons``, by their value), `extend`.

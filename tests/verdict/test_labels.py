@@ -16,7 +16,7 @@ import pytest
 import gradebench as gb
 from gradebench._report.report import BenchmarkReport
 from gradebench._stats.kappa import weighted_kappa
-from gradebench._stats.ppi import MIN_LABELS
+from gradebench._stats.ppi import FEWEST_LABELS, MIN_LABELS
 from gradebench._verdict import labels as label_rules
 from gradebench._verdict.label_agreement import (
     AGREEMENT_SCHEMA,
@@ -289,15 +289,16 @@ def test_with_labels_measures_the_judge_and_corrects_the_verdict() -> None:
 
 
 def test_too_few_labels_leave_the_verdict_judge_only_and_say_so() -> None:
-    report = labelled_report(labels=MIN_LABELS - 2)
+    report = labelled_report(labels=FEWEST_LABELS - 2)
     row = report.models.filter(entry=FAST).row(0, named=True)
     assert row["verdict_basis"] == "judge-only"
-    assert f"no label-corrected verdict: {MIN_LABELS - 2} labels on acme/fast" in row["verdict_reason"]
+    assert f"no label-corrected verdict: {FEWEST_LABELS - 2} labels on acme/fast" in row["verdict_reason"]
     fast = report.agreement.filter(entry=FAST).row(0, named=True)
-    assert fast["sentence"] == f"on acme/fast: too few labels to say ({MIN_LABELS - 2} labels, {MIN_AGREEMENT} needed)"
+    few = FEWEST_LABELS - 2
+    assert fast["sentence"] == f"on acme/fast: too few labels to say ({few} labels, {MIN_AGREEMENT} needed)"
     assert fast["agreement"] is None and fast["correction"].startswith("no label-corrected verdict")
     table = report.table()
-    assert f"judge-only (no label-corrected verdict: {MIN_LABELS - 2} labels on acme/fast" in table
+    assert f"judge-only (no label-corrected verdict: {FEWEST_LABELS - 2} labels on acme/fast" in table
 
 
 def test_a_stopped_race_is_corrected_on_its_complete_inputs_and_a_cut_off_entry_is_never_as_good() -> None:
@@ -317,7 +318,8 @@ def test_every_view_says_which_verdicts_are_label_corrected(tmp_path: Path) -> N
     table = report.table()
     assert "the judge against your labels" in table and "  all entries  the judge agrees with you" in table
     line = next(x for x in table.splitlines() if x.startswith("  acme/fast ") and "paired runs" in x)
-    assert "label-corrected on 12 + 12 labels (the judge alone:" in line
+    short = f"fewer than the {MIN_LABELS} a side the simulation supports: label {MIN_LABELS - 12} more runs a side"
+    assert f"label-corrected on 12 + 12 labels, {short} before acting (the judge alone:" in line
     html = report._repr_html_()
     assert "gb-agreement" in html and "don&#x27;t trust its judge-only verdict" in html
     page = report.to_html(tmp_path / "report.html").read_text()
@@ -500,7 +502,8 @@ async def test_a_race_under_a_swayed_judge_the_labels_correct_end_to_end(tmp_pat
     sentence = labelled.agreement.filter(entry="sim/windy")["sentence"][0]
     assert "over-scores sim/windy" in sentence and "don't trust its judge-only verdict" in sentence
     line = next(x for x in labelled.table().splitlines() if x.startswith("  sim/windy ") and "paired runs" in x)
-    assert "label-corrected on 16 + 16 labels (the judge alone: as good" in line
+    short = f"fewer than the {MIN_LABELS} a side the simulation supports: label {MIN_LABELS - 16} more runs a side"
+    assert f"label-corrected on 16 + 16 labels, {short} before acting (the judge alone: as good" in line
     if fixed["verdict"] == "inconclusive":  # what would settle it is said on its line
         settle = labelled.agreement.filter(entry="sim/windy")["settle"][0]
         assert settle and settle in line
