@@ -2,6 +2,8 @@
 
     python benchmarks/judge_labels.py --races 50000 --labels 10 20 40 --inputs 16 --runs 4
 
+The judges the label minimum is chosen over, with between-input spread, are benchmarks/label_validity.py's.
+
 For every scenario of gradebench.sim._label_world (a person's score per run, a judge that errs in jumps: it lets a
 verbose candidate's wrong answers pass, is harsh on one side's right answers, or errs on a few percent of the runs),
 simulates ``races`` races of ``inputs`` × ``runs`` runs per entry with ``labels`` labels a side (a simple random
@@ -36,7 +38,7 @@ import numpy as np
 import polars as pl
 
 from gradebench._stats.paired import Bootstrap, non_inferiority
-from gradebench._stats.ppi import MIN_LABELS, corrected_difference, more_labels
+from gradebench._stats.ppi import FEWEST_LABELS, MIN_LABELS, corrected_difference, more_labels
 from gradebench.sim._label_world import SCENARIOS, World, draw
 
 MARGIN = 1.0
@@ -140,11 +142,11 @@ async def sim_race(labels: int) -> dict:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--races", type=int, default=50_000)
-    parser.add_argument("--labels", type=int, nargs="+", default=[MIN_LABELS, 20, 40])
+    parser.add_argument("--labels", type=int, nargs="+", default=[FEWEST_LABELS, MIN_LABELS, 40])
     parser.add_argument("--inputs", type=int, default=16)
     parser.add_argument("--runs", type=int, default=4)
     parser.add_argument("--production", type=int, default=300)
-    parser.add_argument("--race-labels", type=int, default=16)
+    parser.add_argument("--race-labels", type=int, default=MIN_LABELS)
     parser.add_argument("--no-race", action="store_true")
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args()
@@ -156,7 +158,9 @@ def main() -> None:
             scenario, np.random.default_rng([args.seed, n]), races=args.races, inputs=args.inputs, runs=args.runs
         )
         entry: dict = {"about": scenario.about, "truth": scenario.truth}
-        entry["judge_only"] = verdict_figures(corrected_difference(*world.judge_only()), scenario.truth)
+        entry["judge_only"] = verdict_figures(
+            corrected_difference(*world.judge_only(), judge_weight=1.0), scenario.truth
+        )
         for labels in args.labels:
             found = corrected_difference(*world.arrays(labels))
             wide = corrected_difference(*world.arrays(labels), level=0.975)
