@@ -202,7 +202,8 @@ def with_labels(
     runs say about whether a verdict can stand (`gradebench._verdict.evidence`), held to the corrected verdicts too.
     When the negative controls ``void`` the judge's verdicts, a verdict the labels correct stands on them (the
     correction holds whatever the judge's bias, an uninformative judge included: the judge's weight then falls to
-    about 0 and the interval is about as wide as the labels alone make it), and says so; one they cannot correct stays void."""
+    about 0 and the interval is about as wide as the labels alone make it), and says so; one they cannot correct
+    stays void."""
     if labels is None or not verdicts.height:
         return verdicts, frame([], AGREEMENT_SCHEMA)
     scores = labels.scores

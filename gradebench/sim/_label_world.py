@@ -8,12 +8,15 @@ chance of a right answer is its `Side.right`, moved by ±`SPREAD` per input. The
 the way judges do: it lets a wrong answer pass with chance `Side.forgiven` (swayed by a long explanation: the answer
 scores as if right), takes `PENALTY` points off a right answer with chance `Side.penalised` (harsh on a terse one),
 and moves one point either way with chance `JUDGE_NOISE`; clipped to 0..10. The true human-scale difference is
-exactly ``WRONG_COST × (right_C − right_R)`` (the rest has the same mean on both sides), so coverage is measured
-against the truth, not an estimate of it. A person labels ``labels`` runs of each entry, a simple random sample.
+exactly ``WRONG_COST × (right_C − right_R)`` (the rest has the same mean on both sides, and an entry's own per-input
+spread, `Side.spread`, is symmetric and kept inside 0..1), so coverage is measured against the truth, not an estimate
+of it. A person labels ``labels`` runs of each entry, a simple random sample. `SCENARIOS` are the judge's biases of
+the first measurements; `JUDGES` the judges the label minimum is chosen over (lenient, biased by input, rare,
+constant, offset, pure noise), each with between-input spread.
 
-Used by tests/stats/test_ppi.py and benchmarks/judge_labels.py; the end-to-end check on the fleet itself (a judge
-profile
-with `Profile.verbosity_bias`, and `gradebench.sim.human_score`) is in tests/verdict/test_labels.py.
+Used by tests/stats/test_ppi.py, benchmarks/judge_labels.py and benchmarks/label_validity.py; the end-to-end check
+on the fleet itself (a judge profile with `Profile.verbosity_bias`, and `gradebench.sim.human_score`) is in
+tests/verdict/test_labels.py.
 """
 
 from __future__ import annotations

@@ -41,8 +41,8 @@ class LabelPanel(w.VBox):
 
     ``path``: the labels file (parquet), written after every answer; labels already there are kept and their runs
     skipped. ``n``: how many runs to draw (default `MIN_LABELS` a tested entry, the number a label-corrected verdict
-    needs to act on), drawn with ``seed`` (`gradebench._verdict.labels.draw_runs`: the same seed and a larger n extend the
-    sample).
+    needs to act on), drawn with ``seed`` (`gradebench._verdict.labels.draw_runs`: the same seed and a larger n extend
+    the sample).
     ``scale``: ``"score"`` (buttons 0..10) or ``"pass/fail"``. ``labeller``: recorded with each label.
     Everything a click does is a method: `answer` (also the buttons: ``buttons``, by their value), `extend`.
     """
