@@ -35,17 +35,17 @@ were labelled is part of u_i (centring at H̄_e, F̄_e is the linearisation of t
 labels an input happened to get would count as variance). λ minimises s²(u) over [0, 1]²: the least squares of −a on
 (b_C, −b_R), boxed (the paired form of PPI++'s Cov(h, f) / ((1 + m/N) Var f), which it reduces to for one side with
 as many runs on every input). Tuned on the same inputs it is judged by, that λ makes s²(u) look smaller than it is
-(the first version of this module measured 1–3 points of coverage lost), so it is **cross-fitted**: input i's u_i
-uses the λ tuned on the other n − 1 inputs, and never chose its own weight. The bounds are θ̂ ∓ q · s(u)/√n with q
-Student's t at ``level``, its degrees of freedom n − 1, or fewer labels less one on the side with fewer (the label
-part of the variance is estimated from them), widened for skew: a judge's errors come in jumps (a wrong answer it
-lets pass costs 4 points), so u is skewed, and a sample that drew few of the jumps is both too optimistic and too
-sure of itself. The Edgeworth expansion of the studentized mean (Hall, "The Bootstrap and Edgeworth Expansion",
-1992, §3.5; Johnson 1978) moves the bound's quantile by −γ̂ (2q² + 1) / (6√n), γ̂ the sample skewness of u; the
-correction is applied only where it widens a bound. A normal-approximation interval rather than a bootstrap: PPI's
-coverage guarantee is a central limit theorem for exactly this mean; it splits the variance into the part labels can
-shrink and the part only runs can (what `more_labels` needs); and it is cheap enough to check over 10 000s of
-simulated races (tests/stats/test_ppi.py, benchmarks/label_validity.py, benchmarks/judge_labels.py).
+(in-sample, a fair judge's lower bound covered 0.931 where λ = 1 covered 0.946, 10 labels a side), so it is
+**cross-fitted**: input i's u_i uses the λ tuned on the other n − 1 inputs, and never chose its own weight. The bounds
+are θ̂ ∓ q · s(u)/√n with q Student's t at ``level``, its degrees of freedom n − 1, or fewer labels less one on the
+side with fewer (the label part of the variance is estimated from them), widened for skew: a judge's errors come in
+jumps (a wrong answer it lets pass costs 4 points), so u is skewed, and a sample that drew few of the jumps is both
+too optimistic and too sure of itself. The Edgeworth expansion of the studentized mean (Hall, "The Bootstrap and
+Edgeworth Expansion", 1992, §3.5; Johnson 1978) moves the bound's quantile by −γ̂ (2q² + 1) / (6√n), γ̂ the sample
+skewness of u; the correction is applied only where it widens a bound. A normal-approximation interval rather than a
+bootstrap: PPI's coverage guarantee is a central limit theorem for exactly this mean; it splits the variance into the
+part labels can shrink and the part only runs can (what `more_labels` needs); and it is cheap enough to check over
+tens of thousands of simulated races (tests/stats/test_ppi.py, benchmarks/label_validity.py and judge_labels.py).
 
 **How many labels.** benchmarks/label_validity.py measures the bounds against a known truth for seven judges (fair,
 lenient, biased by input, rare, constant, offset, pure noise; `gradebench.sim._label_world.JUDGES`), at the margin
@@ -90,8 +90,9 @@ __all__ = [
 MIN_LABELS: Final = 20
 """Labelled runs on each side (the candidate and the reference entry) the simulation supports: the fewest at which
 each one-sided 95% bound covered the truth in at least 93% of races for every judge of
-`gradebench.sim._label_world.JUDGES` (benchmarks/label_validity.py; at 10 a side the lenient and the rare judge
-fell to 0.92–0.93). A verdict on fewer says so (`FEWEST_LABELS`)."""
+`gradebench.sim._label_world.JUDGES` (benchmarks/label_validity.py: 0.933 at 20 for the rare judge's lower bound,
+0.921 at 10). A verdict on fewer says so (`FEWEST_LABELS`). A bias on a few percent of runs can still escape 20
+labels where little else varies (docs/labels.md)."""
 FEWEST_LABELS: Final = 10
 """Fewest labelled runs on each side a label-corrected verdict is given on at all; from here to `MIN_LABELS` the
 verdict line says how many more the simulation asks for before acting on it."""
