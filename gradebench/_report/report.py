@@ -251,7 +251,10 @@ class BenchmarkReport:
     def recommend(self) -> Recommendation | None:
         """The cheapest entry whose verdict is ``as good`` as the reference entry, with the evidence in one sentence
         (``.sentence``) a user can paste into a review; None when no entry was tested against the reference."""
-        return report_recommendation(self.models, self.meta, self.controls_outcome(), gold=self.gold_check())
+        found = self._entry_verdicts()
+        return report_recommendation(
+            self.models, self.meta, found.controls, gold=found.gold, outages=found.evidence.outages
+        )
 
     def diagnostics(self) -> pl.DataFrame:
         """Rows worth a look (kind, entry, run_id, detail), ordered by kind then entry (the negative controls' rows,

@@ -4,6 +4,7 @@ and why a race stopped early recommends nothing."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from functools import partial
 
@@ -14,6 +15,7 @@ from .._base.vocab import Stopped, VerdictBasis
 from .._records.meta import ReportMeta
 from .._stats.paired import AS_GOOD, INCONCLUSIVE, MIN_INPUTS, number_text
 from .controls import ControlOutcome
+from .evidence import Outage
 from .gold import DISAGREE, GoldCheck
 
 __all__ = ["Recommendation", "recommend", "report_recommendation"]
@@ -38,7 +40,12 @@ class Recommendation:
 
 
 def report_recommendation(
-    models: pl.DataFrame, meta: ReportMeta, check: ControlOutcome, *, gold: GoldCheck | None = None
+    models: pl.DataFrame,
+    meta: ReportMeta,
+    check: ControlOutcome,
+    *,
+    gold: GoldCheck | None = None,
+    outages: Mapping[str, Outage] | None = None,
 ) -> Recommendation | None:
     """A report's recommendation from its models frame: `recommend`, unless the negative controls void the judge's
     verdicts (``check``) and no label-corrected verdict stands for it, when nothing is recommended and the sentence
@@ -46,7 +53,7 @@ def report_recommendation(
     if not models.height:
         return None
     pick = _chosen(models, meta, check)
-    return pick if pick is None else _with_gold(_with_unmeasured(pick, models), models, gold)
+    return pick if pick is None else _with_gold(_with_unmeasured(pick, models, outages or {}), models, gold)
 
 
 def _chosen(models: pl.DataFrame, meta: ReportMeta, check: ControlOutcome) -> Recommendation | None:
@@ -210,16 +217,17 @@ def _withheld(models: pl.DataFrame) -> str | None:
     )
 
 
-def _with_unmeasured(pick: Recommendation, models: pl.DataFrame) -> Recommendation:
-    """The recommendation naming the entries it could not weigh: their endpoint failed most of their runs, so they
-    are neither as good nor worse (an outage is not a finding about the model)."""
-    if "verdict_basis" not in models.columns:
-        return pick
-    unmeasured = models.filter(pl.col("verdict_basis") == VerdictBasis.UNMEASURED)["entry"].to_list()
-    if not unmeasured:
-        return pick
-    names = ", ".join(unmeasured)
-    return replace(pick, sentence=f"{pick.sentence}; unmeasured (the endpoint failed, so not weighed): {names}")
+def _with_unmeasured(pick: Recommendation, models: pl.DataFrame, outages: Mapping[str, Outage]) -> Recommendation:
+    """The recommendation naming the entries it could not weigh (their endpoint failed most of their runs: neither
+    as good nor worse, an outage being no finding about the model), and the runs the recommended entry's endpoint
+    failed: left out of its verdict, they are still what a switch to it would meet."""
+    notes = []
+    if (lost := outages.get(pick.entry)) is not None and pick.entry != pick.reference:
+        notes.append(f"but its endpoint failed {lost.failed} of {lost.runs} runs (left out of the verdict)")
+    if "verdict_basis" in models.columns:
+        unmeasured = models.filter(pl.col("verdict_basis") == VerdictBasis.UNMEASURED)["entry"].to_list()
+        notes += [f"unmeasured (the endpoint failed, so not weighed): {', '.join(unmeasured)}"] if unmeasured else []
+    return replace(pick, sentence="; ".join([pick.sentence, *notes])) if notes else pick
 
 
 def _with_gold(pick: Recommendation, models: pl.DataFrame, gold: GoldCheck | None) -> Recommendation:

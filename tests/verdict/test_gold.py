@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx2
+import numpy as np
 import polars as pl
 import pytest
 
@@ -21,6 +22,7 @@ import gradebench as gb
 from gradebench._base.vocab import Role
 from gradebench._judge.judge import reads_input
 from gradebench._race.plan import is_scorer_spec
+from gradebench._stats.paired import non_inferiority
 
 from ..loopback import bench_of, catalog, entry, model_row, rows
 from ..providers import JudgeEndpoint, OpenAIEndpoint, serve
@@ -350,3 +352,33 @@ async def test_a_reference_mostly_wrong_or_answering_alike_is_a_headline(tmp_pat
     assert pick.sentence.endswith("; but shop/big itself scores 0.20 against the gold labels")
     page = report.to_html(tmp_path / "report.html").read_text()
     assert "REFERENCE MOSTLY WRONG: the pinned reference shop/big scores 0.20" in page
+
+
+def gold_verdicts(inputs: int, delta: float, races: int) -> dict[str | None, int]:
+    """The gold test's verdicts (`gradebench._verdict.gold`: the paired test on 0/1 gold scores ×10, margin 1) over
+    ``races`` races of one run an input, each drawing its inputs' accuracies afresh (the reference entry's uniform
+    on [0.35, 0.95], the candidate's ``delta`` lower): benchmarks/gold_check.py's worlds, race ``r`` seeded
+    ``[22, 10·delta, r]``."""
+    counts: dict[str | None, int] = {}
+    for r in range(races):
+        rng = np.random.default_rng([22, int(delta * 10), r])
+        p = rng.uniform(0.35, 0.95, size=inputs)
+        rows = [
+            {"input_id": f"i{i}", "role": "candidate", "entry": entry, "repeat": 0, "ok": True, "score": 10.0 * hit}
+            for entry, accuracy in (("ref", p), ("cand", p - delta))
+            for i, hit in enumerate(rng.random(inputs) < accuracy)
+        ]
+        verdict = non_inferiority(pl.DataFrame(rows), "cand", "ref", margin=1.0).verdict
+        counts[verdict] = counts.get(verdict, 0) + 1
+    return counts
+
+
+@pytest.mark.parametrize("races", [pytest.param(80, id="fast"), pytest.param(1000, marks=pytest.mark.slow, id="full")])
+def test_the_gold_test_seldom_calls_an_as_accurate_candidate_worse(races: int) -> None:
+    """A judge's right "as good" is held open only when the gold test says worse: with a candidate exactly as accurate
+    on 10 inputs (about the fewest a verdict rests on: it needs 8), it says so in 30 of these 1,000 races (3.0%,
+    Clopper–Pearson 95% [2.0, 4.3]; 2 of the fast slice's 80), and in 2.5% [1.2, 4.6] of benchmarks/gold_check.py's
+    400 (1.0% at 30 inputs). On the margin (δ = 0.1) it says as good in 6.3% [4.1, 9.1] of those at 10 inputs, 5.0%
+    at 30: that error only holds a right "worse" open."""
+    counts = gold_verdicts(10, 0.0, races)
+    assert counts.get("worse", 0) <= 0.05 * races

@@ -167,4 +167,7 @@ async def test_a_partial_outage_leaves_its_runs_out_of_the_pairs_and_says_how_ma
     )
     table = report.table()
     assert "UNMEASURED" not in table
+    pick = report.recommend()  # as good on the answers it gave, and what a switch to it would meet
+    assert pick is not None and pick.entry == "acme/patchy"
+    assert pick.sentence.endswith("at 0.20× the cost; but its endpoint failed 4 of 20 runs (left out of the verdict)")
     assert re.search(r"^  acme/patchy +as good .* · 4 of 20 runs lost to the endpoint$", table, re.M)
