@@ -1,12 +1,13 @@
 """One presenter: what a report says in words, said once and rendered as text (the table), HTML (the panel, a
 notebook's repr) and chart titles.
 
-The header line, the stop marker, the judge's headlines (it failed on runs, could not tell them apart, or took planted
-wrong answers for right ones), the entries not judged, each entry's verdict line, what the negative controls say, the
-recommendation, the cost line and the number formats live here; `render`, `html` and the charts' titles and the
-panel's tabs only lay them out. It reads a report through `gradebench._report.view.ReportView` (its meta, frames and
-per-entry `EntrySummary` records), so it does not import it (the panel says what an estimate is beside Run:
-`gradebench.widgets._estimator`).
+The header line, the stop marker, the headlines (the judge failed on runs, could not tell them apart, or took planted
+wrong answers for right ones; an entry its endpoint failed is unmeasured; the gold labels find the reference mostly
+wrong or answering every input alike), the entries not judged, each entry's verdict line, what the negative
+controls say, the recommendation, the cost line and the number formats live here; `render`, `html` and the charts'
+titles and the panel's tabs only lay them out. It reads a report through `gradebench._report.view.ReportView` (its
+meta, frames and per-entry `EntrySummary` records), so it does not import it (the panel says what an estimate is
+beside Run: `gradebench.widgets._estimator`).
 """
 
 from __future__ import annotations
