@@ -84,6 +84,7 @@ def fleet() -> dict[str, Any]:
         "gpt-prose": coder(prose=True),
         "gpt-down": coder(down_on=frozenset(range(len(QUESTIONS)))),
         "gpt-patchy": coder(down_on=OUTAGE_ON),
+        "gpt-mostly": coder(down_on=frozenset(range(6))),
         "judge-1": reading_judge(),
     }
 
@@ -97,6 +98,7 @@ def loopback(base_url: str) -> gb.Catalog:
         entry("acme/down", "gpt-down", base_url),
         entry("acme/prose", "gpt-prose", base_url),
         entry("acme/patchy", "gpt-patchy", base_url),
+        entry("acme/mostly", "gpt-mostly", base_url),
         reference="acme/ref",
     )
 
@@ -171,3 +173,16 @@ async def test_a_partial_outage_leaves_its_runs_out_of_the_pairs_and_says_how_ma
     assert pick is not None and pick.entry == "acme/patchy"
     assert pick.sentence.endswith("at 0.20× the cost; but its endpoint failed 4 of 20 runs (left out of the verdict)")
     assert re.search(r"^  acme/patchy +as good .* · 4 of 20 runs lost to the endpoint$", table, re.M)
+
+
+async def test_an_entry_that_lost_most_of_its_runs_to_its_endpoint_is_unmeasured(tmp_path: Path) -> None:
+    """12 of 20 runs never reached the model: the 8 that did are too few, and too chosen by the outage, to measure it
+    (the rule: unmeasured when the endpoint failed more than half of an entry's runs)."""
+    report = await race(tmp_path, ["acme/ref", "acme/mostly"])
+    row = model_row(report, "acme/mostly")
+    assert row["verdict"] is None and row["verdict_basis"] == VerdictBasis.UNMEASURED
+    assert row["verdict_reason"] == (
+        "too few runs reached the model to measure it: the endpoint failed 12 of 20 runs (HTTP 500 after 1 attempt: "
+        "The server had an error while processing your request.: 12)"
+    )
+    assert report.table().splitlines()[1] == f"UNMEASURED acme/mostly: {row['verdict_reason']}"
