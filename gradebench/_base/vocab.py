@@ -93,6 +93,9 @@ class VerdictBasis(enum.StrEnum):
     """The judge's scores alone."""
     LABEL_CORRECTED = "label-corrected"
     """The judge's scores corrected by human labels (`gradebench.BenchmarkReport.with_labels`)."""
+    UNMEASURED = "unmeasured"
+    """No verdict: the entry's endpoint failed more than half its runs (a refused connection, a 404 for a misspelt
+    model id, a 5xx after the retries, a timeout), so too few reached the model to say anything of its answers."""
 
 
 class ScorePath(enum.StrEnum):

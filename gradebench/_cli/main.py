@@ -25,7 +25,9 @@ from .._race.plan import job_reference, resolve_scorer
 from .._race.preflight import check_catalog
 from .._race.rejudge import estimate_rejudge, rejudge_report
 from .._records.spec import JudgeSpec, RaceSpec, Runs
+from .._report.present import unmeasured
 from .._report.report import BenchmarkReport
+from .._verdict.evidence import judge_failure
 from .runconfig import catalog_of, config_fields, job_of, load_config, read_inputs
 
 __all__ = ["main"]
@@ -34,6 +36,8 @@ DEMO_INPUTS = 10
 """The demo's inputs: more than the `MIN_INPUTS` a verdict needs, so it shows one settled (six never could)."""
 DEMO_RUNS = 2
 """The demo's runs per input and entry: 10 × 2 takes about the time 6 × 3 did."""
+UNMEASURED = 5
+"""The exit status when an entry could not be raced: its endpoint failed most of its runs, so it has no verdict."""
 
 T = TypeVar("T")
 
@@ -47,7 +51,8 @@ def terminal_width() -> int | None:
     return int(columns) if columns.isdigit() else None
 
 
-def _print_report(report: BenchmarkReport, out: Path) -> None:
+def _print_report(report: BenchmarkReport, out: Path) -> int:
+    """Print and write the report, then a line for each entry not raced: status `UNMEASURED` when one was, else 0."""
     from .._report.page import REPORT_HTML
 
     width = terminal_width()
@@ -64,6 +69,9 @@ def _print_report(report: BenchmarkReport, out: Path) -> None:
     print(f"\nWrote {out}/runs.parquet, models.parquet, calls.parquet, noise.parquet, controls.parquet, meta.json")
     print(f"Wrote {', '.join(write_charts(report, out))}")
     print(f"Wrote {report.to_html(out / REPORT_HTML)}: the whole report in one file, to open offline in a browser")
+    for line in (unreached := unmeasured(report)):  # an entry its endpoint failed is no finding: never exit 0 on it
+        print(f"gradebench: {line}", file=sys.stderr)
+    return UNMEASURED if unreached else 0
 
 
 def write_charts(report: BenchmarkReport, out: Path) -> list[str]:
@@ -88,11 +96,9 @@ def write_charts(report: BenchmarkReport, out: Path) -> list[str]:
 
 
 def _race(bench: Benchmark, max_cost: float | None, out: Path) -> int:
-    """Estimate, refuse above ``max_cost``, race, print and write: what ``run`` and ``demo`` do. Exit status 4 (after
-    everything is written) when the judge gave no verdict on some run, or the negative controls voided its verdicts,
-    with one line saying so."""
-    from .._verdict.evidence import judge_failure
-
+    """Estimate, refuse above ``max_cost``, race, print and write: what ``run`` and ``demo`` do. Exit status 5 (after
+    everything is written) when an entry could not be raced, else 4 when the judge gave no verdict on some run, or the
+    negative controls voided its verdicts, with one line saying so."""
     try:
         estimate = until_stopped(bench.estimate())
         print(f"{estimate}\n")
@@ -111,7 +117,8 @@ def _race(bench: Benchmark, max_cost: float | None, out: Path) -> int:
             exc.add_note(f"gradebench: what ran is written to {out}")
         raise
     report = bench.report()
-    _print_report(report, out)
+    if status := _print_report(report, out):
+        return status
     if (failed := judge_failure(report.runs)) is not None:  # a verdict missing is a result nobody should trust as is
         print(f"gradebench: {failed.text()}", file=sys.stderr)
         return 4
@@ -225,9 +232,7 @@ def cmd_rejudge(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return 3
-    new = until_stopped(rejudge_report(report, catalog, judging, cache=args.cache))
-    _print_report(new, out)
-    return 0
+    return _print_report(until_stopped(rejudge_report(report, catalog, judging, cache=args.cache)), out)
 
 
 def cmd_compare(args: argparse.Namespace) -> int:

@@ -299,6 +299,17 @@ class Run:
         return self.refusal is not None
 
     @property
+    def endpoint_error(self) -> str | None:
+        """Why the endpoint failed the run, when it did: the error of its last model call, which got no answer (no
+        connection, an HTTP error status after the retries, a call past its timeout). None when the run succeeded, or
+        failed in the job's own code on an answer the model gave (invalid JSON, the job raising on it): that failure is
+        the model's. A run the endpoint failed says nothing of the model's answers, so it is left out of its entry's
+        verdict (see the models' ``verdict_reason``; an entry that lost most of its runs so is ``unmeasured``)."""
+        if self.ok or not self.calls or self.calls[-1].answered:
+            return None
+        return self.calls[-1].error
+
+    @property
     def _answered(self) -> list[Call]:
         """Calls that got a response (a failed call has no usage to miss and costs nothing)."""
         return [c for c in self.calls if c.answered]
@@ -342,6 +353,7 @@ _RUN = Columns(
         "repeat",
         "ok",
         "error",
+        "endpoint_error",
         "n_calls",
         "tool_calls",
         "input_tokens",

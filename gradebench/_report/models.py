@@ -24,6 +24,7 @@ from .._base.vocab import Role, VerdictBasis
 from .._records.codec import Columns, frame
 from .._records.meta import ReportMeta
 from .._stats import paired as _stats
+from .._verdict.gold import GoldScore, gold_inputs, reference_gold
 from .._verdict.pipeline import EntryVerdicts
 
 __all__ = [
@@ -105,7 +106,7 @@ class EntrySummary:
     """True on the reference entry's own candidate runs against its reference run (``*`` in the table)."""
     verdict: str | None = None
     """``as good``, ``worse`` or ``inconclusive`` against the reference entry; None when not tested (the reference
-    entry itself)."""
+    entry itself), or when the entry's endpoint failed most of its runs (``verdict_basis`` ``unmeasured``)."""
     margin: float | None = None
     """The non-inferiority margin tested, points of 10."""
     mean_diff: float | None = None
@@ -129,7 +130,10 @@ class EntrySummary:
     score, or the entry's answers were cut off or refused on most runs): more runs of the same would not settle it."""
     verdict_basis: VerdictBasis | None = None
     """What the verdict rests on: ``judge-only``, or ``label-corrected`` by human labels (`BenchmarkReport.with_labels`;
-    its bounds then hold on the person's scale, whatever the judge's bias); None when not tested."""
+    its bounds then hold on the person's scale, whatever the judge's bias); ``unmeasured`` when the entry's endpoint
+    failed more than half its runs (no connection, an HTTP error, a timeout: the runs' ``endpoint_error``), so it has
+    no verdict and ``verdict_reason`` says why; None when not tested. Runs the endpoint failed are left out of every
+    verdict's pairs (never scored 0 there), and the reason says how many."""
     more_labels: int | None = None
     """For an inconclusive label-corrected verdict: about how many more labels (on the entry and the reference entry
     together) would likely settle it; None otherwise, or when labelling every run would not."""
@@ -298,41 +302,6 @@ def models_frame(
     for extra in extras:
         out = out.join(extra, on="entry", how="left", maintain_order="left")
     return conform(out, MODELS_SCHEMA, "models")
-
-
-@dataclass(frozen=True, kw_only=True)
-class GoldScore:
-    """The reference run's accuracy against the gold labels: was the pinned model right in the first place?"""
-
-    entry: str
-    """The reference entry."""
-    mean: float
-    """Its mean score against the gold labels, 0..1."""
-    inputs: int
-    """The inputs it was scored on (those with a gold label)."""
-
-
-def gold_inputs(runs: pl.DataFrame) -> set[str] | None:
-    """The inputs the scorer held to a gold label, or None when it compared with the reference's output. Only a
-    scorer that reads the input scores the reference run (`gradebench._judge.judge.score_reference`): a reference row
-    with a
-    score (or a scorer error) says the race was scored against gold labels."""
-    references = runs.filter((pl.col("role") == Role.REFERENCE) & pl.col("ok"))
-    scored = references.filter(pl.col("scorer").is_not_null() | pl.col("scorer_error").is_not_null())
-    if not scored.height:
-        return None
-    return set(references.filter(pl.col("scorer").is_not_null())["input_id"].to_list())
-
-
-def reference_gold(runs: pl.DataFrame) -> GoldScore | None:
-    """The reference run's accuracy against the gold labels (the ``scorer`` of the runs frame's reference rows), or
-    None when the race was not scored against gold labels."""
-    if not gold_inputs(runs):
-        return None
-    scores = runs.filter((pl.col("role") == Role.REFERENCE) & pl.col("scorer").is_not_null())
-    mean = _mean(scores["scorer"])
-    assert mean is not None
-    return GoldScore(entry=str(scores["entry"][0]), mean=mean, inputs=scores["input_id"].n_unique())
 
 
 def _gold_mean(part: pl.DataFrame, gold: set[str]) -> float | None:

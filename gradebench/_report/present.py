@@ -1,12 +1,13 @@
 """One presenter: what a report says in words, said once and rendered as text (the table), HTML (the panel, a
 notebook's repr) and chart titles.
 
-The header line, the stop marker, the judge's headlines (it failed on runs, could not tell them apart, or took planted
-wrong answers for right ones), the entries not judged, each entry's verdict line, what the negative controls say, the
-recommendation, the cost line and the number formats live here; `render`, `html` and the charts' titles and the
-panel's tabs only lay them out. It reads a report through `gradebench._report.view.ReportView` (its meta, frames and
-per-entry `EntrySummary` records), so it does not import it (the panel says what an estimate is beside Run:
-`gradebench.widgets._estimator`).
+The header line, the stop marker, the headlines (the judge failed on runs, could not tell them apart, or took planted
+wrong answers for right ones; an entry its endpoint failed is unmeasured; the gold labels find the reference mostly
+wrong or answering every input alike), the entries not judged, each entry's verdict line, what the negative
+controls say, the recommendation, the cost line and the number formats live here; `render`, `html` and the charts'
+titles and the panel's tabs only lay them out. It reads a report through `gradebench._report.view.ReportView` (its
+meta, frames and per-entry `EntrySummary` records), so it does not import it (the panel says what an estimate is
+beside Run: `gradebench.widgets._estimator`).
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ __all__ = [
     "VerdictLine",
     "gold_line",
     "header",
+    "headlines",
     "html",
     "judge_headlines",
     "model_cells",
@@ -47,6 +49,7 @@ __all__ = [
     "stopped",
     "times",
     "totals",
+    "unmeasured",
     "verdict_lines",
     "verdicts_title",
 ]
@@ -80,6 +83,8 @@ NOT_JUDGED = "not judged"
 
 def score_interval(row: EntrySummary) -> str:
     """A models row's score: ``8.40 [5.87–10.00]``, the mean alone when it has no interval, ``not judged``."""
+    if row.verdict_basis == VerdictBasis.UNMEASURED:  # its failed runs' 0 is no score of the model's
+        return VerdictBasis.UNMEASURED
     if row.score_mean is None:
         return NOT_JUDGED
     ci = f" [{_num(row.score_lo)}–{_num(row.score_hi)}]" if row.score_lo is not None else ""
@@ -147,6 +152,19 @@ def judge_headlines(report: ReportView) -> list[str]:
     return lines
 
 
+def unmeasured(report: ReportView) -> list[str]:
+    """Each entry with no quality verdict, its endpoint having failed most of its runs, and why: a headline each."""
+    rows = [r for r in report.model_rows() if r.verdict_basis == VerdictBasis.UNMEASURED]
+    return [f"UNMEASURED {r.entry}: {r.verdict_reason}" for r in rows]
+
+
+def headlines(report: ReportView) -> list[str]:
+    """Every headline above the models table: the judge's, the entries unmeasured, and the gold labels' of the
+    reference (mostly wrong, or one answer to every input)."""
+    gold = report.gold_check()
+    return judge_headlines(report) + unmeasured(report) + (gold.headlines() if gold is not None else [])
+
+
 def not_judged(report: ReportView) -> list[str]:
     """Entries raced with no judged run (none landed, or the judge gave no verdict): never left out silently."""
     rows = report.model_rows()
@@ -201,7 +219,7 @@ class VerdictLine:
 
     def evidence(self) -> str:
         """What the verdict rests on, in one run of words: ``Δ … · 20 paired runs · cost … · notes`` (the HTML's)."""
-        return " · ".join([self.delta, plural(self.pairs, "paired run"), self.ratios, *self.notes])
+        return " · ".join(p for p in [self.delta, plural(self.pairs, "paired run"), self.ratios, *self.notes] if p)
 
 
 def verdict_lines(report: ReportView) -> list[VerdictLine]:
@@ -210,6 +228,17 @@ def verdict_lines(report: ReportView) -> list[VerdictLine]:
     void = [f"void: {VOID}"] if report.controls_outcome().void else []
     lines, panel = [], report.judge_agreement()
     for r in report.model_rows():
+        if r.verdict_basis == VerdictBasis.UNMEASURED:  # no run (or too few) reached the model: no figure to show
+            unmeasured_line = VerdictLine(
+                entry=r.entry,
+                verdict=VerdictBasis.UNMEASURED,
+                delta="Δ -",
+                pairs=0,
+                ratios="",
+                notes=(r.verdict_reason or "",),
+            )
+            lines.append(unmeasured_line)
+            continue
         if r.verdict is None:  # untested (the reference entry itself): no verdict line
             continue
         corrected = r.verdict_basis == VerdictBasis.LABEL_CORRECTED  # labels settle it
@@ -220,6 +249,7 @@ def verdict_lines(report: ReportView) -> list[VerdictLine]:
         elif not auto and r.stopped and not held:
             notes.append(r.stopped)
         notes += held + label_notes(report.agreement, r)
+        notes += [found.outages[r.entry].note()] if r.entry in found.outages else []  # the runs it lost
         if report.meta.stopped is not None:
             what = "unit" if auto else "input"
             notes.append(f"on {plural((r.n_pairs if auto else r.n_inputs) or 0, what)} complete before the stop")
@@ -323,7 +353,7 @@ def render(report: ReportView, width: int | None = None) -> str:
     lines = [header(report)]
     if (marker := stopped(report)) is not None:
         lines.append(marker)
-    lines += judge_headlines(report)
+    lines += headlines(report)
     gold = gold_line(report)  # against gold labels, the scorer's column is each entry's accuracy on them
     table, dropped = _models_table(report, gold is not None, fit)
     lines += table
@@ -406,7 +436,7 @@ def models_html(report: ReportView) -> str:
     body = []
     for r in rows:
         name = ("★ " if r.is_reference else "") + r.entry + (" (sim)" if r.simulated else "")
-        verdict = r.verdict or ("reference" if r.is_reference else "-")
+        verdict = r.verdict or ("reference" if r.is_reference else r.verdict_basis or "-")
         cells = model_cells(r)
         cells["cost/run"] = f"{cells['cost/run']} {r.currency or ''}".rstrip()
         if gold:
@@ -425,7 +455,7 @@ def html(report: ReportView) -> str:
     parts = [HTML_STYLE, '<div class="gb-report">', f"<p><b>{esc(header(report))}</b></p>"]
     if (marker := stopped(report)) is not None:
         parts.append(f'<p style="color:#b45309"><b>{esc(marker)}</b></p>')
-    parts += [f'<p style="color:#b91c1c"><b>{esc(line)}</b></p>' for line in judge_headlines(report)]
+    parts += [f'<p style="color:#b91c1c"><b>{esc(line)}</b></p>' for line in headlines(report)]
     parts.append(models_html(report))
     if (gold := gold_line(report)) is not None:
         parts.append(f"<p>{esc(gold)}</p>")

@@ -25,6 +25,7 @@ from .._records.meta import ReportMeta
 from .._records.planted import planted_run
 from .._records.records import CALL_FACTS_SCHEMA, CALLS_SCHEMA, RUNS_SCHEMA, Call, Run
 from .._verdict.controls import ControlOutcome, control_diagnostics
+from .._verdict.gold import GoldCheck
 from .._verdict.labels import LABELS_FILE, HumanLabels
 from .._verdict.pipeline import EntryVerdicts, entry_verdicts
 from .._verdict.recommend import Recommendation, report_recommendation
@@ -250,7 +251,10 @@ class BenchmarkReport:
     def recommend(self) -> Recommendation | None:
         """The cheapest entry whose verdict is ``as good`` as the reference entry, with the evidence in one sentence
         (``.sentence``) a user can paste into a review; None when no entry was tested against the reference."""
-        return report_recommendation(self.models, self.meta, self.controls_outcome())
+        found = self._entry_verdicts()
+        return report_recommendation(
+            self.models, self.meta, found.controls, gold=found.gold, outages=found.evidence.outages
+        )
 
     def diagnostics(self) -> pl.DataFrame:
         """Rows worth a look (kind, entry, run_id, detail), ordered by kind then entry (the negative controls' rows,
@@ -260,6 +264,11 @@ class BenchmarkReport:
         if not controls:
             return found
         return pl.concat([found, pl.DataFrame(controls, schema=DIAGNOSTICS_SCHEMA).sort("kind", maintain_order=True)])
+
+    def gold_check(self) -> GoldCheck | None:
+        """What the gold labels say of the reference and of the judge's verdicts (`gradebench._verdict.gold`); None
+        when the race was not scored against gold labels."""
+        return self._entry_verdicts().gold
 
     def controls_outcome(self) -> ControlOutcome:
         """The negative controls: the planted wrong answers, how the judge scored them against a right answer's score
@@ -355,7 +364,9 @@ def _read_files(path: Path) -> _Files:
     controls = frame([], RUNS_SCHEMA)
     if (path / "controls.parquet").is_file():  # a report written before negative controls has none
         file = str(path / "controls.parquet")
-        controls = conform(pl.read_parquet(path / "controls.parquet"), RUNS_SCHEMA, file).select(list(RUNS_SCHEMA))
+        controls = conform(_with_later_columns(pl.read_parquet(file), RUNS_ADDED_LATER), RUNS_SCHEMA, file).select(
+            list(RUNS_SCHEMA)
+        )
     noise = pl.read_parquet(path / "noise.parquet") if (path / "noise.parquet").is_file() else None
     by_run: dict[str, list[Call]] = {}
     shared = _SharedText()
@@ -378,7 +389,7 @@ def _read_files(path: Path) -> _Files:
     return records, meta, noise, labels, None if panels else (runs, controls)
 
 
-RUNS_ADDED_LATER: dict[str, pl.DataType] = {"wall_now_s": pl.Float64()}
+RUNS_ADDED_LATER: dict[str, pl.DataType] = {"wall_now_s": pl.Float64(), "endpoint_error": pl.String()}
 """Runs columns a report written by an earlier gradebench lacks: read back as unknown (null)."""
 CALLS_ADDED_LATER: dict[str, pl.DataType] = {"asked_model": pl.String(), "price_source": pl.String()}
 """Calls columns a report written by an earlier gradebench lacks: read back as unknown (null)."""

@@ -15,6 +15,7 @@ from .._judge.agreement import JudgeAgreement
 from .._records.meta import ReportMeta
 from .._records.records import Run
 from .._verdict.controls import ControlOutcome
+from .._verdict.gold import GoldCheck
 from .._verdict.recommend import Recommendation
 from .models import EntrySummary
 
@@ -50,6 +51,8 @@ class ReportView(Protocol):
     def judge_agreement(self) -> JudgeAgreement | None: ...
 
     def controls_outcome(self) -> ControlOutcome: ...
+
+    def gold_check(self) -> GoldCheck | None: ...
 
     def diagnostics(self) -> pl.DataFrame: ...
 

@@ -1,11 +1,18 @@
 """What a verdict may rest on, beside its bounds: whether the judge told runs apart, whether an entry answered at all,
-and whether the judge gave verdicts.
+and whether the judge gave verdicts, and whether the endpoint answered.
 
 A bound over scores that do not vary is no evidence: a judge that gives every run one score makes every difference 0,
 and every entry would clear the margin. An entry whose answers were cut off at the length limit, or refused, on most
 of its runs may still be scored well by a lenient judge; it does not do the job. `Evidence` holds both findings for a
 report's runs and `Evidence.hold` keeps a verdict open when they say it cannot stand. `judge_failure` counts the runs
 the judge gave no verdict, for the one headline a report shows about it.
+
+A run the endpoint failed (a refused connection, a 404 for a misspelt model id, a 5xx after the retries, a call past
+its timeout: the run's ``endpoint_error``) says nothing of the model's answers; a failed run's 0 would make an outage
+read as a quality finding. So such runs are left out of the verdict's pairs (`measured_runs`), the reason says how
+many were lost (`Outage`), and an entry that lost more than half its runs so (`MOST`) has no quality verdict at all:
+it is ``unmeasured``. A run whose job failed on the model's answer (invalid JSON, the job raising) is the model's
+failure and still scores 0.
 """
 
 from __future__ import annotations
@@ -18,10 +25,21 @@ import polars as pl
 from .._base.vocab import Role
 from .._stats.paired import AS_GOOD, INCONCLUSIVE, WORSE
 
-__all__ = ["MOST", "Evidence", "JudgeFailure", "evidence", "flawed_entries", "judge_failure"]
+__all__ = [
+    "MOST",
+    "Evidence",
+    "JudgeFailure",
+    "Outage",
+    "evidence",
+    "flawed_entries",
+    "judge_failure",
+    "measured_runs",
+    "outages",
+]
 
 MOST = 0.5
-"""An entry truncated or refused on more than this share of its runs is never as good."""
+"""An entry truncated or refused on more than this share of its runs is never as good; one whose endpoint failed more
+than this share of its runs is unmeasured."""
 
 
 def flawed_entries(marks: Iterable[tuple[str, bool]]) -> set[str]:
@@ -44,6 +62,12 @@ class Evidence:
     """Candidate runs the judge scored."""
     flawed: dict[str, str] = field(default_factory=dict)
     """Per entry, why it cannot be as good: its answers were cut off or refused on most of its runs."""
+    outages: dict[str, Outage] = field(default_factory=dict)
+    """Per candidate entry whose endpoint failed some of its runs, how many and why (`outages`)."""
+
+    def unmeasured(self) -> list[str]:
+        """The entries the endpoint failed on more than `MOST` of their runs, in order: no quality verdict."""
+        return [entry for entry, outage in self.outages.items() if outage.unmeasured]
 
     def notes(self, entry: str) -> list[str]:
         """Why ``entry``'s verdict is held open, in words (empty when nothing holds it)."""
@@ -91,7 +115,72 @@ def evidence(runs: pl.DataFrame) -> Evidence:
             )
         if why:
             flawed[row["entry"]] = "; ".join(why) + ": never as good"
-    return Evidence(same_score=same, judged=scores.len(), flawed=flawed)
+    return Evidence(same_score=same, judged=scores.len(), flawed=flawed, outages=outages(runs))
+
+
+@dataclass(frozen=True, kw_only=True)
+class Outage:
+    """The runs of one entry that its endpoint failed (`gradebench.results.Run.endpoint_error`)."""
+
+    entry: str
+    """The entry."""
+    failed: int
+    """Its candidate runs the endpoint failed."""
+    runs: int
+    """Its candidate runs."""
+    error: str
+    """The most frequent of their errors (without the entry's name it starts with)."""
+    same: int
+    """How many of them failed with it."""
+
+    @property
+    def unmeasured(self) -> bool:
+        """More than `MOST` of the entry's runs never reached the model: too few to measure it."""
+        return self.failed > MOST * self.runs
+
+    def note(self) -> str:
+        """How many runs the verdict lost, short (a verdict line's note; `reason` has the error)."""
+        return f"{self.failed} of {self.runs} runs lost to the endpoint"
+
+    def reason(self) -> str:
+        """Why the entry is unmeasured, or how many of its runs its verdict lost."""
+        also = f"; {self.failed - self.same} failed otherwise" if self.failed > self.same else ""
+        if self.failed == self.runs:
+            return f"no run reached the model: {self.error} ({self.same} of {self.runs} runs{also})"
+        if self.unmeasured:
+            return (
+                f"too few runs reached the model to measure it: the endpoint failed {self.failed} of {self.runs} "
+                f"runs ({self.error}: {self.same}{also})"
+            )
+        return (
+            f"{self.failed} of {self.runs} runs left out: the endpoint failed them ({self.error}: {self.same}{also}), "
+            "which says nothing of the model's answers"
+        )
+
+
+def outages(runs: pl.DataFrame) -> dict[str, Outage]:
+    """Per candidate entry whose endpoint failed any of its runs, the `Outage`, in order of first appearance."""
+    candidates = runs.filter(pl.col("role") == Role.CANDIDATE)
+    found = {}
+    for entry, part in candidates.group_by("entry", maintain_order=True):
+        name = str(entry[0])
+        errors = part["endpoint_error"].drop_nulls()
+        if not errors.len():
+            continue
+        top = errors.value_counts(sort=True).row(0)
+        error = str(top[0]).removeprefix(f"{name}: ")
+        found[name] = Outage(entry=name, failed=errors.len(), runs=part.height, error=error, same=int(top[1]))
+    return found
+
+
+def measured_runs(runs: pl.DataFrame) -> pl.DataFrame:
+    """The runs as a verdict reads them: a candidate run the endpoint failed carries no score (left out of the pairs,
+    as a run the judge gave no verdict is), instead of a failed run's 0."""
+    lost = (pl.col("role") == Role.CANDIDATE) & pl.col("endpoint_error").is_not_null()
+    return runs.with_columns(
+        pl.when(lost).then(pl.lit(True)).otherwise(pl.col("ok")).alias("ok"),
+        pl.when(lost).then(pl.lit(None, dtype=pl.Float64)).otherwise(pl.col("score")).alias("score"),
+    )
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -10,7 +10,14 @@
 2. the evidence: a verdict the runs cannot carry is held open, saying why (`gradebench._verdict.evidence`);
 3. the negative controls: every verdict is void when the judge took planted wrong answers for right ones
    (`gradebench._verdict.controls`; the check is made once and handed back with the verdicts);
-4. the labels: a verdict label-corrected where a person's scores allow it (`gradebench._verdict.corrected`).
+4. the labels: a verdict label-corrected where a person's scores allow it (`gradebench._verdict.corrected`);
+5. the endpoint: an entry whose endpoint failed more than half its runs has no quality verdict (``unmeasured``,
+   saying why); one that lost fewer says how many (`gradebench._verdict.evidence.Outage`);
+6. the gold labels: a judge-only verdict the gold scores contradict is held open, saying so
+   (`gradebench._verdict.gold`).
+
+Every step reads the runs as `gradebench._verdict.evidence.measured_runs` gives them: a run the endpoint failed is
+left out of the pairs, never scored 0, so an outage never reads as a quality difference.
 
 The report (`gradebench.BenchmarkReport`) asks for them once, keeps them, and joins the frame into ``report.models``
 as it is: nothing amends a verdict after this.
@@ -30,7 +37,8 @@ from .._stats import paired
 from .adaptive import VerdictRace
 from .controls import ControlOutcome, controls_outcome, void_verdicts
 from .corrected import with_labels
-from .evidence import Evidence, evidence
+from .evidence import Evidence, evidence, measured_runs
+from .gold import GoldCheck, contradicted, gold_check
 from .gsd import LookRace
 from .label_agreement import AGREEMENT_SCHEMA
 from .labels import HumanLabels
@@ -75,6 +83,8 @@ class EntryVerdicts:
     """Whether the judge told runs apart, and which entries were cut off or refused on most runs."""
     agreement: pl.DataFrame
     """The judge against the labels, per entry and over all (`AGREEMENT_SCHEMA`); empty without labels."""
+    gold: GoldCheck | None = None
+    """What the gold labels say (`gradebench._verdict.gold`); None when the race was not scored against them."""
 
 
 def entry_verdicts(
@@ -95,6 +105,7 @@ def entry_verdicts(
         return EntryVerdicts(
             frame=empty, stops={}, controls=check, evidence=found, agreement=frame([], AGREEMENT_SCHEMA)
         )
+    runs = measured_runs(runs)
     bounds, stops = _bounds(runs, meta)
     judged = void_verdicts(_held(bounds, found), check).select(
         "entry",
@@ -113,7 +124,10 @@ def entry_verdicts(
         pl.lit(None, dtype=_I).alias("more_labels"),
     )
     verdicts, agreement = with_labels(judged, runs, labels, meta, found=found, void=check.void)
-    return EntryVerdicts(frame=verdicts, stops=stops, controls=check, evidence=found, agreement=agreement)
+    verdicts = _unreached(verdicts, found)
+    gold = gold_check(runs, meta.reference_entry, meta.spec.margin)
+    verdicts = contradicted(verdicts, gold)
+    return EntryVerdicts(frame=verdicts, stops=stops, controls=check, evidence=found, agreement=agreement, gold=gold)
 
 
 def _bounds(runs: pl.DataFrame, meta: ReportMeta) -> tuple[pl.DataFrame, dict[str, str]]:
@@ -166,3 +180,34 @@ def _held(verdicts: pl.DataFrame, found: Evidence) -> pl.DataFrame:
             )
         row.update(verdict=verdict, reason=reason, held=held if row["verdict"] is not None else None)
     return frame(rows, paired.VERDICT_SCHEMA)
+
+
+_UNTESTED = (
+    "mean_diff",
+    "lower",
+    "upper",
+    "p_value",
+    "n_inputs",
+    "n_pairs",
+    "more_runs",
+    "more_labels",
+    "verdict_held",
+)
+
+
+def _unreached(verdicts: pl.DataFrame, found: Evidence) -> pl.DataFrame:
+    """The verdicts with each entry the endpoint failed on most runs ``unmeasured`` (no verdict, no bounds, the reason
+    why), and the runs an entry lost to its endpoint named in its reason."""
+    if not found.outages:
+        return verdicts
+    rows = verdicts.to_dicts()
+    for row in rows:
+        outage = found.outages.get(row["entry"])
+        if outage is None or row["verdict"] is None and not outage.unmeasured:
+            continue  # the reference entry keeps no verdict; its lost runs show on its candidates' pairs
+        if outage.unmeasured:
+            row.update(dict.fromkeys(_UNTESTED), verdict=None, verdict_basis=VerdictBasis.UNMEASURED.value)
+            row["verdict_reason"] = outage.reason()
+        else:
+            row["verdict_reason"] = "; ".join(r for r in (row["verdict_reason"], outage.reason()) if r)
+    return frame(rows, dict(verdicts.schema))

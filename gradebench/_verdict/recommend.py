@@ -4,7 +4,8 @@ and why a race stopped early recommends nothing."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
 from functools import partial
 
 import polars as pl
@@ -14,6 +15,8 @@ from .._base.vocab import Stopped, VerdictBasis
 from .._records.meta import ReportMeta
 from .._stats.paired import AS_GOOD, INCONCLUSIVE, MIN_INPUTS, number_text
 from .controls import ControlOutcome
+from .evidence import Outage
+from .gold import DISAGREE, GoldCheck
 
 __all__ = ["Recommendation", "recommend", "report_recommendation"]
 
@@ -36,12 +39,25 @@ class Recommendation:
     """Paired runs behind the verdict (None for the fallback)."""
 
 
-def report_recommendation(models: pl.DataFrame, meta: ReportMeta, check: ControlOutcome) -> Recommendation | None:
+def report_recommendation(
+    models: pl.DataFrame,
+    meta: ReportMeta,
+    check: ControlOutcome,
+    *,
+    gold: GoldCheck | None = None,
+    outages: Mapping[str, Outage] | None = None,
+) -> Recommendation | None:
     """A report's recommendation from its models frame: `recommend`, unless the negative controls void the judge's
     verdicts (``check``) and no label-corrected verdict stands for it, when nothing is recommended and the sentence
     says what to do; None when no entry was tested against the reference."""
     if not models.height:
         return None
+    pick = _chosen(models, meta, check)
+    return pick if pick is None else _with_gold(_with_unmeasured(pick, models, outages or {}), models, gold)
+
+
+def _chosen(models: pl.DataFrame, meta: ReportMeta, check: ControlOutcome) -> Recommendation | None:
+    """`report_recommendation` before the entries without a verdict are named."""
     tested = models.filter(pl.col("verdict").is_not_null())
     lifted = tested.height > 0 and (tested["verdict_basis"] == VerdictBasis.LABEL_CORRECTED).all()
     if check.void and not lifted:  # a judge the controls fooled recommends nothing, unless labels stand for it
@@ -199,3 +215,29 @@ def _withheld(models: pl.DataFrame) -> str | None:
         "still out are often failures being retried, so its verdicts rest only on what was complete before the stop; "
         f"{finish} to finish: it resumes from the cache"
     )
+
+
+def _with_unmeasured(pick: Recommendation, models: pl.DataFrame, outages: Mapping[str, Outage]) -> Recommendation:
+    """The recommendation naming the entries it could not weigh (their endpoint failed most of their runs: neither
+    as good nor worse, an outage being no finding about the model), and the runs the recommended entry's endpoint
+    failed: left out of its verdict, they are still what a switch to it would meet."""
+    notes = []
+    if (lost := outages.get(pick.entry)) is not None and pick.entry != pick.reference:
+        notes.append(f"but its endpoint failed {lost.failed} of {lost.runs} runs (left out of the verdict)")
+    if "verdict_basis" in models.columns:
+        unmeasured = models.filter(pl.col("verdict_basis") == VerdictBasis.UNMEASURED)["entry"].to_list()
+        notes += [f"unmeasured (the endpoint failed, so not weighed): {', '.join(unmeasured)}"] if unmeasured else []
+    return replace(pick, sentence="; ".join([pick.sentence, *notes])) if notes else pick
+
+
+def _with_gold(pick: Recommendation, models: pl.DataFrame, gold: GoldCheck | None) -> Recommendation:
+    """The recommendation saying what the gold labels say against it: the entries whose judge's verdict they
+    contradict (held open: nothing rests on the judge there), and a reference that is mostly wrong or answered every
+    input alike (a candidate as good as it is no better)."""
+    if gold is None:
+        return pick
+    reasons = models.select("entry", pl.col("verdict_reason").fill_null("")).rows()
+    disputed = [entry for entry, reason in reasons if reason.startswith(DISAGREE)]
+    notes = [f"{DISAGREE} on {', '.join(disputed)}: not recommended on the judge's word"] if disputed else []
+    notes += [caveat] if (caveat := gold.caveat()) is not None else []
+    return replace(pick, sentence="; ".join([pick.sentence, *notes])) if notes else pick

@@ -162,12 +162,12 @@ class Views:
     # ---------------------------------------------------------------------------------------------------- heads
 
     def _head(self) -> str:
-        """The presenter's header line, what the panel adds (salt, scorer), the stop marker and the judge's headline."""
+        """The presenter's header line, what the panel adds (salt, scorer), the stop marker and the headlines."""
         report = self.report
         assert report is not None
         m: ReportMeta = report.meta
         facts = f"salt {m.spec.salt!r} · scorer {m.spec.scorer or 'none'}"
-        judge = "".join(f'<p class="gb-bad"><b>{esc(line)}</b></p>' for line in _present.judge_headlines(report))
+        judge = "".join(f'<p class="gb-bad"><b>{esc(line)}</b></p>' for line in _present.headlines(report))
         head = f"{CSS}{marker(self.banner)}<p><b>{esc(_present.header(report))}</b> · {esc(facts)}</p>"
         return f"{head}{marker(_present.stopped(report))}{judge}"
 

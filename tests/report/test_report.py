@@ -171,9 +171,9 @@ def test_schemas(report):
     assert (
         report.runs.columns
         == (
-            "benchmark_id job input_id run_id role entry model grade simulated repeat ok error calls tool_calls "
-            "input_tokens output_tokens cached_input_tokens reasoning_tokens latency_s wall_s wall_now_s cost "
-            "cost_source price_table_cost spent_now currency cached finish_reason truncated refused output score "
+            "benchmark_id job input_id run_id role entry model grade simulated repeat ok error endpoint_error calls "
+            "tool_calls input_tokens output_tokens cached_input_tokens reasoning_tokens latency_s wall_s wall_now_s "
+            "cost cost_source price_table_cost spent_now currency cached finish_reason truncated refused output score "
             "accuracy work reason judge_entry judge_path judge_schema judge_error judge_attempts judge_cost swap_gap "
             "scorer scorer_error tool_missing tool_extra tool_arg_mismatch tool_diff"
         ).split()
@@ -397,7 +397,7 @@ def test_table(report):
     totals = next(line for line in lines if line.startswith("cost of the runs"))
     assert "spent now" in totals
     assert lines[-1].startswith("recommendation: ")
-    assert max(map(len, lines)) <= 150
+    assert max(map(len, lines)) <= 170  # acme/fast's verdict line names the run its endpoint failed
     assert FAST in report._repr_html_()
 
 

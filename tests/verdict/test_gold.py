@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx2
+import numpy as np
 import polars as pl
 import pytest
 
@@ -21,6 +22,7 @@ import gradebench as gb
 from gradebench._base.vocab import Role
 from gradebench._judge.judge import reads_input
 from gradebench._race.plan import is_scorer_spec
+from gradebench._stats.paired import non_inferiority
 
 from ..loopback import bench_of, catalog, entry, model_row, rows
 from ..providers import JudgeEndpoint, OpenAIEndpoint, serve
@@ -241,3 +243,142 @@ async def test_a_rejudge_with_a_gold_scorer_given_now_is_estimated_as_it_is_judg
         after = await estimate_rejudge(report, cat, judging, cache=tmp_path / "cache")
     assert before.cached == 0 and before.cost > 0
     assert after.cached == after.runs and after.cost == 0
+
+
+# ------------------------------------------------------------------------------------------- gold labels are truth
+
+TEN = ["billing", "bug", "feature", "bug", "feature", "bug", "feature", "billing", "bug", "feature"]
+TEN_TICKETS = [{"id": f"t{i}", "text": f"Ticket {i}: please help.", "expected_label": g} for i, g in enumerate(TEN)]
+"""Ten labelled tickets: more than the eight a verdict needs; two of them billing."""
+MARK = "(checked twice)"
+"""What the terse entry's answers carry, and the judge marks down: a style the gold labels do not see."""
+
+
+def ticket(body: dict[str, Any]) -> int:
+    found = re.search(r"Ticket (\d+)", json.dumps(body["messages"]))
+    assert found is not None
+    return int(found.group(1))
+
+
+def triager(*, wrong_on: frozenset[int] = frozenset(), always: str | None = None, mark: bool = False) -> OpenAIEndpoint:
+    """Labels ticket ``i`` with its gold label; wrongly on ``wrong_on``; ``always`` one label whatever the ticket;
+    with ``mark``, a note the judge dislikes beside a right label."""
+
+    def answer(body: dict[str, Any], request: httpx2.Request) -> dict[str, Any]:
+        i = ticket(body)
+        label = always or (TEN[i] if i not in wrong_on else "feature" if TEN[i] != "feature" else "bug")
+        return OpenAIEndpoint.completion(json.dumps({"label": label, **({"note": MARK} if mark else {})}))
+
+    return OpenAIEndpoint(answer)
+
+
+def style_judge() -> OpenAIEndpoint:
+    """A judge that reads no label: 9 or 10 by the ticket (so it tells runs apart), 2 for an answer with `MARK`."""
+
+    def answer(body: dict[str, Any], request: httpx2.Request) -> dict[str, Any]:
+        accuracy = 0 if MARK in json.dumps(body["messages"]) else 6 + ticket(body) % 2
+        verdict = {"accuracy": accuracy, "work": 3 if accuracy else 2, "reason": "Compared with the reference."}
+        return OpenAIEndpoint.completion(json.dumps(verdict), model="judge-1")
+
+    return OpenAIEndpoint(answer)
+
+
+def gold_catalog(base_url: str) -> gb.Catalog:
+    return catalog(
+        base_url,
+        entry("shop/big", "gpt-big", base_url, price_in=10.0, price_out=20.0),
+        entry("shop/small", "gpt-small", base_url, price_in=0.5, price_out=1.0),
+        entry("shop/terse", "gpt-terse", base_url, price_in=0.2, price_out=0.4),
+        reference="shop/big",
+    )
+
+
+async def gold_race(tmp_path: Path, endpoints: dict[str, Any], candidates: list[str]) -> gb.BenchmarkReport:
+    async with serve({**endpoints, "judge-1": style_judge()}) as base_url:
+        spec = gb.RaceSpec(scorer=SPEC)
+        bench = bench_of(TRIAGE, gold_catalog(base_url), tmp_path, candidates=candidates, inputs=TEN_TICKETS, spec=spec)
+        await bench.run()
+        return bench.report()
+
+
+async def test_a_judge_verdict_the_gold_labels_contradict_is_no_finding(tmp_path: Path) -> None:
+    """shop/small gets 6 of 10 labels wrong, yet the judge (which reads no label) scores it as the reference: it
+    says as good, the gold scores say worse. shop/terse labels every ticket right, but the judge marks its note down:
+    it says worse, the gold scores say as good. Neither verdict is printed as a finding, and nothing is recommended
+    on the judge's word."""
+    endpoints = {
+        "gpt-big": triager(),
+        "gpt-small": triager(wrong_on=frozenset({0, 1, 2, 4, 6, 8})),
+        "gpt-terse": triager(mark=True),
+    }
+    report = await gold_race(tmp_path, endpoints, ["shop/big", "shop/small", "shop/terse"])
+    small, terse = model_row(report, "shop/small"), model_row(report, "shop/terse")
+    assert small["gold_mean"] == 0.4 and terse["gold_mean"] == 1.0
+    for row, judged, on_gold in [(small, "as good", "worse"), (terse, "worse", "as good")]:
+        assert row["verdict"] == "inconclusive" and row["verdict_held"]
+        assert row["verdict_reason"].startswith(
+            f"the judge and the gold labels disagree: the judge says {judged}, the gold scores say {on_gold} "
+        )
+    assert "; the judge's bounds alone: lower bound 0.00 > −1.0: within the margin" in small["verdict_reason"]
+    pick = report.recommend()
+    assert pick is not None and pick.entry == "shop/big"
+    assert pick.sentence.startswith("not settled yet: no cheaper entry is as good as shop/big")
+    assert "the judge and the gold labels disagree on shop/small, shop/terse: not recommended on the judge's word" in (
+        pick.sentence
+    )
+    table = report.table()
+    assert not re.search(r"^  shop/small +as good", table, re.M) and not re.search(r"^  shop/terse +worse", table, re.M)
+    assert "REFERENCE" not in table  # the reference is right on every ticket, and answers them apart
+
+
+async def test_a_reference_mostly_wrong_or_answering_alike_is_a_headline(tmp_path: Path) -> None:
+    """The pinned reference labels every ticket billing: 2 of 10 right. A candidate that does the same is as good by
+    the judge and by the gold scores — as good as a reference that is mostly wrong, which the headlines and the
+    recommendation say."""
+    endpoints = {"gpt-big": triager(always="billing"), "gpt-small": triager(always="billing")}
+    report = await gold_race(tmp_path, endpoints, ["shop/big", "shop/small"])
+    table = report.table()
+    lines = table.splitlines()
+    assert lines[1] == (
+        "REFERENCE MOSTLY WRONG: the pinned reference shop/big scores 0.20 against your gold labels (10 inputs): a "
+        "candidate 'as good' as it is as good as a reference that is mostly wrong"
+    )
+    assert lines[2] == (
+        'REFERENCE ANSWERS ALIKE: shop/big gave the same answer to every input ({"label": "billing"}): the judge held '
+        "every candidate to that one answer"
+    )
+    pick = report.recommend()
+    assert pick is not None and pick.entry == "shop/small"
+    assert pick.sentence.endswith("; but shop/big itself scores 0.20 against the gold labels")
+    page = report.to_html(tmp_path / "report.html").read_text()
+    assert "REFERENCE MOSTLY WRONG: the pinned reference shop/big scores 0.20" in page
+
+
+def gold_verdicts(inputs: int, delta: float, races: int) -> dict[str | None, int]:
+    """The gold test's verdicts (`gradebench._verdict.gold`: the paired test on 0/1 gold scores ×10, margin 1) over
+    ``races`` races of one run an input, each drawing its inputs' accuracies afresh (the reference entry's uniform
+    on [0.35, 0.95], the candidate's ``delta`` lower): benchmarks/gold_check.py's worlds, race ``r`` seeded
+    ``[22, 10·delta, r]``."""
+    counts: dict[str | None, int] = {}
+    for r in range(races):
+        rng = np.random.default_rng([22, int(delta * 10), r])
+        p = rng.uniform(0.35, 0.95, size=inputs)
+        rows = [
+            {"input_id": f"i{i}", "role": "candidate", "entry": entry, "repeat": 0, "ok": True, "score": 10.0 * hit}
+            for entry, accuracy in (("ref", p), ("cand", p - delta))
+            for i, hit in enumerate(rng.random(inputs) < accuracy)
+        ]
+        verdict = non_inferiority(pl.DataFrame(rows), "cand", "ref", margin=1.0).verdict
+        counts[verdict] = counts.get(verdict, 0) + 1
+    return counts
+
+
+@pytest.mark.parametrize("races", [pytest.param(80, id="fast"), pytest.param(1000, marks=pytest.mark.slow, id="full")])
+def test_the_gold_test_seldom_calls_an_as_accurate_candidate_worse(races: int) -> None:
+    """A judge's right "as good" is held open only when the gold test says worse: with a candidate exactly as accurate
+    on 10 inputs (about the fewest a verdict rests on: it needs 8), it says so in 30 of these 1,000 races (3.0%,
+    Clopper–Pearson 95% [2.0, 4.3]; 2 of the fast slice's 80), and in 2.5% [1.2, 4.6] of benchmarks/gold_check.py's
+    400 (1.0% at 30 inputs). On the margin (δ = 0.1) it says as good in 6.3% [4.1, 9.1] of those at 10 inputs, 5.0%
+    at 30: that error only holds a right "worse" open."""
+    counts = gold_verdicts(10, 0.0, races)
+    assert counts.get("worse", 0) <= 0.05 * races
