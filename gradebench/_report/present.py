@@ -19,7 +19,7 @@ import polars as pl
 from .._base.numbers import fit_line, money
 from .._base.vocab import Design, Role, Stopped, VerdictBasis
 from .._judge.agreement import judges_lines, judges_text
-from .._stats.paired import INCONCLUSIVE, MIN_INPUTS
+from .._stats.paired import AS_GOOD, INCONCLUSIVE, MIN_INPUTS
 from .._verdict.controls import VOID
 from .._verdict.evidence import evidence, judge_failure
 from .._verdict.gsd import design_words
@@ -220,6 +220,8 @@ def verdict_lines(report: ReportView) -> list[VerdictLine]:
         elif not auto and r.stopped and not held:
             notes.append(r.stopped)
         notes += held + label_notes(report.agreement, r)
+        if r.verdict == AS_GOOD and not corrected and (alone := report.controls_outcome().unconfirmed()):
+            notes.append(alone)  # the judge alone: not a finding until labels confirm it
         if report.meta.stopped is not None:
             what = "unit" if auto else "input"
             notes.append(f"on {plural((r.n_pairs if auto else r.n_inputs) or 0, what)} complete before the stop")

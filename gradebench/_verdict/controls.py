@@ -15,6 +15,34 @@ passes. A void turns every verdict into ``inconclusive``, held, with the reason,
 Only controls that were judged count: one the race did not reach (stopped, out of budget) or that the judge gave no
 verdict is said, and no claim that the judge tells wrong from right is made until every planted control was judged.
 A void from the controls judged stands (more verdicts could only add evidence against the judge, or dilute it).
+
+What the controls can see. They catch a judge only when its scores of wrong answers reach the line, so a clean result
+says the judge scored these wrong answers below the line, not that it scores wrong answers as a person would. Take a
+judge lenient by L: it adds L points to every wrong answer's score (up to 10). Its controls sit L higher, so on these
+controls it voids exactly when b + L reaches the line, where b is the highest of the quantities the rule reads (the
+controls' mean and the mean of each kind wrong in substance). Leniency under ``unnoticed = line − b`` goes unnoticed
+by these controls, and that figure is what the controls' sentence states (never a blanket "the judge tells a
+wrong answer from a right one"). The count and the spread enter through b: with one control a kind, b is the highest
+of single scores, and on another draw of inputs it moves by about the judge's spread between wrong answers, so the
+leniency caught in half the races is the ``unnoticed`` of a typical race; in a race whose controls happened low the
+judge is more lenient than they show.
+Measured (``benchmarks/control_leniency.py``: the rule above on simulated controls, 2,000 races a point, seeds 0–2;
+worlds whose kinds score apart, alike, and near the line), with 3 controls: the stated figure's 10th–90th percentile
+spans 1.5–5.0, 1.1–5.5 and 0.6–2.8 points; a judge lenient by the median stated figure is flagged in 53%, 55%, 55% of
+races, 1.5 below it in 17%, 26%, 8%, 1.5 above in 87%, 82%, 96%; leniency of the margin (1) in 7%, 16%, 28%. With 9
+controls the figure scatters less (2.2–4.4 in the first world) and ±1.5 separates 4% from 95%. A judge fooled by half
+the wrong answers (a fooled control scores like a right one) escapes 22–23% of races with 3 controls and more with
+more controls (44–52% with 6, 52–68% with 9): a kind's mean dilutes one fooled control. The fast slice is
+``test_the_stated_unnoticed_leniency_is_what_a_lenient_judge_gets_past_the_controls``.
+
+What that means for a verdict. A candidate wrong on a share q of the inputs where the reference is right is scored
+q × L too high by a judge lenient by L: with q = 1, leniency of the margin moves a verdict by the margin. So a
+judge-only ``as good`` rests on more than the judge only when a leniency of the margin would have voided
+(``unnoticed ≤ margin``), which on a useful judge almost never holds (its wrong answers score far below the line).
+Otherwise the verdict is unconfirmed (`ControlOutcome.unconfirmed`): its reason and its verdict line say it rests on the
+judge alone and that labels are needed before acting (at least `gradebench._stats.ppi.MIN_LABELS` a side, what a
+label-corrected verdict needs), and the recommendation names it as good by the judge alone, unconfirmed, without
+recommending it. A label-corrected verdict rests on the labels and is a finding.
 """
 
 from __future__ import annotations
@@ -24,11 +52,12 @@ from dataclasses import dataclass, field
 
 import polars as pl
 
-from .._base.vocab import ControlKind, Role
+from .._base.vocab import ControlKind, Role, VerdictBasis
 from .._records.codec import frame
 from .._records.meta import ReportMeta
 from .._records.planted import KINDS, UNPLANTABLE, control_entry
-from .._stats.paired import INCONCLUSIVE, VERDICT_SCHEMA
+from .._stats.paired import AS_GOOD, INCONCLUSIVE, VERDICT_SCHEMA
+from .._stats.ppi import MIN_LABELS
 
 __all__ = [
     "KIND_WORDS",
@@ -38,6 +67,7 @@ __all__ = [
     "ControlScore",
     "controls_outcome",
     "control_diagnostics",
+    "unconfirmed_verdicts",
     "void_verdicts",
 ]
 
@@ -140,6 +170,47 @@ class ControlOutcome:
         """True when every planted control was judged and none came near the line: the judge tells them apart."""
         return self.complete and self.line is not None and not self.void
 
+    @property
+    def unnoticed(self) -> float | None:
+        """Leniency on wrong answers these controls would not notice: the points a judge could add to every wrong
+        answer's score before they void (the line less the highest of the controls' mean and the means of the kinds
+        wrong in substance; see the module). None unless every planted control was judged, against a yardstick, and
+        they did not void."""
+        if not self.complete or self.line is None or self.void:
+            return None
+        assert self.mean is not None
+        substance = [m for k, m in self.kind_means().items() if k in SUBSTANCE]
+        return self.line - max([self.mean, *substance])  # above 0: they did not void
+
+    @property
+    def rules_out_margin(self) -> bool:
+        """True when a judge lenient by the margin on wrong answers would have voided these controls: only then does a
+        judge-only verdict rest on more than the judge."""
+        return self.unnoticed is not None and self.unnoticed <= self.margin
+
+    def unconfirmed(self) -> str | None:
+        """Why a judge-only ``as good`` is unconfirmed, with what would confirm it; None when the controls rule out a
+        leniency of the margin (see the module)."""
+        if self.rules_out_margin:
+            return None
+        if self.unnoticed is not None:
+            why = (
+                f"the controls would miss leniency under ~{self.unnoticed:.1f} points on wrong answers, "
+                f"more than the margin {self.margin:g}"
+            )
+        elif not self.asked:
+            why = "no planted wrong answers checked the judge"
+        elif self.void:
+            why = VOID
+        elif not self.complete:
+            why = "the planted wrong answers were not all judged"
+        else:
+            why = "no right answer was judged to hold the planted wrong answers against"
+        return (
+            f"by the judge alone, unconfirmed: {why}; label at least {MIN_LABELS} runs of it and of the reference "
+            "before acting"
+        )
+
     def scores_text(self) -> str:
         """``another input's answer 3.00, an empty answer 0.00, the answer cut in half 4.00``."""
         return ", ".join(f"{KIND_WORDS[k]} {m:.2f}" for k, m in self.kind_means().items())
@@ -189,8 +260,11 @@ class ControlOutcome:
         if self.void:
             return f"{where}: void, {VOID}"
         if not self.complete:
-            return f"{where}: too few judged to say whether the judge tells a wrong answer from a right one"
-        return f"{where}: the judge tells a wrong answer from a right one"
+            return f"{where}: too few judged to say how lenient the judge is on wrong answers"
+        return (
+            f"{where}: leniency under ~{self.unnoticed:.1f} points on wrong answers would go unnoticed by "
+            f"{'these' if self.judged != 1 else 'this'} {self.judged} control{'s' * (self.judged != 1)}"
+        )
 
     def _counted(self) -> str:
         """``3 planted wrong answers`` and what became of the others: not planted, not judged."""
@@ -288,6 +362,19 @@ def void_verdicts(verdicts: pl.DataFrame, check: ControlOutcome) -> pl.DataFrame
         bounds = f"the bounds alone: {row['reason']}" if row["reason"] else ""
         row.update(verdict=INCONCLUSIVE, held=True, more_runs=None, reason="; ".join(r for r in (why, bounds) if r))
     return frame(rows, VERDICT_SCHEMA)
+
+
+def unconfirmed_verdicts(verdicts: pl.DataFrame, check: ControlOutcome) -> pl.DataFrame:
+    """The verdicts frame (the models frame's verdict columns) with every judge-only ``as good`` the controls cannot
+    confirm saying so after its reason (`ControlOutcome.unconfirmed`); its verdict stays ``as good``."""
+    note = check.unconfirmed()
+    if note is None or not verdicts.height:
+        return verdicts
+    judge_only = (pl.col("verdict") == AS_GOOD) & (pl.col("verdict_basis") == VerdictBasis.JUDGE_ONLY.value)
+    reason = pl.concat_str([pl.col("verdict_reason").fill_null(""), pl.lit(f"; {note}")])
+    return verdicts.with_columns(
+        pl.when(judge_only).then(reason).otherwise(pl.col("verdict_reason")).alias("verdict_reason")
+    )
 
 
 def control_diagnostics(check: ControlOutcome) -> list[dict[str, str | None]]:

@@ -10,7 +10,9 @@
 2. the evidence: a verdict the runs cannot carry is held open, saying why (`gradebench._verdict.evidence`);
 3. the negative controls: every verdict is void when the judge took planted wrong answers for right ones
    (`gradebench._verdict.controls`; the check is made once and handed back with the verdicts);
-4. the labels: a verdict label-corrected where a person's scores allow it (`gradebench._verdict.corrected`).
+4. the labels: a verdict label-corrected where a person's scores allow it (`gradebench._verdict.corrected`);
+5. a judge-only ``as good`` the controls cannot confirm says, after its reason, that it rests on the judge alone
+   (`gradebench._verdict.controls.unconfirmed_verdicts`).
 
 The report (`gradebench.BenchmarkReport`) asks for them once, keeps them, and joins the frame into ``report.models``
 as it is: nothing amends a verdict after this.
@@ -28,7 +30,7 @@ from .._records.codec import frame
 from .._records.meta import ReportMeta
 from .._stats import paired
 from .adaptive import VerdictRace
-from .controls import ControlOutcome, controls_outcome, void_verdicts
+from .controls import ControlOutcome, controls_outcome, unconfirmed_verdicts, void_verdicts
 from .corrected import with_labels
 from .evidence import Evidence, evidence
 from .gsd import LookRace
@@ -113,6 +115,7 @@ def entry_verdicts(
         pl.lit(None, dtype=_I).alias("more_labels"),
     )
     verdicts, agreement = with_labels(judged, runs, labels, meta, found=found, void=check.void)
+    verdicts = unconfirmed_verdicts(verdicts, check)  # a judge-only "as good" the controls cannot confirm says so
     return EntryVerdicts(frame=verdicts, stops=stops, controls=check, evidence=found, agreement=agreement)
 
 
