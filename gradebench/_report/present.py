@@ -220,8 +220,8 @@ def verdict_lines(report: ReportView) -> list[VerdictLine]:
         elif not auto and r.stopped and not held:
             notes.append(r.stopped)
         notes += held + label_notes(report.agreement, r)
-        if r.verdict == AS_GOOD and not corrected and (alone := report.controls_outcome().unconfirmed()):
-            notes.append(alone)  # the judge alone: not a finding until labels confirm it
+        if r.verdict == AS_GOOD and not corrected:
+            notes.append(report.controls_outcome().unconfirmed())  # the judge alone: not a finding until labels
         if report.meta.stopped is not None:
             what = "unit" if auto else "input"
             notes.append(f"on {plural((r.n_pairs if auto else r.n_inputs) or 0, what)} complete before the stop")

@@ -36,13 +36,20 @@ more controls (44–52% with 6, 52–68% with 9): a kind's mean dilutes one fool
 ``test_the_stated_unnoticed_leniency_is_what_a_lenient_judge_gets_past_the_controls``.
 
 What that means for a verdict. A candidate wrong on a share q of the inputs where the reference is right is scored
-q × L too high by a judge lenient by L: with q = 1, leniency of the margin moves a verdict by the margin. So a
-judge-only ``as good`` rests on more than the judge only when a leniency of the margin would have voided
-(``unnoticed ≤ margin``), which on a useful judge almost never holds (its wrong answers score far below the line).
-Otherwise the verdict is unconfirmed (`ControlOutcome.unconfirmed`): its reason and its verdict line say it rests on the
-judge alone and that labels are needed before acting (at least `gradebench._stats.ppi.MIN_LABELS` a side, what a
-label-corrected verdict needs), and the recommendation names it as good by the judge alone, unconfirmed, without
-recommending it. A label-corrected verdict rests on the labels and is a finding.
+q × L too high by a judge lenient by L: with q = 1, leniency of the margin moves a verdict by the margin. The controls
+cannot rule that out. ``unnoticed`` is how much more lenient the judge could be and still pass them, not how lenient
+it already is: a judge lenient by L on wrong answers looks exactly like a stricter judge whose wrong answers deserve L
+more, and nothing planted says what a wrong answer deserves on the user's scale (a person does; on real ratings every
+judge-only verdict the controls let stand was wrong). Even ``unnoticed ≤ margin``, where a leniency of the margin
+would have voided, says only that the judge already puts wrong answers near the line: on the fleet the swayed judge's
+controls did so, unvoided, in 1 of 20 races with 3 controls and 1 of 20 with 5 (`benchmarks/control_leniency.py
+--fleet 20`). So every
+judge-only ``as good`` is unconfirmed (`ControlOutcome.unconfirmed` says why, with ``unnoticed`` when there is one):
+its reason and its verdict line say it rests on the judge alone and that labels are needed before acting (at least
+`gradebench._stats.ppi.MIN_LABELS` a side, what a label-corrected verdict needs), the ``verdict`` column keeps ``as
+good``, and the recommendation names it as good by the judge alone, unconfirmed, without recommending it. A
+label-corrected verdict rests on the labels and is a finding. A void still voids: controls can show a judge is too
+lenient, never that it is lenient enough.
 """
 
 from __future__ import annotations
@@ -77,9 +84,11 @@ KIND_WORDS = {
     ControlKind.OTHER_ANSWER: "another input's answer",
     ControlKind.EMPTY: "an empty answer",
     ControlKind.HALF: "the answer cut in half",
+    ControlKind.ALTERED: "the answer with its key fact changed",
+    ControlKind.VERBOSE: "that answer argued at length",
 }
 """Each kind of control in words."""
-SUBSTANCE = (ControlKind.OTHER_ANSWER, ControlKind.EMPTY)
+SUBSTANCE = (ControlKind.OTHER_ANSWER, ControlKind.EMPTY, ControlKind.ALTERED, ControlKind.VERBOSE)
 """The kinds wrong in substance: each voids on its own when it scores above the line."""
 
 
@@ -182,21 +191,18 @@ class ControlOutcome:
         substance = [m for k, m in self.kind_means().items() if k in SUBSTANCE]
         return self.line - max([self.mean, *substance])  # above 0: they did not void
 
-    @property
-    def rules_out_margin(self) -> bool:
-        """True when a judge lenient by the margin on wrong answers would have voided these controls: only then does a
-        judge-only verdict rest on more than the judge."""
-        return self.unnoticed is not None and self.unnoticed <= self.margin
-
-    def unconfirmed(self) -> str | None:
-        """Why a judge-only ``as good`` is unconfirmed, with what would confirm it; None when the controls rule out a
-        leniency of the margin (see the module)."""
-        if self.rules_out_margin:
-            return None
-        if self.unnoticed is not None:
+    def unconfirmed(self) -> str:
+        """Why a judge-only ``as good`` is unconfirmed, and what would confirm it (see the module: no control result
+        confirms one)."""
+        if self.unnoticed is not None and self.unnoticed > self.margin:
             why = (
                 f"the controls would miss leniency under ~{self.unnoticed:.1f} points on wrong answers, "
                 f"more than the margin {self.margin:g}"
+            )
+        elif self.unnoticed is not None:
+            why = (
+                f"planted wrong answers scored within ~{self.unnoticed:.1f} points of where a run passes as good, "
+                "and controls cannot show how lenient the judge already is"
             )
         elif not self.asked:
             why = "no planted wrong answers checked the judge"
@@ -365,11 +371,11 @@ def void_verdicts(verdicts: pl.DataFrame, check: ControlOutcome) -> pl.DataFrame
 
 
 def unconfirmed_verdicts(verdicts: pl.DataFrame, check: ControlOutcome) -> pl.DataFrame:
-    """The verdicts frame (the models frame's verdict columns) with every judge-only ``as good`` the controls cannot
-    confirm saying so after its reason (`ControlOutcome.unconfirmed`); its verdict stays ``as good``."""
-    note = check.unconfirmed()
-    if note is None or not verdicts.height:
+    """The verdicts frame (the models frame's verdict columns) with every judge-only ``as good`` saying after its
+    reason that it rests on the judge alone (`ControlOutcome.unconfirmed`); its verdict stays ``as good``."""
+    if not verdicts.height:
         return verdicts
+    note = check.unconfirmed()
     judge_only = (pl.col("verdict") == AS_GOOD) & (pl.col("verdict_basis") == VerdictBasis.JUDGE_ONLY.value)
     reason = pl.concat_str([pl.col("verdict_reason").fill_null(""), pl.lit(f"; {note}")])
     return verdicts.with_columns(

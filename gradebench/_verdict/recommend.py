@@ -41,8 +41,8 @@ class Recommendation:
 def report_recommendation(models: pl.DataFrame, meta: ReportMeta, check: ControlOutcome) -> Recommendation | None:
     """A report's recommendation from its models frame: `recommend`, unless the negative controls void the judge's
     verdicts (``check``) and no label-corrected verdict stands for it, when nothing is recommended and the sentence
-    says what to do; None when no entry was tested against the reference. An entry as good by the judge alone that the
-    controls cannot confirm is named, never recommended (`_judge_alone`)."""
+    says what to do; None when no entry was tested against the reference. An entry as good by the judge alone is named,
+    never recommended (`_judge_alone`)."""
     if not models.height:
         return None
     tested = models.filter(pl.col("verdict").is_not_null())
@@ -65,12 +65,12 @@ def report_recommendation(models: pl.DataFrame, meta: ReportMeta, check: Control
 def _judge_alone(
     models: pl.DataFrame, pick: Callable[[pl.DataFrame], Recommendation | None], check: ControlOutcome
 ) -> Recommendation | None:
-    """When the entry `recommend` would pick is ``as good`` by the judge alone and the controls cannot confirm it
-    (`ControlOutcome.unconfirmed`): no finding from it. The entry is named as good by the judge alone, unconfirmed,
+    """When the entry `recommend` would pick is ``as good`` by the judge alone (`ControlOutcome.unconfirmed`: nothing
+    the controls show confirms it): no finding from it. The entry is named as good by the judge alone, unconfirmed,
     with what would confirm it; a label-corrected ``as good`` still recommends. None when the pick stands."""
     note = check.unconfirmed()
     first = pick(models)
-    if note is None or first is None or first.entry == first.reference or "verdict_basis" not in models.columns:
+    if first is None or first.entry == first.reference or "verdict_basis" not in models.columns:
         return None
     alone = (pl.col("verdict") == AS_GOOD) & (pl.col("verdict_basis") == VerdictBasis.JUDGE_ONLY.value)
     if not models.filter(alone & (pl.col("entry") == first.entry)).height:
