@@ -13,7 +13,7 @@ inputs scores about p × (yardstick − controls) below the reference, so when t
 passes. A void turns every verdict into ``inconclusive``, held, with the reason, and the recommendation says so.
 
 Only controls that were judged count: one the race did not reach (stopped, out of budget) or that the judge gave no
-verdict is said, and no claim that the judge tells wrong from right is made until every planted control was judged.
+verdict is said, and nothing is claimed about the judge's leniency until every planted control was judged.
 A void from the controls judged stands (more verdicts could only add evidence against the judge, or dilute it).
 
 What the controls can see. They catch a judge only when its scores of wrong answers reach the line, so a clean result
@@ -21,18 +21,18 @@ says the judge scored these wrong answers below the line, not that it scores wro
 judge lenient by L: it adds L points to every wrong answer's score (up to 10). Its controls sit L higher, so on these
 controls it voids exactly when b + L reaches the line, where b is the highest of the quantities the rule reads (the
 controls' mean and the mean of each kind wrong in substance). Leniency under ``unnoticed = line − b`` goes unnoticed
-by these controls, and that figure is what the controls' sentence states (never a blanket "the judge tells a
-wrong answer from a right one"). The count and the spread enter through b: with one control a kind, b is the highest
-of single scores, and on another draw of inputs it moves by about the judge's spread between wrong answers, so the
+by these controls, and that figure is what the controls' sentence states (never a blanket "the judge tells a wrong
+answer from a right one"). The count and the spread enter through b: with one control a kind, b is the highest of
+single scores, and on another draw of inputs it moves by about the judge's spread between wrong answers, so the
 leniency caught in half the races is the ``unnoticed`` of a typical race; in a race whose controls happened low the
-judge is more lenient than they show.
-Measured (``benchmarks/control_leniency.py``: the rule above on simulated controls, 2,000 races a point, seeds 0–2;
-worlds whose kinds score apart, alike, and near the line), with 3 controls: the stated figure's 10th–90th percentile
-spans 1.5–5.0, 1.1–5.5 and 0.6–2.8 points; a judge lenient by the median stated figure is flagged in 53%, 55%, 55% of
-races, 1.5 below it in 17%, 26%, 8%, 1.5 above in 87%, 82%, 96%; leniency of the margin (1) in 7%, 16%, 28%. With 9
-controls the figure scatters less (2.2–4.4 in the first world) and ±1.5 separates 4% from 95%. A judge fooled by half
-the wrong answers (a fooled control scores like a right one) escapes 22–23% of races with 3 controls and more with
-more controls (44–52% with 6, 52–68% with 9): a kind's mean dilutes one fooled control. The fast slice is
+judge is more lenient than they show. Measured (``benchmarks/control_leniency.py``: the rule above on simulated
+controls, 2,000 races a point, seeds 0–2; worlds whose kinds score apart, alike, and near the line), with 3 controls:
+the stated figure's 10th–90th percentile spans 1.5–5.0, 1.1–5.5 and 0.6–2.8 points; a judge lenient by the median
+stated figure is flagged in 53%, 55%, 55% of races, 1.5 below it in 17%, 26%, 8%, 1.5 above in 87%, 82%, 96%; leniency
+of the margin (1) in 7%, 16%, 28%. With 9 controls (the three kinds thrice) the figure scatters less (2.2–4.4 in the
+first world) and ±1.5 separates 4% from 95%. A judge fooled by half the wrong answers (a fooled control scores like a
+right one) escapes 22–23% of races with 3 controls and more with more controls (44–52% with 6, 52–68% with 9): a
+kind's mean dilutes one fooled control. The fast slice is
 ``test_the_stated_unnoticed_leniency_is_what_a_lenient_judge_gets_past_the_controls``.
 
 What that means for a verdict. A candidate wrong on a share q of the inputs where the reference is right is scored
@@ -43,13 +43,12 @@ more, and nothing planted says what a wrong answer deserves on the user's scale 
 judge-only verdict the controls let stand was wrong). Even ``unnoticed ≤ margin``, where a leniency of the margin
 would have voided, says only that the judge already puts wrong answers near the line: on the fleet the swayed judge's
 controls did so, unvoided, in 1 of 20 races with 3 controls and 1 of 20 with 5 (`benchmarks/control_leniency.py
---fleet 20`). So every
-judge-only ``as good`` is unconfirmed (`ControlOutcome.unconfirmed` says why, with ``unnoticed`` when there is one):
-its reason and its verdict line say it rests on the judge alone and that labels are needed before acting (at least
-`gradebench._stats.ppi.MIN_LABELS` a side, what a label-corrected verdict needs), the ``verdict`` column keeps ``as
-good``, and the recommendation names it as good by the judge alone, unconfirmed, without recommending it. A
-label-corrected verdict rests on the labels and is a finding. A void still voids: controls can show a judge is too
-lenient, never that it is lenient enough.
+--fleet 20`). So every judge-only ``as good`` is unconfirmed (`ControlOutcome.unconfirmed` says why, with
+``unnoticed`` when there is one): its reason and its verdict line say it rests on the judge alone and that labels are
+needed before acting (at least `gradebench._stats.ppi.MIN_LABELS` a side, what a label-corrected verdict needs), the
+``verdict`` column keeps ``as good``, and the recommendation names it as good by the judge alone, unconfirmed, without
+recommending it. A label-corrected verdict rests on the labels and is a finding. A void still voids: controls can show
+a judge is too lenient, never that it is lenient enough.
 """
 
 from __future__ import annotations
@@ -176,7 +175,8 @@ class ControlOutcome:
 
     @property
     def clean(self) -> bool:
-        """True when every planted control was judged and none came near the line: the judge tells them apart."""
+        """True when every planted control was judged and they did not void (how lenient a judge could still be:
+        `unnoticed`)."""
         return self.complete and self.line is not None and not self.void
 
     @property
