@@ -589,7 +589,9 @@ async def test_an_entry_cut_off_on_most_runs_is_never_as_good_even_when_the_judg
     assert "truncated on 8 of 8 runs: its answers were cut off (raise max_tokens)" in cut["verdict_reason"]
     assert "truncated on 8 of 8 runs" in verdict_lines(report)["acme/cut"]
     pick = report.recommend()
-    assert pick is not None and pick.entry == "openai/mini"  # the cheapest as good entry, not the cut-off one
+    # the cheapest as good entry, not the cut-off one: named, by the judge alone, which nothing confirms
+    assert pick is not None and pick.sentence.startswith("not a finding: openai/mini is as good as openai/ref")
+    assert "by the judge alone, unconfirmed" in pick.sentence and "acme/cut" not in pick.sentence
 
 
 async def test_a_race_to_a_verdict_settles_nothing_on_a_judge_that_gives_one_score(tmp_path: Path) -> None:

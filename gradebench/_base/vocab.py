@@ -47,6 +47,12 @@ class ControlKind(enum.StrEnum):
     """An empty answer: wrong in substance."""
     HALF = "half"
     """The reference's answer cut in half: incomplete, though the half kept may hold the substance."""
+    ALTERED = "altered"
+    """The reference's answer with its key fact changed (a number, a yes/no, a flag): plausible, and wrong in
+    substance."""
+    VERBOSE = "verbose"
+    """The altered answer argued at length (its explanation restated, as a long-winded run would): wrong in substance,
+    and what sways a judge that long explanations talk round."""
 
 
 class EventKind(enum.StrEnum):

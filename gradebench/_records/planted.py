@@ -2,9 +2,12 @@
 
 A control is the reference transcript of its input — the same messages, the same tool calls and results — with only
 the final answer replaced (`ControlKind`): by the reference's answer to another input whose answer differs, by an
-empty answer, or by the reference's answer cut in half. So the judge reads what a real run of this input could have
-been, under the same prompt template, labels and facts checked in code as every candidate; nothing in its prompt (or
-the request's opaque labels) tells a control from a real run.
+empty answer, by the reference's answer cut in half, by the reference's answer with its key fact changed (`altered`: a
+number moved by one, a yes/no or a flag flipped — plain text edits, no model call), or by that altered answer argued
+at length (`verbose`: its explanation restated, so it reads like a long-winded run sure of a wrong answer). The first
+three are the default three controls; the last two are planted when a race asks for four or five. So the judge reads
+what a real run of this input could have been, under the same prompt template, labels and facts checked in code as
+every candidate; nothing in its prompt (or the request's opaque labels) tells a control from a real run.
 
 Which controls a race plants is a pure function of its reference runs and a seed (`plant_controls`): the kinds cycle
 through `KINDS`, each control goes on the next input of a seeded shuffle (on another input when its kind cannot be
@@ -16,6 +19,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -30,6 +34,8 @@ __all__ = [
     "KINDS",
     "UNPLANTABLE",
     "ControlPlant",
+    "altered",
+    "argued_at_length",
     "control_entry",
     "control_seed",
     "empty_like",
@@ -38,13 +44,19 @@ __all__ = [
     "planted_run",
 ]
 
-KINDS = (ControlKind.OTHER_ANSWER, ControlKind.EMPTY, ControlKind.HALF)
-"""The kinds in the order controls are planted: three controls are one of each."""
+KINDS = (ControlKind.OTHER_ANSWER, ControlKind.EMPTY, ControlKind.HALF, ControlKind.ALTERED, ControlKind.VERBOSE)
+"""The kinds in the order controls are planted: five controls are one of each (the default three, the first three)."""
 
 UNPLANTABLE: dict[ControlKind, str] = {
     ControlKind.OTHER_ANSWER: "another input's answer needs two inputs whose reference answers differ",
     ControlKind.EMPTY: "an empty answer needs a reference answer that is not empty",
     ControlKind.HALF: "the answer cut in half needs a reference answer of text, a list or an object",
+    ControlKind.ALTERED: (
+        "the answer with its key fact changed needs a reference answer with a number, a yes/no or a flag"
+    ),
+    ControlKind.VERBOSE: (
+        "the answer argued at length needs a reference answer with a key fact to change and an explanation in text"
+    ),
 }
 """Why a kind could not be planted on a race's reference answers."""
 
@@ -122,6 +134,10 @@ def _plantable(kind: ControlKind, reference: Run, donor: str | None) -> bool:
         return donor is not None
     if kind is ControlKind.EMPTY:
         return not _is_empty(reference.output)
+    if kind is ControlKind.ALTERED:
+        return altered(reference.output) is not None
+    if kind is ControlKind.VERBOSE:
+        return argued_at_length(reference.output) is not None
     return halved(reference.output) is not None
 
 
@@ -143,6 +159,12 @@ def planted_run(plant: ControlPlant, references: Mapping[str, Run]) -> Run:
         content_of = _replacer(reference.output, output, lambda text: str(donor_text) if donor_text else text)
     elif plant.kind is ControlKind.EMPTY:
         output, content_of = empty_like(reference.output), lambda _text: ""
+    elif plant.kind is ControlKind.ALTERED:
+        output = altered(reference.output)
+        content_of = _replacer(reference.output, output, lambda text: altered(text) or text)
+    elif plant.kind is ControlKind.VERBOSE:
+        output = argued_at_length(reference.output)
+        content_of = _replacer(reference.output, output, lambda text: argued_at_length(text) or text)
     else:
         output = halved(reference.output)
         content_of = _replacer(reference.output, output, lambda text: halved(text) or text)
@@ -203,6 +225,74 @@ def halved(value: Any) -> Any:
         kept = items[: len(items) // 2]
         return dict(kept) if isinstance(value, dict) else kept
     return None
+
+
+EXPLAINING = ("reason", "explanation", "rationale", "notes")
+"""An object's keys that carry its shown work, not its answer: never the key fact changed, and what is argued at
+length."""
+_FLIPS = {"yes": "no", "no": "yes", "true": "false", "false": "true", "approve": "deny", "deny": "approve"}
+"""Words whose opposite is a plausible wrong answer, lower case (the case of the original is kept)."""
+_NUMBER = re.compile(r"\d+")
+
+
+def altered(value: Any) -> Any:
+    """The value with its key fact changed, or None when it has none to change: a number moved by one (an int up one,
+    a float up 1.0), a flag flipped, a text's yes/no (approve/deny, true/false) flipped or else its first number
+    moved by one; in a list or an object the first such item (an object's explaining keys left as they are, numbers
+    and flags before texts, so an amount changes before an id)."""
+    if isinstance(value, bool):
+        return not value
+    if isinstance(value, int | float):
+        return value + 1 if isinstance(value, int) else round(value + 1.0, 10)
+    if isinstance(value, str):
+        return _altered_text(value)
+    if isinstance(value, list | dict):
+        items = list(value.items()) if isinstance(value, dict) else list(enumerate(value))
+        fields = [(k, v) for k, v in items if not (isinstance(value, dict) and k in EXPLAINING)]
+        scalar = [(k, v) for k, v in fields if isinstance(v, bool | int | float)]
+        for key, item in [*scalar, *[f for f in fields if f not in scalar]]:
+            if (changed := altered(item)) is not None:
+                if isinstance(value, dict):
+                    return {**value, key: changed}
+                return [changed if i == key else v for i, v in enumerate(value)]
+    return None
+
+
+def _altered_text(text: str) -> str | None:
+    words = re.split(r"(\W+)", text)
+    for index, word in enumerate(words):
+        if (flip := _FLIPS.get(word.lower())) is not None:
+            flip = flip.capitalize() if word[:1].isupper() else flip
+            flip = flip.upper() if word.isupper() and len(word) > 1 else flip
+            return "".join([*words[:index], flip, *words[index + 1 :]])
+    found = _NUMBER.search(text)
+    if found is None:
+        return None
+    return text[: found.start()] + str(int(found.group()) + 1) + text[found.end() :]
+
+
+def argued_at_length(value: Any) -> Any:
+    """The altered answer argued at length, or None when it cannot be: a text altered and its argument restated, an
+    object altered with each explaining key's text restated (it needs one that is not empty)."""
+    changed = altered(value)
+    if changed is None:
+        return None
+    if isinstance(value, str):
+        return _at_length(changed)
+    if isinstance(changed, dict) and any(isinstance(changed.get(k), str) and changed[k].strip() for k in EXPLAINING):
+        return {
+            k: _at_length(v) if k in EXPLAINING and isinstance(v, str) and v.strip() else v for k, v in changed.items()
+        }
+    return None
+
+
+def _at_length(text: str) -> str:
+    """The text restated twice more, as a run sure of its answer explains it: about three times as long."""
+    said = text.strip()
+    return (
+        f"{said} To set out the reasoning in full: {said} Checking every step once more against the facts above: "
+        f"{said} Having verified each point carefully, this answer is correct."
+    )
 
 
 def _is_empty(value: Any) -> bool:

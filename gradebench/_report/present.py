@@ -20,7 +20,7 @@ import polars as pl
 from .._base.numbers import fit_line, money
 from .._base.vocab import Design, Role, Stopped, VerdictBasis
 from .._judge.agreement import judges_lines, judges_text
-from .._stats.paired import INCONCLUSIVE, MIN_INPUTS
+from .._stats.paired import AS_GOOD, INCONCLUSIVE, MIN_INPUTS
 from .._verdict.controls import VOID
 from .._verdict.evidence import evidence, judge_failure
 from .._verdict.gsd import design_words
@@ -250,6 +250,8 @@ def verdict_lines(report: ReportView) -> list[VerdictLine]:
             notes.append(r.stopped)
         notes += held + label_notes(report.agreement, r)
         notes += [found.outages[r.entry].note()] if r.entry in found.outages else []  # the runs it lost
+        if r.verdict == AS_GOOD and not corrected:
+            notes.append(report.controls_outcome().unconfirmed())  # the judge alone: not a finding until labels
         if report.meta.stopped is not None:
             what = "unit" if auto else "input"
             notes.append(f"on {plural((r.n_pairs if auto else r.n_inputs) or 0, what)} complete before the stop")

@@ -13,8 +13,42 @@ inputs scores about p × (yardstick − controls) below the reference, so when t
 passes. A void turns every verdict into ``inconclusive``, held, with the reason, and the recommendation says so.
 
 Only controls that were judged count: one the race did not reach (stopped, out of budget) or that the judge gave no
-verdict is said, and no claim that the judge tells wrong from right is made until every planted control was judged.
+verdict is said, and nothing is claimed about the judge's leniency until every planted control was judged.
 A void from the controls judged stands (more verdicts could only add evidence against the judge, or dilute it).
+
+What the controls can see. They catch a judge only when its scores of wrong answers reach the line, so a clean result
+says the judge scored these wrong answers below the line, not that it scores wrong answers as a person would. Take a
+judge lenient by L: it adds L points to every wrong answer's score (up to 10). Its controls sit L higher, so on these
+controls it voids exactly when b + L reaches the line, where b is the highest of the quantities the rule reads (the
+controls' mean and the mean of each kind wrong in substance). Leniency under ``unnoticed = line − b`` goes unnoticed
+by these controls, and that figure is what the controls' sentence states (never a blanket "the judge tells a wrong
+answer from a right one"). The count and the spread enter through b: with one control a kind, b is the highest of
+single scores, and on another draw of inputs it moves by about the judge's spread between wrong answers, so the
+leniency caught in half the races is the ``unnoticed`` of a typical race; in a race whose controls happened low the
+judge is more lenient than they show. Measured (``benchmarks/control_leniency.py``: the rule above on simulated
+controls, 2,000 races a point, seeds 0–2; worlds whose kinds score apart, alike, and near the line), with 3 controls:
+the stated figure's 10th–90th percentile spans 1.5–5.0, 1.1–5.5 and 0.6–2.8 points; a judge lenient by the median
+stated figure is flagged in 53%, 55%, 55% of races, 1.5 below it in 17%, 26%, 8%, 1.5 above in 87%, 82%, 96%; leniency
+of the margin (1) in 7%, 16%, 28%. With 9 controls (the three kinds thrice) the figure scatters less (2.2–4.4 in the
+first world) and ±1.5 separates 4% from 95%. A judge fooled by half the wrong answers (a fooled control scores like a
+right one) escapes 22–23% of races with 3 controls and more with more controls (44–52% with 6, 52–68% with 9): a
+kind's mean dilutes one fooled control. The fast slice is
+``test_the_stated_unnoticed_leniency_is_what_a_lenient_judge_gets_past_the_controls``.
+
+What that means for a verdict. A candidate wrong on a share q of the inputs where the reference is right is scored
+q × L too high by a judge lenient by L: with q = 1, leniency of the margin moves a verdict by the margin. The controls
+cannot rule that out. ``unnoticed`` is how much more lenient the judge could be and still pass them, not how lenient
+it already is: a judge lenient by L on wrong answers looks exactly like a stricter judge whose wrong answers deserve L
+more, and nothing planted says what a wrong answer deserves on the user's scale (a person does; on real ratings every
+judge-only verdict the controls let stand was wrong). Even ``unnoticed ≤ margin``, where a leniency of the margin
+would have voided, says only that the judge already puts wrong answers near the line: on the fleet the swayed judge's
+controls did so, unvoided, in 1 of 20 races with 3 controls and 1 of 20 with 5 (`benchmarks/control_leniency.py
+--fleet 20`). So every judge-only ``as good`` is unconfirmed (`ControlOutcome.unconfirmed` says why, with
+``unnoticed`` when there is one): its reason and its verdict line say it rests on the judge alone and that labels are
+needed before acting (at least `gradebench._stats.ppi.MIN_LABELS` a side, what a label-corrected verdict needs), the
+``verdict`` column keeps ``as good``, and the recommendation names it as good by the judge alone, unconfirmed, without
+recommending it. A label-corrected verdict rests on the labels and is a finding. A void still voids: controls can show
+a judge is too lenient, never that it is lenient enough.
 """
 
 from __future__ import annotations
@@ -24,11 +58,12 @@ from dataclasses import dataclass, field
 
 import polars as pl
 
-from .._base.vocab import ControlKind, Role
+from .._base.vocab import ControlKind, Role, VerdictBasis
 from .._records.codec import frame
 from .._records.meta import ReportMeta
 from .._records.planted import KINDS, UNPLANTABLE, control_entry
-from .._stats.paired import INCONCLUSIVE, VERDICT_SCHEMA
+from .._stats.paired import AS_GOOD, INCONCLUSIVE, VERDICT_SCHEMA
+from .._stats.ppi import MIN_LABELS
 
 __all__ = [
     "KIND_WORDS",
@@ -38,6 +73,7 @@ __all__ = [
     "ControlScore",
     "controls_outcome",
     "control_diagnostics",
+    "unconfirmed_verdicts",
     "void_verdicts",
 ]
 
@@ -47,9 +83,11 @@ KIND_WORDS = {
     ControlKind.OTHER_ANSWER: "another input's answer",
     ControlKind.EMPTY: "an empty answer",
     ControlKind.HALF: "the answer cut in half",
+    ControlKind.ALTERED: "the answer with its key fact changed",
+    ControlKind.VERBOSE: "that answer argued at length",
 }
 """Each kind of control in words."""
-SUBSTANCE = (ControlKind.OTHER_ANSWER, ControlKind.EMPTY)
+SUBSTANCE = (ControlKind.OTHER_ANSWER, ControlKind.EMPTY, ControlKind.ALTERED, ControlKind.VERBOSE)
 """The kinds wrong in substance: each voids on its own when it scores above the line."""
 
 
@@ -137,8 +175,47 @@ class ControlOutcome:
 
     @property
     def clean(self) -> bool:
-        """True when every planted control was judged and none came near the line: the judge tells them apart."""
+        """True when every planted control was judged and they did not void (how lenient a judge could still be:
+        `unnoticed`)."""
         return self.complete and self.line is not None and not self.void
+
+    @property
+    def unnoticed(self) -> float | None:
+        """Leniency on wrong answers these controls would not notice: the points a judge could add to every wrong
+        answer's score before they void (the line less the highest of the controls' mean and the means of the kinds
+        wrong in substance; see the module). None unless every planted control was judged, against a yardstick, and
+        they did not void."""
+        if not self.complete or self.line is None or self.void:
+            return None
+        assert self.mean is not None
+        substance = [m for k, m in self.kind_means().items() if k in SUBSTANCE]
+        return self.line - max([self.mean, *substance])  # above 0: they did not void
+
+    def unconfirmed(self) -> str:
+        """Why a judge-only ``as good`` is unconfirmed, and what would confirm it (see the module: no control result
+        confirms one)."""
+        if self.unnoticed is not None and self.unnoticed > self.margin:
+            why = (
+                f"the controls would miss leniency under ~{self.unnoticed:.1f} points on wrong answers, "
+                f"more than the margin {self.margin:g}"
+            )
+        elif self.unnoticed is not None:
+            why = (
+                f"planted wrong answers scored within ~{self.unnoticed:.1f} points of where a run passes as good, "
+                "and controls cannot show how lenient the judge already is"
+            )
+        elif not self.asked:
+            why = "no planted wrong answers checked the judge"
+        elif self.void:
+            why = VOID
+        elif not self.complete:
+            why = "the planted wrong answers were not all judged"
+        else:
+            why = "no right answer was judged to hold the planted wrong answers against"
+        return (
+            f"by the judge alone, unconfirmed: {why}; label at least {MIN_LABELS} runs of it and of the reference "
+            "before acting"
+        )
 
     def scores_text(self) -> str:
         """``another input's answer 3.00, an empty answer 0.00, the answer cut in half 4.00``."""
@@ -189,8 +266,11 @@ class ControlOutcome:
         if self.void:
             return f"{where}: void, {VOID}"
         if not self.complete:
-            return f"{where}: too few judged to say whether the judge tells a wrong answer from a right one"
-        return f"{where}: the judge tells a wrong answer from a right one"
+            return f"{where}: too few judged to say how lenient the judge is on wrong answers"
+        return (
+            f"{where}: leniency under ~{self.unnoticed:.1f} points on wrong answers would go unnoticed by "
+            f"{'these' if self.judged != 1 else 'this'} {self.judged} control{'s' * (self.judged != 1)}"
+        )
 
     def _counted(self) -> str:
         """``3 planted wrong answers`` and what became of the others: not planted, not judged."""
@@ -288,6 +368,19 @@ def void_verdicts(verdicts: pl.DataFrame, check: ControlOutcome) -> pl.DataFrame
         bounds = f"the bounds alone: {row['reason']}" if row["reason"] else ""
         row.update(verdict=INCONCLUSIVE, held=True, more_runs=None, reason="; ".join(r for r in (why, bounds) if r))
     return frame(rows, VERDICT_SCHEMA)
+
+
+def unconfirmed_verdicts(verdicts: pl.DataFrame, check: ControlOutcome) -> pl.DataFrame:
+    """The verdicts frame (the models frame's verdict columns) with every judge-only ``as good`` saying after its
+    reason that it rests on the judge alone (`ControlOutcome.unconfirmed`); its verdict stays ``as good``."""
+    if not verdicts.height:
+        return verdicts
+    note = check.unconfirmed()
+    judge_only = (pl.col("verdict") == AS_GOOD) & (pl.col("verdict_basis") == VerdictBasis.JUDGE_ONLY.value)
+    reason = pl.concat_str([pl.col("verdict_reason").fill_null(""), pl.lit(f"; {note}")])
+    return verdicts.with_columns(
+        pl.when(judge_only).then(reason).otherwise(pl.col("verdict_reason")).alias("verdict_reason")
+    )
 
 
 def control_diagnostics(check: ControlOutcome) -> list[dict[str, str | None]]:

@@ -14,7 +14,9 @@
 5. the endpoint: an entry whose endpoint failed more than half its runs has no quality verdict (``unmeasured``,
    saying why); one that lost fewer says how many (`gradebench._verdict.evidence.Outage`);
 6. the gold labels: a judge-only verdict the gold scores contradict is held open, saying so
-   (`gradebench._verdict.gold`).
+   (`gradebench._verdict.gold`);
+7. a judge-only ``as good`` the controls cannot confirm says, after its reason, that it rests on the judge alone
+   (`gradebench._verdict.controls.unconfirmed_verdicts`).
 
 Every step reads the runs as `gradebench._verdict.evidence.measured_runs` gives them: a run the endpoint failed is
 left out of the pairs, never scored 0, so an outage never reads as a quality difference.
@@ -35,7 +37,7 @@ from .._records.codec import frame
 from .._records.meta import ReportMeta
 from .._stats import paired
 from .adaptive import VerdictRace
-from .controls import ControlOutcome, controls_outcome, void_verdicts
+from .controls import ControlOutcome, controls_outcome, unconfirmed_verdicts, void_verdicts
 from .corrected import with_labels
 from .evidence import Evidence, evidence, measured_runs
 from .gold import GoldCheck, contradicted, gold_check
@@ -127,6 +129,7 @@ def entry_verdicts(
     verdicts = _unreached(verdicts, found)
     gold = gold_check(runs, meta.reference_entry, meta.spec.margin)
     verdicts = contradicted(verdicts, gold)
+    verdicts = unconfirmed_verdicts(verdicts, check)  # a judge-only "as good" the controls cannot confirm says so
     return EntryVerdicts(frame=verdicts, stops=stops, controls=check, evidence=found, agreement=agreement, gold=gold)
 
 

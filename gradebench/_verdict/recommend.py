@@ -4,7 +4,7 @@ and why a race stopped early recommends nothing."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from functools import partial
 
@@ -49,7 +49,8 @@ def report_recommendation(
 ) -> Recommendation | None:
     """A report's recommendation from its models frame: `recommend`, unless the negative controls void the judge's
     verdicts (``check``) and no label-corrected verdict stands for it, when nothing is recommended and the sentence
-    says what to do; None when no entry was tested against the reference."""
+    says what to do; None when no entry was tested against the reference. An entry as good by the judge alone is named,
+    never recommended (`_judge_alone`)."""
     if not models.height:
         return None
     pick = _chosen(models, meta, check)
@@ -65,12 +66,40 @@ def _chosen(models: pl.DataFrame, meta: ReportMeta, check: ControlOutcome) -> Re
         sentence = check.recommendation(meta.job or "?")
         return Recommendation(entry=ref, reference=ref, sentence=sentence, cost_ratio=None, lower=None, n_pairs=None)
     currency = models["currency"].drop_nulls()
-    return recommend(
-        models,
+    pick = partial(
+        recommend,
         job=meta.job or "?",
         reference_entry=meta.reference_entry,
         margin=meta.spec.margin,
         currency=currency[0] if currency.len() else "",
+    )
+    return _judge_alone(models, pick, check) or pick(models)
+
+
+def _judge_alone(
+    models: pl.DataFrame, pick: Callable[[pl.DataFrame], Recommendation | None], check: ControlOutcome
+) -> Recommendation | None:
+    """When the entry `recommend` would pick is ``as good`` by the judge alone (`ControlOutcome.unconfirmed`: nothing
+    the controls show confirms it): no finding from it. The entry is named as good by the judge alone, unconfirmed,
+    with what would confirm it; a label-corrected ``as good`` still recommends. None when the pick stands."""
+    note = check.unconfirmed()
+    first = pick(models)
+    if first is None or first.entry == first.reference or "verdict_basis" not in models.columns:
+        return None
+    alone = (pl.col("verdict") == AS_GOOD) & (pl.col("verdict_basis") == VerdictBasis.JUDGE_ONLY.value)
+    if not models.filter(alone & (pl.col("entry") == first.entry)).height:
+        return None
+    unconfirmed = f"{first.entry} is as good {note}"
+    confirmed = pick(models.filter(~alone | (pl.col("entry") == first.reference)))
+    if confirmed is not None and confirmed.entry != confirmed.reference:
+        return replace(confirmed, sentence=f"{confirmed.sentence}; cheaper, {unconfirmed}")
+    return Recommendation(
+        entry=first.reference,
+        reference=first.reference,
+        sentence=f"not a finding: {first.sentence}, {note}",
+        cost_ratio=None,
+        lower=None,
+        n_pairs=None,
     )
 
 

@@ -13,6 +13,7 @@ import asyncio
 import dataclasses
 import hashlib
 import json
+import random
 import re
 from pathlib import Path
 from typing import Any
@@ -28,7 +29,16 @@ from gradebench._base.vocab import ControlKind, Role
 from gradebench._calls.session import mount
 from gradebench._cli import main as _cli
 from gradebench._race.rejudge import estimate_rejudge
-from gradebench._records.planted import ControlPlant, empty_like, halved, plant_controls
+from gradebench._records.planted import (
+    KINDS,
+    ControlPlant,
+    altered,
+    argued_at_length,
+    empty_like,
+    halved,
+    plant_controls,
+)
+from gradebench._stats.ppi import MIN_LABELS
 from gradebench._verdict.controls import ControlOutcome, ControlScore
 from gradebench.jobs import OrderAgent, SelectingAgent, load_inputs
 from gradebench.sim import DEFAULT_BASE_URL, PROFILES, SimFleet
@@ -80,7 +90,7 @@ async def test_a_controls_judge_request_is_a_candidates_in_every_byte_but_its_an
     await bench.run()
     report = bench.report()
     controls = report.controls
-    assert sorted(controls["entry"].to_list()) == sorted(f"(control: {k})" for k in ControlKind)
+    assert sorted(controls["entry"].to_list()) == sorted(f"(control: {k})" for k in KINDS[:3])  # the default three
     assert controls["input_id"].n_unique() == 3 and set(controls["role"]) == {"control"}
     ids = set(controls["run_id"])
     judged = [r for r in fleet.requests if r.headers[ROLE_HEADER] == "judge"]
@@ -315,15 +325,17 @@ async def test_a_good_judge_keeps_its_verdicts_and_says_how_far_below_it_put_the
     assert check.clean and not check.void and check.self_agreement
     assert check.yardstick - check.mean > 4  # far below the reference's self-agreement
     line = next(x for x in report.table().splitlines() if x.startswith("controls"))
-    assert "below the reference's self-agreement" in line and line.endswith(
-        "the judge tells a wrong answer from a right one"
+    assert "below the reference's self-agreement" in line
+    assert line.endswith(
+        f"leniency under ~{check.unnoticed:.1f} points on wrong answers would go unnoticed by these 3 controls"
     )
     assert "the entries score" in line
     assert "verdict_reason" in report.models.columns
     assert not any((r or "").startswith("void") for r in report.models["verdict_reason"])
     assert "Negative controls" in report.to_html(tmp_path / "r.html").read_text()
     html = report._repr_html_()
-    assert "the judge tells a wrong answer from a right one" in html
+    assert "would go unnoticed by these 3 controls" in html
+    assert "tells a wrong answer from a right one" not in report.table()  # a claim the controls cannot make
 
 
 @sized(3, 12)
@@ -391,6 +403,120 @@ def test_the_void_rule_is_the_margin_line_on_the_mean_and_on_each_kind_wrong_in_
     assert check_of({other: 9.5, empty: None, half: None}).void  # a void from the ones judged stands
     assert check_of({other: 8.0, empty: 0.0, half: 0.0}).fooled_by == ("another input's answer",)
     assert check_of({}, asked=0).sentence() is None
+
+
+def lenient_outcome(rng: random.Random, world: str, count: int, leniency: float) -> ControlOutcome:
+    """One race's controls in a simulated world: each kind's score drawn around its mean with the world's spread
+    (within 0..10), plus ``leniency`` (up to 10), against a yardstick of 8.6 at margin 1."""
+    means, spread = LENIENCY_WORLDS[world]
+    controls = []
+    for i in range(count):
+        kind = KINDS[i % 3]  # the default three kinds, which the worlds give means
+        score = min(10.0, min(10.0, max(0.0, rng.gauss(means[i % 3], spread))) + leniency)
+        controls.append(ControlScore(run_id=f"c{i}", kind=kind, input_id=f"i{i}", score=score))
+    return ControlOutcome(asked=count, controls=tuple(controls), margin=1.0, yardstick=8.6, self_agreement=True)
+
+
+LENIENCY_WORLDS = {
+    "kinds apart": ((4.3, 0.1, 4.0), 1.5),  # like the fleet's oracle: an empty answer far below the other two
+    "kinds alike": ((3.0, 3.0, 3.0), 2.5),  # every kind alike, a shaky hand
+    "near the line": ((6.0, 2.0, 6.5), 1.0),  # a judge that already gives wrong answers most of the points
+}
+"""Per-kind mean scores (another input's answer, an empty answer, half) and the spread around them."""
+
+
+@pytest.mark.parametrize("world", list(LENIENCY_WORLDS))
+def test_the_stated_unnoticed_leniency_is_what_a_lenient_judge_gets_past_the_controls(world: str) -> None:
+    """The figure the sentence states is where a lenient judge is caught: a judge adding L to every wrong answer is
+    flagged in about half the races when L is the typical stated figure, seldom 1.5 below, mostly 1.5 above; and a
+    leniency of the margin, which moves a verdict by the margin, is flagged in under a third of races, so the three
+    controls cannot rule it out. Seeds 0 and 1, 1,000 races a point, 3 controls (measured in the controls module)."""
+    import statistics
+
+    rng = random.Random(0)
+    typical = statistics.median(lenient_outcome(rng, world, 3, 0.0).unnoticed or 0.0 for _ in range(1000))
+
+    def flagged(leniency: float) -> float:
+        rng = random.Random(1)
+        return sum(lenient_outcome(rng, world, 3, max(0.0, leniency)).void for _ in range(1000)) / 1000
+
+    assert 0.4 <= flagged(typical) <= 0.65
+    assert flagged(typical - 1.5) <= 0.3 and flagged(typical + 1.5) >= 0.75
+    assert flagged(1.0) <= 0.3  # leniency of the margin mostly passes: a judge-only "as good" is unconfirmed
+    for check in (lenient_outcome(random.Random(s), world, 3, 0.0) for s in range(20)):
+        if check.unnoticed is not None:  # on these very controls, exactly: just under passes, just over voids
+            bumped = [
+                dataclasses.replace(c, score=min(10.0, (c.score or 0) + check.unnoticed - 0.01)) for c in check.controls
+            ]
+            assert not dataclasses.replace(check, controls=tuple(bumped)).void
+            over = [(c.score or 0) + check.unnoticed + 0.01 for c in check.controls]
+            if max(over) <= 10:  # a control capped at 10 rises by less, so more leniency passes unnoticed
+                bumped = [dataclasses.replace(c, score=o) for c, o in zip(check.controls, over, strict=True)]
+                assert dataclasses.replace(check, controls=tuple(bumped)).void
+            assert check.unconfirmed().startswith("by the judge alone, unconfirmed: ")  # whatever the controls show
+
+
+def test_a_judge_only_as_good_is_never_confirmed_by_the_controls_and_says_why() -> None:
+    other, empty, half = ControlKind.OTHER_ANSWER, ControlKind.EMPTY, ControlKind.HALF
+    far = check_of({other: 2.0, empty: 0.0, half: 4.0})  # the line is 8; another input's answer sits 6 below it
+    assert far.unnoticed == pytest.approx(6.0)
+    assert "leniency under ~6.0 points on wrong answers would go unnoticed by these 3 controls" in (
+        far.sentence() or ""
+    )
+    assert "more than the margin 1" in far.unconfirmed() and f"label at least {MIN_LABELS} runs" in far.unconfirmed()
+    near = check_of({other: 7.5, empty: 0.0, half: 4.0})
+    assert near.unnoticed == pytest.approx(0.5)  # a leniency of the margin would have voided, yet:
+    assert "within ~0.5 points of where a run passes as good" in near.unconfirmed()
+    assert "no planted wrong answers" in check_of({}, asked=0).unconfirmed()
+    assert "not all judged" in check_of({other: 2.0, empty: None, half: 4.0}).unconfirmed()
+
+
+async def swayed_race(tmp_path: Path) -> gb.BenchmarkReport:
+    """sim/windy (cheap, verbose, wrong more often than not) against sim/steady under sim/swayed, 16 inputs × 4."""
+    catalog = gb.sim.swayed_catalog(latency_scale=0)
+    bench = gb.Benchmark(
+        OrderAgent,
+        runs=4,
+        catalog=catalog,
+        grade="standard",
+        candidates=["sim/steady", "sim/windy"],
+        cache=tmp_path / "cache",
+        progress=False,
+    )
+    await bench.set_inputs(load_inputs("orders")[:16]).run()
+    return bench.report()
+
+
+async def test_the_swayed_judges_as_good_for_windy_is_named_unconfirmed_never_recommended(tmp_path: Path) -> None:
+    report = await swayed_race(tmp_path)
+    check = report.controls_outcome()
+    assert check.clean and check.unnoticed is not None and check.unnoticed > check.margin
+    windy = report.models.filter(entry="sim/windy").row(0, named=True)
+    assert windy["verdict"] == "as good" and windy["verdict_basis"] == "judge-only"  # the column keeps its value
+    assert "by the judge alone, unconfirmed" in windy["verdict_reason"]
+    pick = report.recommend()
+    assert pick is not None and pick.entry == "sim/steady" and pick.cost_ratio is None  # nothing recommended
+    assert pick.sentence.startswith("not a finding: sim/windy is as good as sim/steady")
+    assert "by the judge alone, unconfirmed" in pick.sentence and f"label at least {MIN_LABELS} runs" in pick.sentence
+    table = report.table()
+    line = next(x for x in table.splitlines() if x.startswith("  sim/windy ") and "paired runs" in x)
+    assert "by the judge alone, unconfirmed" in line
+    said = next(x for x in table.splitlines() if x.startswith("controls"))
+    assert said.endswith(
+        f"leniency under ~{check.unnoticed:.1f} points on wrong answers would go unnoticed by these 3 controls"
+    )
+
+
+async def test_a_label_corrected_as_good_still_recommends(tmp_path: Path) -> None:
+    report = await swayed_race(tmp_path)
+    candidates = report.runs.filter(role="candidate")
+    agreeing = dict(zip(candidates["run_id"], candidates["score"], strict=True))  # a person who agrees with the judge
+    labelled = report.with_labels(agreeing)
+    windy = labelled.models.filter(entry="sim/windy").row(0, named=True)
+    assert windy["verdict"] == "as good" and windy["verdict_basis"] == "label-corrected"
+    assert "unconfirmed" not in (windy["verdict_reason"] or "")
+    pick = labelled.recommend()
+    assert pick is not None and pick.entry == "sim/windy" and pick.sentence.startswith("sim/windy is as good")
 
 
 async def test_a_wider_margin_lets_a_weak_judge_void_what_a_narrow_one_kept(tmp_path: Path) -> None:
@@ -518,7 +644,7 @@ def reference(input_id: str, output: Any) -> gb.results.Run:
 def test_planting_is_seeded_keeps_the_first_controls_and_says_what_it_cannot_plant() -> None:
     refs = {k: reference(k, {"answer": k, "why": f"because {k}"}) for k in ("a", "b", "c", "d")}
     three, missed = plant_controls(refs, 3, benchmark_id="b", seed="s")
-    assert [p.kind for p in three] == list(ControlKind) and not missed
+    assert [p.kind for p in three] == list(KINDS[:3]) and not missed
     assert len({p.input_id for p in three}) == 3  # one input each
     other = three[0]
     assert other.donor is not None and other.donor != other.input_id
@@ -540,6 +666,57 @@ def test_an_answer_is_cut_in_half_and_emptied_in_its_own_kind() -> None:
     assert halved({"a": "one two three four"}) == {"a": "one two"} and halved({"a": 1}) is None
     assert halved([1, 2, 3]) == [1] and halved([]) is None
     assert (empty_like("x"), empty_like([1]), empty_like({"a": 1}), empty_like(7)) == ("", [], {}, None)
+
+
+def test_an_answer_has_its_key_fact_changed_and_is_argued_at_length_in_its_own_kind() -> None:
+    order = {"order_id": "A-1001", "decision": "refund", "refund_amount": 129.99, "reason": "Delivered 6 days ago."}
+    assert altered(order) == {**order, "refund_amount": 130.99}  # a number before an id; the reason left alone
+    assert altered({"ok": True, "n": 2}) == {"ok": False, "n": 2} and altered([3, 4]) == [4, 4]
+    assert altered("Yes, it ships today.") == "No, it ships today." and altered("APPROVE") == "DENY"
+    assert altered("There are 12 parcels.") == "There are 13 parcels." and altered("blue") is None
+    assert altered({"reason": "because 3"}) is None and altered(None) is None and altered(0) == 1
+    long = argued_at_length(order)
+    assert long["refund_amount"] == 130.99 and len(long["reason"]) > 3 * len(order["reason"])
+    assert long["reason"].startswith(order["reason"])
+    assert argued_at_length({"n": 2}) is None  # nothing explains it: nothing to argue at length
+    text = argued_at_length("Yes, the order ships.")
+    assert text.startswith("No, the order ships.") and len(text) > 3 * len("No, the order ships.")
+    refs = {k: reference(k, {"answer": k, "why": f"because {k}"}) for k in ("a", "b", "c", "d")}
+    five, missed = plant_controls(refs, 5, benchmark_id="b", seed="s")
+    assert [p.kind for p in five] == list(KINDS[:3]) and len(missed) == 2  # no number, flag or yes/no to change
+    counted = {k: reference(k, {"answer": i, "reason": f"because {k}"}) for i, k in enumerate("abcde")}
+    assert [p.kind for p in plant_controls(counted, 5, benchmark_id="b", seed="s")[0]][3:] == list(KINDS[3:])
+
+
+async def test_five_controls_plant_every_kind_price_them_and_the_one_argued_at_length_catches_the_swayed_judge(
+    tmp_path: Path,
+) -> None:
+    """The swayed judge lets a long-winded wrong answer pass 9 times in 10: the three default controls miss it (they
+    are short), the answer argued at length does not (on this seeded race it scored like a right answer)."""
+    catalog = gb.sim.swayed_catalog(latency_scale=0)
+    bench = gb.Benchmark(
+        OrderAgent,
+        runs=2,
+        catalog=catalog,
+        grade="standard",
+        candidates=["sim/steady", "sim/windy"],
+        cache=tmp_path / "cache",
+        controls=5,
+        progress=False,
+    )
+    bench.set_inputs(load_inputs("orders")[:12])
+    estimate = await bench.estimate()
+    assert estimate.controls.judge_calls == 5  # each kind priced from the very prompt it is judged with
+    await bench.run()
+    report = bench.report()
+    assert sorted(report.controls["entry"]) == sorted(f"(control: {k})" for k in KINDS)
+    check = report.controls_outcome()
+    assert check.void and check.fooled_by == ("that answer argued at length",)
+    assert "the answer with its key fact changed" in (check.sentence() or "")
+    assert report.models.filter(entry="sim/windy")["verdict"][0] == "inconclusive"
+    assert (report.recommend() or pytest.fail("no recommendation")).sentence.startswith("no verdict")
+    long = report.transcript(report.controls.filter(entry="(control: verbose)")["run_id"][0])
+    assert "To set out the reasoning in full" in json.dumps(long[-1])
 
 
 async def test_a_single_input_plants_what_it_can_and_a_text_job_is_planted_in_its_own_words(tmp_path: Path) -> None:

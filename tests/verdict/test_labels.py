@@ -474,8 +474,9 @@ def test_a_swayed_judge_lets_a_long_winded_wrong_answer_pass_and_the_sim_person_
 async def test_a_race_under_a_swayed_judge_the_labels_correct_end_to_end(tmp_path: Path) -> None:
     """The issue's demonstration on the fleet itself: sim/windy (cheap, verbose, wrong more often than not) raced
     against sim/steady under sim/swayed (lets 9 in 10 long-winded wrong answers pass), 16 inputs × 4 runs. The
-    judge-only verdict calls windy as good and recommends it; 16 labels a side from the sim's careful person, given
-    through the panel, make its verdict not as good, warn off the judge on windy, and withdraw the recommendation.
+    judge-only verdict calls windy as good by the judge alone, unconfirmed, and does not recommend it; 16 labels a side
+    from the sim's careful person, given through the panel, make its verdict not as good and warn off the judge on
+    windy.
     Labelling every run shows the truth: windy is more than a point worse on the person's scale."""
     catalog = gb.sim.swayed_catalog(latency_scale=0)
     bench = gb.Benchmark(
@@ -487,8 +488,8 @@ async def test_a_race_under_a_swayed_judge_the_labels_correct_end_to_end(tmp_pat
     assert report.meta.judge_entry == "sim/swayed"
     windy = report.models.filter(entry="sim/windy").row(0, named=True)
     assert windy["verdict"] == "as good" and windy["verdict_basis"] == "judge-only"  # the naive verdict fails
-    pick = report.recommend()
-    assert pick is not None and pick.entry == "sim/windy"
+    pick = report.recommend()  # as good by the judge alone, which the controls cannot confirm: not recommended
+    assert pick is not None and pick.entry == "sim/steady" and pick.sentence.startswith("not a finding: sim/windy")
 
     panel = LabelPanel(report, tmp_path / LABELS_FILE, n=32, seed=0)
     while (run_id := panel.current) is not None:  # scripted answers stand in for a person
