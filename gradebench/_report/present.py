@@ -232,9 +232,9 @@ def verdict_lines(report: ReportView) -> list[VerdictLine]:
             unmeasured_line = VerdictLine(
                 entry=r.entry,
                 verdict=VerdictBasis.UNMEASURED,
-                delta="Δ -",
+                delta="Δ —",
                 pairs=0,
-                ratios="",
+                ratios=f"cost {'unknown' if r.cost_per_run is None else times(r.cost_ratio)}",
                 notes=(r.verdict_reason or "",),
             )
             lines.append(unmeasured_line)
