@@ -20,11 +20,11 @@ as none: it is what rounding leaves of sums of identical scores.
 `kappa_interval` is κ's confidence interval from per-unit sums (a unit is a label, or an input whose runs are alike):
 the hull of two intervals, each short where the other is not — a delete-one-unit jackknife on Fisher's z scale with
 Student's t at m − 1 degrees of freedom (Lin 1989's scale for the concordance coefficient), and a Bayesian bootstrap
-of the units (Rubin 1981) whose every draw also holds one pseudo-run of chance agreement. The jackknife alone misses
-when a few units happen to show no disagreement (its spread is then near 0); the pseudo-run allows for the
+of the units (Rubin 1981) whose every draw also holds one pseudo-unit of chance agreement. The jackknife alone misses
+when a few units happen to show no disagreement (its spread is then near 0); the pseudo-unit allows for the
 disagreement such a sample has not yet shown (it shrinks each draw's κ toward 0 by W / (W + g), W the draw's weight
-of runs, g ~ Gamma(1)). Chosen over a percentile bootstrap, BCa and a studentized bootstrap by simulation
-(`benchmarks/agreement_coverage.py`, which prints the coverage measured).
+of runs, g a unit's mean runs × Gamma(1)). Chosen over a percentile bootstrap, BCa and a studentized bootstrap by
+simulation (`benchmarks/agreement_coverage.py` prints the coverage measured).
 """
 
 from __future__ import annotations
@@ -125,7 +125,7 @@ def _bayes_interval(sums: np.ndarray, level: float, seed: int, draws: int) -> tu
     rng = np.random.default_rng(seed)
     weighted = rng.gamma(1.0, size=(draws, sums.shape[1])) @ sums.T  # (draws, 6)
     runs = weighted[:, 0]
-    chance = rng.gamma(1.0, size=draws)
+    chance = rng.gamma(1.0, size=draws) * float(sums[0].mean())  # one unit's runs
     found = kappa_of_sums(*weighted.T) * runs / (runs + chance)
     kept = found[~np.isnan(found)]
     if kept.size < draws // 2:
