@@ -555,6 +555,24 @@ def test_how_well_judges_agree_is_said_only_as_far_as_the_interval_carries_it() 
 DIFF = ("mean_diff", "diff_lo", "diff_hi")
 
 
+def test_a_judge_that_gives_every_run_one_score_is_named_and_its_kappa_is_0() -> None:
+    frame = _panel_frame(np.random.default_rng(5), inputs=8, runs=3, shift=0.0, noise=0.5)
+    frame = frame.with_columns(
+        pl.when(pl.col("judge_entry") == "b").then(7.0).otherwise(pl.col("score")).alias("score")
+    )
+    found = judge_agreement(frame, ["a", "b"])
+    assert found is not None
+    pair = found.pairs[0]
+    assert pair.kappa == 0.0 and pair.one_score == {"b": 7.0}
+    assert pair.sentence().startswith(
+        "b gave one score (7) to every run whatever the answer: it cannot tell runs apart"
+    )
+    flat = frame.with_columns(pl.lit(7.0).alias("score"))
+    both = judge_agreement(flat, ["a", "b"])
+    assert both is not None and both.pairs[0].kappa is None
+    assert both.pairs[0].sentence() == "a and b cannot be compared (neither judge's scores vary)"
+
+
 def test_no_interval_over_too_few_inputs() -> None:
     found = judge_agreement(_panel_frame(np.random.default_rng(3), inputs=4, runs=3, shift=0.0, noise=0.5), ["a", "b"])
     assert found is not None
