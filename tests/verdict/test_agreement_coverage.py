@@ -9,6 +9,7 @@ import polars as pl
 import pytest
 
 from gradebench._base.numbers import MINUS
+from gradebench._report.label_view import agreement_lines
 from gradebench._stats.kappa import weighted_kappa
 from gradebench._verdict.label_agreement import agreement, agreement_rows
 
@@ -77,6 +78,8 @@ def test_negative_agreement_is_written_with_the_minus_sign_of_its_interval() -> 
     judge = np.clip(10 - human + np.array([1, 0, -1, 0, 0, 1, 0, 0, -1, 0, 1, 0]), 0, 10)
     row = _rows(judge, human)[0]
     assert row["kappa"] < 0 and f"κ {MINUS}0." in row["sentence"] and "-" not in row["sentence"].split("κ")[1]
+    line = agreement_lines(pl.DataFrame(_rows(judge, human)).drop("distrust"))[1]
+    assert f"ρ {MINUS}0." in line and "-" not in line.split("·", 1)[1], line
 
 
 def _rows(judge: np.ndarray, human: np.ndarray) -> list[dict[str, object]]:
