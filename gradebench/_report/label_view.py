@@ -19,9 +19,7 @@ from .models import EntrySummary
 
 __all__ = ["AGREEMENT_TITLE", "agreement_html", "agreement_lines", "label_notes"]
 
-AGREEMENT_TITLE = (
-    "the judge against your labels (quadratic-weighted κ, Spearman ρ, bias = judge − you, 95% intervals):"
-)
+AGREEMENT_TITLE = "the judge against your labels (quadratic-weighted κ, Spearman ρ, bias = judge − you, 95% intervals):"
 
 
 def _figures(row: dict[str, Any]) -> str:
