@@ -20,11 +20,13 @@ as none: it is what rounding leaves of sums of identical scores.
 `kappa_interval` is κ's confidence interval from per-unit sums (a unit is a label, or an input whose runs are alike):
 the hull of two intervals, each short where the other is not — a delete-one-unit jackknife on Fisher's z scale with
 Student's t at m − 1 degrees of freedom (Lin 1989's scale for the concordance coefficient), and a Bayesian bootstrap
-of the units (Rubin 1981) whose every draw also holds one pseudo-unit of chance agreement. The jackknife alone misses
-when a few units happen to show no disagreement (its spread is then near 0); the pseudo-unit allows for the
-disagreement such a sample has not yet shown (it shrinks each draw's κ toward 0 by W / (W + g), W the draw's weight
-of runs, g a unit's mean runs × Gamma(1)). Chosen over a percentile bootstrap, BCa and a studentized bootstrap by
-simulation (`benchmarks/agreement_coverage.py` prints the coverage measured).
+of the units (Rubin 1981) whose every draw also holds one pseudo-run of complete disagreement (κ −1 on its own: its
+squared disagreement twice chance's), weight g ~ Gamma(1), so a draw's κ is (W·κ_w − g) / (W + g) with W the draw's
+weight of runs. The jackknife and a bootstrap alone miss when a few labels happen to show none of the judge's rare
+big errors (a 10 for a wrong answer): the sample then looks like near-perfect agreement and its spread is near 0.
+The pseudo-run allows for the disagreement such a sample has not shown, as the rule of three does for a count of 0.
+Chosen by simulation over a percentile bootstrap, BCa, a studentized bootstrap and a pseudo-run of chance agreement
+(`benchmarks/agreement_coverage.py` prints the coverage measured, and where it falls short).
 """
 
 from __future__ import annotations
@@ -120,13 +122,13 @@ def kappa_interval(
 
 
 def _bayes_interval(sums: np.ndarray, level: float, seed: int, draws: int) -> tuple[float, float] | None:
-    """The Bayesian bootstrap's equal-tailed interval, each draw with a pseudo-run of chance agreement (the module
+    """The Bayesian bootstrap's equal-tailed interval, each draw with a pseudo-run of complete disagreement (the module
     docstring); None when most draws leave κ undefined."""
     rng = np.random.default_rng(seed)
     weighted = rng.gamma(1.0, size=(draws, sums.shape[1])) @ sums.T  # (draws, 6)
     runs = weighted[:, 0]
-    chance = rng.gamma(1.0, size=draws) * float(sums[0].mean())  # one unit's runs
-    found = kappa_of_sums(*weighted.T) * runs / (runs + chance)
+    pseudo = rng.gamma(1.0, size=draws)  # the pseudo-run's weight
+    found = (kappa_of_sums(*weighted.T) * runs - pseudo) / (runs + pseudo)
     kept = found[~np.isnan(found)]
     if kept.size < draws // 2:
         return None
