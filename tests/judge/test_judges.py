@@ -521,8 +521,9 @@ def _panel_frame(rng: np.random.Generator, *, inputs: int, runs: int, shift: flo
 @pytest.mark.parametrize("inputs", [8, 20])
 def test_the_agreement_intervals_cover_the_truth_by_simulation(inputs: int, size: Size) -> None:
     """600 simulated panels of ``inputs`` inputs × 4 runs (seed 11): the truth is κ = 2·2 / (2·2 + 2·0.8² + 0.5²)
-    and a mean difference of 0.5; each 95% interval must cover it in at least 92% (κ) and 93% (the difference) of
-    them. Measured over 2000 panels: κ 93.0% at 8 inputs, 94.0% at 20, 94.5% at 40; the difference 94.5% at each."""
+    and a mean difference of 0.5; each 95% interval must cover it in at least 93% of them. Measured over 2000
+    panels: κ 94.6% at 8 inputs, 95.3% at 20, 95.2% at 40 (the jackknife alone: 93.0%, 94.0%, 94.5%); the difference
+    94.5% at each. More worlds, 8 and 16 inputs: `benchmarks/agreement_coverage.py`."""
     rng = np.random.default_rng(11)
     truth_kappa = 2 * 2.0 / (2 * 2.0 + 2 * 0.8**2 + 0.5**2)
     covered = {"kappa": 0, "diff": 0}
@@ -536,7 +537,7 @@ def test_the_agreement_intervals_cover_the_truth_by_simulation(inputs: int, size
         covered["kappa"] += pair.kappa_lo <= truth_kappa <= pair.kappa_hi
         covered["diff"] += pair.diff_lo <= 0.5 <= pair.diff_hi
     rates = {k: v / trials for k, v in covered.items()}
-    assert rates["kappa"] >= size.at_least(0.92) and rates["diff"] >= size.at_least(0.93), rates
+    assert rates["kappa"] >= size.at_least(0.93) and rates["diff"] >= size.at_least(0.93), rates
 
 
 def test_how_well_judges_agree_is_said_only_as_far_as_the_interval_carries_it() -> None:
