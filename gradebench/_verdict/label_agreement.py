@@ -182,16 +182,19 @@ def agreement(judge: np.ndarray, human: np.ndarray, *, seed: int = SEED, inputs:
         _value(spearman(judge, human)),
         float((judge - human).mean()),
     )
-    constant = {"judge_one_score": _one_score(judge), "human_one_score": _one_score(human)}
+    judge_one, human_one = _one_score(judge), _one_score(human)
     if m < 2:
-        return Agreement(labels=m, kappa=kappa, spearman=rho, bias=bias, **constant)
+        return Agreement(
+            labels=m, kappa=kappa, spearman=rho, bias=bias, judge_one_score=judge_one, human_one_score=human_one
+        )
     idx = np.random.default_rng(seed).integers(0, m, size=(BOOTSTRAP_RESAMPLES, m))
     boot_bias = (judge[idx] - human[idx]).mean(axis=1)
     k_lo, k_hi = kappa_interval(unit_sums(judge, human, inputs), LEVEL, seed=seed) or (None, None)
     r_lo, r_hi = _rho_interval(rho, m)
     b_lo, b_hi = np.quantile(boot_bias, [(1 - LEVEL) / 2, (1 + LEVEL) / 2])
     return Agreement(
-        **constant,
+        judge_one_score=judge_one,
+        human_one_score=human_one,
         labels=m,
         kappa=kappa,
         kappa_lo=k_lo,
