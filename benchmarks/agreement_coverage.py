@@ -18,8 +18,10 @@ panel's two judges, against the truth of the whole population of runs.
 
 Each cell: the share of 95% intervals that cover the truth with its exact (Clopper–Pearson) 95% interval over the
 replications, the share of samples given an interval (an undefined κ has none: counted as not covering), the mean
-width, and beside it the interval the product used before (a percentile bootstrap of the labels with κ undefined for
-a constant side; the panel's delete-one-input jackknife on Fisher's z). Ends with one JSON line.
+width (for labels also split by whether the sentence warns that κ rests on fewer than `FEW_OTHER` labels off the
+person's most common score), and beside it the interval the product used before (a percentile bootstrap of the
+labels with κ undefined for a constant side; the panel's delete-one-input jackknife on Fisher's z).
+Ends with one JSON line.
 """
 
 from __future__ import annotations
@@ -36,7 +38,7 @@ import polars as pl
 from gradebench._judge.agreement import judge_agreement
 from gradebench._stats.kappa import kappa_of_sums, unit_sums, weighted_kappa
 from gradebench._stats.t import t_two_sided
-from gradebench._verdict.label_agreement import agreement
+from gradebench._verdict.label_agreement import FEW_OTHER, agreement
 
 LEVEL = 0.95
 POPULATION = 200_000
@@ -88,14 +90,21 @@ def old_label_interval(judge: np.ndarray, human: np.ndarray, rng: np.random.Gene
 def label_cell(rng: np.random.Generator, world: np.ndarray, labels: int, replications: int) -> dict:
     true_kappa, true_rho = float(weighted_kappa(*world)[0]), population_rho(*world)
     tally = Tally("kappa", "rho", "kappa_before")
+    split = {"few_other": Tally("kappa"), "enough_other": Tally("kappa")}
     for _ in range(replications):
         pick = rng.integers(0, world.shape[1], labels)
         judge, human = world[:, pick]
         found = agreement(judge, human, seed=int(rng.integers(1 << 30)))
         tally.add("kappa", found.kappa_lo, found.kappa_hi, true_kappa)
+        few = "few_other" if found.other_than_mode < FEW_OTHER else "enough_other"
+        split[few].add("kappa", found.kappa_lo, found.kappa_hi, true_kappa)
         tally.add("rho", found.spearman_lo, found.spearman_hi, true_rho)
         tally.add("kappa_before", *(old_label_interval(judge, human, rng) or (None, None)), true_kappa)
-    return {"true_kappa": round(true_kappa, 4), "true_rho": round(true_rho, 4), **tally.summary(replications)}
+    out = {"true_kappa": round(true_kappa, 4), "true_rho": round(true_rho, 4), **tally.summary(replications)}
+    for name, part in split.items():  # κ's coverage among the samples the sentence warns on, and the others
+        if part.samples:
+            out[f"kappa_{name}"] = part.summary(part.samples)["kappa"] | {"samples": part.samples}
+    return out
 
 
 LABEL_WORLDS = [
@@ -189,8 +198,10 @@ class Tally:
 
     def __init__(self, *figures: str) -> None:
         self.counts = {f: [0, 0, 0.0] for f in figures}
+        self.samples = 0
 
     def add(self, figure: str, lo: float | None, hi: float | None, truth: float) -> None:
+        self.samples += figure == next(iter(self.counts))
         if lo is None or hi is None:
             return
         count = self.counts[figure]

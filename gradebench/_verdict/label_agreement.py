@@ -58,6 +58,10 @@ __all__ = [
 
 MIN_AGREEMENT: Final = 10
 """Fewest labels the agreement of a group is said on ("too few labels to say" below)."""
+FEW_OTHER: Final = 3
+"""Fewer labels than this off the person's most common score and the sentence warns that κ rests on them: with one or
+two (a pass/fail job where most runs pass), κ's interval covered the population's κ in 48–83% of samples in the
+simulation (`benchmarks/agreement_coverage.py`'s pass/fail worlds with 85% passing)."""
 BIAS_SAID: Final = 0.5
 """Smallest bias, in points of 10, the sentence names (when its interval leaves out 0)."""
 BOOTSTRAP_RESAMPLES: Final = 2000
@@ -168,6 +172,10 @@ class Agreement:
     """The one score the judge gave every labelled run (None when its scores vary)."""
     human_one_score: float | None = None
     """The one score you gave every labelled run (None when yours vary)."""
+    human_mode: float | None = None
+    """Your most common score over the labels (the lowest of the most common)."""
+    other_than_mode: int = 0
+    """Labels you scored other than `human_mode`."""
 
 
 def agreement(judge: np.ndarray, human: np.ndarray, *, seed: int = SEED, inputs: np.ndarray | None = None) -> Agreement:
@@ -183,18 +191,26 @@ def agreement(judge: np.ndarray, human: np.ndarray, *, seed: int = SEED, inputs:
         float((judge - human).mean()),
     )
     judge_one, human_one = _one_score(judge), _one_score(human)
+    values, counts = np.unique(human, return_counts=True)
+    mode = {"human_mode": float(values[counts.argmax()]), "other_than_mode": int(m - counts.max())}
     if m < 2:
         return Agreement(
-            labels=m, kappa=kappa, spearman=rho, bias=bias, judge_one_score=judge_one, human_one_score=human_one
+            labels=m, kappa=kappa, spearman=rho, bias=bias, judge_one_score=judge_one, human_one_score=human_one, **mode
         )
     idx = np.random.default_rng(seed).integers(0, m, size=(BOOTSTRAP_RESAMPLES, m))
     boot_bias = (judge[idx] - human[idx]).mean(axis=1)
-    k_lo, k_hi = kappa_interval(unit_sums(judge, human, inputs), LEVEL, seed=seed) or (None, None)
+    # labels all of one score say nothing of the population's κ: no interval (κ itself is 0, and said why)
+    k_lo, k_hi = (
+        (None, None)
+        if human_one is not None
+        else (kappa_interval(unit_sums(judge, human, inputs), LEVEL, seed=seed) or (None, None))
+    )
     r_lo, r_hi = _rho_interval(rho, m)
     b_lo, b_hi = np.quantile(boot_bias, [(1 - LEVEL) / 2, (1 + LEVEL) / 2])
     return Agreement(
         judge_one_score=judge_one,
         human_one_score=human_one,
+        **mode,
         labels=m,
         kappa=kappa,
         kappa_lo=k_lo,
@@ -247,10 +263,16 @@ def _how_well(found: Agreement) -> str:
             f"you gave every labelled run one score ({human_one:g}): the labels cannot show whether the judge tells "
             f"runs apart (κ {figure(found.kappa)}, {found.labels} labels)"
         )
-    return (
+    text = (
         f"the judge agrees with you {agreement_word(found.kappa)} "
         f"(κ {figure(found.kappa)} {interval_text(found.kappa_lo, found.kappa_hi)}, {found.labels} labels)"
     )
+    if found.other_than_mode < FEW_OTHER and found.human_mode is not None:
+        text += (
+            f"; only {found.other_than_mode} of your labels are other than {found.human_mode:g}: κ rests on "
+            f"{'it' if found.other_than_mode == 1 else 'them'}, label more such runs before reading it"
+        )
+    return text
 
 
 def _scores_by(bias: float) -> str:
