@@ -95,3 +95,17 @@ def _rows(judge: np.ndarray, human: np.ndarray) -> list[dict[str, object]]:
         }
     )
     return agreement_rows(runs, {f"r{i}": float(h) for i, h in enumerate(human)}, ["e"], "e", 1.0)
+
+
+def test_kappa_resting_on_one_or_two_labels_off_the_persons_usual_score_is_said_to() -> None:
+    """Pass/fail labels, eight passes and two failures: κ rests on the two (with one or two such labels κ's interval
+    covered in 48–100% of samples, `benchmarks/agreement_coverage.py`), so the sentence says so; labels all one score
+    give κ no interval at all."""
+    human = np.array([10] * 8 + [0, 0], dtype=float)
+    judge = np.array([10] * 7 + [0, 0, 10], dtype=float)
+    sentence = _rows(judge, human)[0]["sentence"]
+    assert "only 2 of your labels are other than 10: κ rests on them, label more such runs" in sentence
+    varied = np.array([0, 3, 7, 9, 10, 10, 8, 2, 5, 6], dtype=float)
+    assert "only" not in _rows(varied, varied)[0]["sentence"]
+    flat = agreement(judge, np.full(10, 10.0))
+    assert flat.kappa == 0.0 and flat.kappa_lo is None and flat.kappa_hi is None
