@@ -98,9 +98,9 @@ def _rows(judge: np.ndarray, human: np.ndarray) -> list[dict[str, object]]:
 
 
 def test_kappa_resting_on_one_or_two_labels_off_the_persons_usual_score_is_said_to() -> None:
-    """Pass/fail labels, eight passes and two failures: κ rests on the two (with one or two such labels κ's interval
-    covered in 48–100% of samples, `benchmarks/agreement_coverage.py`), so the sentence says so; labels all one score
-    give κ no interval at all."""
+    """Pass/fail labels, eight passes and two failures: κ rests on the two (on so few, κ's interval covered in 46–96%
+    of samples, `benchmarks/agreement_coverage.py`), so the sentence says so; labels all one score give κ no interval
+    at all."""
     human = np.array([10] * 8 + [0, 0], dtype=float)
     judge = np.array([10] * 7 + [0, 0, 10], dtype=float)
     sentence = _rows(judge, human)[0]["sentence"]
