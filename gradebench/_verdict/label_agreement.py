@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Final
 
 import numpy as np
@@ -190,35 +190,35 @@ def agreement(judge: np.ndarray, human: np.ndarray, *, seed: int = SEED, inputs:
         _value(spearman(judge, human)),
         float((judge - human).mean()),
     )
-    judge_one, human_one = _one_score(judge), _one_score(human)
     values, counts = np.unique(human, return_counts=True)
-    mode = {"human_mode": float(values[counts.argmax()]), "other_than_mode": int(m - counts.max())}
+    head = Agreement(
+        labels=m,
+        kappa=kappa,
+        spearman=rho,
+        bias=bias,
+        judge_one_score=_one_score(judge),
+        human_one_score=_one_score(human),
+        human_mode=float(values[counts.argmax()]),
+        other_than_mode=int(m - counts.max()),
+    )
     if m < 2:
-        return Agreement(
-            labels=m, kappa=kappa, spearman=rho, bias=bias, judge_one_score=judge_one, human_one_score=human_one, **mode
-        )
+        return head
     idx = np.random.default_rng(seed).integers(0, m, size=(BOOTSTRAP_RESAMPLES, m))
     boot_bias = (judge[idx] - human[idx]).mean(axis=1)
     # labels all of one score say nothing of the population's κ: no interval (κ itself is 0, and said why)
     k_lo, k_hi = (
         (None, None)
-        if human_one is not None
+        if head.human_one_score is not None
         else (kappa_interval(unit_sums(judge, human, inputs), LEVEL, seed=seed) or (None, None))
     )
     r_lo, r_hi = _rho_interval(rho, m)
     b_lo, b_hi = np.quantile(boot_bias, [(1 - LEVEL) / 2, (1 + LEVEL) / 2])
-    return Agreement(
-        judge_one_score=judge_one,
-        human_one_score=human_one,
-        **mode,
-        labels=m,
-        kappa=kappa,
+    return replace(
+        head,
         kappa_lo=k_lo,
         kappa_hi=k_hi,
-        spearman=rho,
         spearman_lo=r_lo,
         spearman_hi=r_hi,
-        bias=bias,
         bias_lo=float(b_lo),
         bias_hi=float(b_hi),
         boot_bias=boot_bias,
