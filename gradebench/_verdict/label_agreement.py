@@ -15,9 +15,9 @@ all of them):
 Intervals are 95%, each input's labels one unit (runs of one input are alike). κ's is `gradebench._stats.kappa.
 kappa_interval` (a jackknife t on Fisher's z joined with a Bayesian bootstrap that allows for disagreement the labels
 have not shown); ρ's is Fisher's z with Bonett & Wright's (2000) standard error √((1 + ρ²/2)/(n − 3)), none below 4
-labels; the bias's a percentile bootstrap of the labelled runs (`BOOTSTRAP_RESAMPLES` resamples; the k-th entry's
-seeded with `SEED` + k, the whole with `SEED`, so ``relative_bias`` pairs an entry's resamples with the reference
-entry's, independent of them). Their coverage is measured by `benchmarks/agreement_coverage.py`.
+labels or for a ρ of ±1; the bias's a percentile bootstrap of the labelled runs (`BOOTSTRAP_RESAMPLES` resamples;
+the k-th entry's seeded with `SEED` + k, the whole with `SEED`, so ``relative_bias`` pairs an entry's resamples with
+the reference entry's, independent of them). Their coverage is measured by `benchmarks/agreement_coverage.py`.
 
 The sentence's words follow Landis & Koch's bands for κ (1977): above 0.80 "very well" (their "almost perfect"), above
 0.60 "well" ("substantial"), above 0.40 "moderately", above 0.20 "fairly", from 0 "slightly", below 0 "no better
@@ -125,8 +125,9 @@ def spearman(judge: np.ndarray, human: np.ndarray) -> np.ndarray:
 
 
 def _rho_interval(rho: float | None, labels: int) -> tuple[float | None, float | None]:
-    """Fisher's z with Bonett & Wright's standard error (module docstring); none below 4 labels."""
-    if rho is None or labels < 4:
+    """Fisher's z with Bonett & Wright's standard error (module docstring); none below 4 labels, nor for a ρ of ±1
+    (labels in perfect order: its standard error on the z scale is 0, which no sample of labels shows)."""
+    if rho is None or labels < 4 or abs(rho) > _NEAR_ONE:
         return None, None
     centre = math.atanh(max(-_NEAR_ONE, min(_NEAR_ONE, rho)))
     spread = _NORMAL_975 * math.sqrt((1 + rho**2 / 2) / (labels - 3))
