@@ -94,7 +94,8 @@ def test_kappa_against_a_hand_computed_value() -> None:
     x, y = np.array(a), np.array(b)
     sums = (4, x.sum(), y.sum(), (x * x).sum(), (y * y).sum(), ((x - y) ** 2).sum())  # 20, 25, 150, 225, 25
     assert float(kappa_of_sums(*sums)) == pytest.approx(0.8, abs=1e-12)
-    assert kappa([], []) is None and kappa([7, 7, 7], [6, 8, 7]) is None  # a side that never varies
+    assert kappa([7, 7, 7], [6, 8, 7]) == 0.0  # a side that never varies: exactly chance's disagreement
+    assert kappa([], []) is None and kappa([7, 7, 7], [7, 7, 7]) is None  # no runs, or neither side varies
 
 
 def _judge_vs_judge(first: np.ndarray, second: np.ndarray) -> float | None:
@@ -110,8 +111,8 @@ def _judge_vs_judge(first: np.ndarray, second: np.ndarray) -> float | None:
 @pytest.mark.parametrize("step", [1.0, 0.5])
 def test_the_judges_and_the_labels_agree_on_one_kappa(step: float) -> None:
     """The same pairs of scores, read once as two judges of a panel and once as a judge against a person's labels,
-    give one κ: in whole points, in half points (a judge's mean over a swap check's two orders), and undefined alike
-    where one side never varies."""
+    give one κ: in whole points, in half points (a judge's mean over a swap check's two orders), 0 alike where one
+    side never varies, and undefined alike where neither does."""
     rng = np.random.default_rng(3)
     for _ in range(20):
         judge = rng.integers(0, round(10 / step) + 1, 30) * step
@@ -120,7 +121,8 @@ def test_the_judges_and_the_labels_agree_on_one_kappa(step: float) -> None:
         assert by_labels is not None
         assert _judge_vs_judge(judge, person) == pytest.approx(by_labels, abs=1e-12)
     flat = np.full(30, 9.0)
-    assert _judge_vs_judge(flat, person) is None and agreement(flat, person).kappa is None
+    assert _judge_vs_judge(flat, person) == 0.0 and agreement(flat, person).kappa == 0.0
+    assert _judge_vs_judge(flat, flat) is None and agreement(flat, flat).kappa is None
 
 
 def test_kappa_by_rows_is_kappa_of_each_row() -> None:

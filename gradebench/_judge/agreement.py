@@ -2,9 +2,10 @@
 
 Over the runs both judges of a pair scored: Cohen's κ with quadratic weights on the score itself
 (`gradebench._stats.kappa`, the same κ a judge's agreement with a person's labels is measured by; undefined when a
-judge gave every run one score) and the mean difference ``b − a`` (the second judge's score minus the first's). Both
-with a 95% interval from the delete-one-input jackknife (the runs of one input are alike, so inputs are the units; see
-`_intervals`), which by simulation covers the truth at its level (`tests/judge/test_judges.py`).
+neither judge's scores vary; 0 for a judge that gave every run one score, which the sentence names) and the mean
+difference ``b − a`` (the second judge's score minus the first's). Both with a 95% interval over inputs (the runs of
+one input are alike, so inputs are the units; see `_intervals`), whose coverage is measured by
+`benchmarks/agreement_coverage.py` (and checked in `tests/judge/test_judges.py`).
 
 Per entry, the mean difference says whom a judge favours: a judge that scores one entry's runs higher than the other
 judge does, and the other entries' not, is biased for that entry — most often one of its own family (Panickssery et
@@ -23,8 +24,9 @@ from typing import Protocol
 import numpy as np
 import polars as pl
 
+from .._base.numbers import figure, signed, span
 from .._records.meta import ReportMeta
-from .._stats.kappa import kappa, kappa_of_sums
+from .._stats.kappa import kappa, kappa_interval, unit_sums
 from .._stats.paired import BOOTSTRAP
 from .._stats.t import t_two_sided
 from .panel import panel_label
@@ -51,10 +53,10 @@ class JudgePair:
     runs: int
     """Runs both judges scored."""
     kappa: float | None
-    """Quadratic-weighted κ (1: the same scores; 0: no better than chance); None when not defined (no run both
-    scored, or a judge gave every run one score)."""
+    """Quadratic-weighted κ (1: the same scores; 0: no better than chance, or a judge gave every run one score);
+    None when not defined (no run both scored, or neither judge's scores vary)."""
     kappa_lo: float | None
-    """Lower end of its 95% interval (delete-one-input jackknife; None below `MIN_INPUTS` inputs)."""
+    """Lower end of its 95% interval (over inputs; None below `MIN_INPUTS` inputs)."""
     kappa_hi: float | None
     """Upper end."""
     mean_diff: float | None
@@ -67,6 +69,8 @@ class JudgePair:
     """Per entry, the mean of the second judge's score minus the first's over its runs both scored."""
     entry_runs: dict[str, int] = field(default_factory=dict)
     """Per entry, the runs both scored."""
+    one_score: dict[str, float] = field(default_factory=dict)
+    """The judges of the pair that gave every run both scored one score, and that score."""
 
     def difference_of(self, entry: str, against: Iterable[str] | None = None) -> float | None:
         """How much more the second judge gives ``entry``'s runs than the first does, beyond what it gives the runs of
@@ -82,18 +86,25 @@ class JudgePair:
     def sentence(self) -> str:
         """``sim/oracle and sim/sage agree well: weighted κ 0.86 [0.78–0.91]; sim/sage scores 0.42 higher [+0.20,
         +0.66] on 80 runs both judged``. How well they agree is said of the whole interval (`agreement_word`)."""
-        if self.kappa is None:
-            how = "cannot be compared (a judge gave every run one score)" if self.runs else "scored no run in common"
+        if self.kappa is None or len(self.one_score) == 2:
+            how = "cannot be compared (neither judge's scores vary)" if self.runs else "scored no run in common"
             return f"{self.first} and {self.second} {how}"
-        interval = f" [{_n(self.kappa_lo)}–{_n(self.kappa_hi)}]" if self.kappa_lo is not None else ""
+        if self.one_score:
+            judge, score = next(iter(self.one_score.items()))
+            other = self.second if judge == self.first else self.first
+            return (
+                f"{judge} gave one score ({score:g}) to every run whatever the answer: it cannot tell runs apart "
+                f"(weighted κ {_n(self.kappa)} against {other}, {self.runs} runs both judged)"
+            )
+        interval = f" {span(self.kappa_lo, self.kappa_hi)}" if self.kappa_lo is not None else ""
         head = f"{self.first} and {self.second} {self.agreement_word()}: weighted κ {_n(self.kappa)}{interval}"
         d, lo, hi = self.mean_diff, self.diff_lo, self.diff_hi
         assert d is not None
         if lo is not None and hi is not None and (lo > 0 or hi < 0):
             who = f"{self.second} scores {abs(d):.2f} {'higher' if d > 0 else 'lower'} [{_signed(lo)}, {_signed(hi)}]"
         else:
-            span = f" [{_signed(lo)}, {_signed(hi)}]" if lo is not None and hi is not None else ""
-            who = f"no systematic difference ({self.second} − {self.first} {_signed(d)}{span})"
+            within = f" [{_signed(lo)}, {_signed(hi)}]" if lo is not None and hi is not None else ""
+            who = f"no systematic difference ({self.second} − {self.first} {_signed(d)}{within})"
         poor = self.kappa_hi is not None and self.kappa_hi < FAIRLY
         tail = ": read the runs they disagree on before trusting a verdict" if poor else ""
         return f"{head}; {who} on {self.runs} runs both judged{tail}"
@@ -176,6 +187,7 @@ def _pair(scored: pl.DataFrame, first: str, second: str, level: float) -> JudgeP
     by = both.group_by("entry", maintain_order=True).agg((pl.col("b") - pl.col("a")).mean().alias("d"), pl.len())
     k, d = kappa(x, y), float(np.mean(y - x)) if both.height else None
     k_lo, k_hi, d_lo, d_hi = _intervals(x, y, both["input_id"].to_list(), level)
+    one_score = {j: float(v[0]) for j, v in ((first, x), (second, y)) if v.size and bool((v == v[0]).all())}
     return JudgePair(
         first=first,
         second=second,
@@ -188,40 +200,30 @@ def _pair(scored: pl.DataFrame, first: str, second: str, level: float) -> JudgeP
         diff_hi=d_hi,
         by_entry={row["entry"]: float(row["d"]) for row in by.iter_rows(named=True)},
         entry_runs={row["entry"]: int(row["len"]) for row in by.iter_rows(named=True)},
+        one_score=one_score,
     )
 
 
 def _intervals(
     x: np.ndarray, y: np.ndarray, inputs: list[str], level: float
 ) -> tuple[float | None, float | None, float | None, float | None]:
-    """``level`` intervals of κ and of the mean difference from the delete-one-input jackknife (none below
-    `MIN_INPUTS` inputs): each figure again without each input in turn (from the inputs' sums, so memory grows with
-    inputs, not runs), their spread the standard error, Student's t at m − 1 degrees of freedom; κ on Fisher's z
-    scale, where it is near normal (as Lin 1989 does for the concordance coefficient). Chosen by simulation (see
-    `tests/judge/test_judges.py`): at 95% it covered κ in 93–95% and the difference in 94.5% of 2000 panels each of 8,
-    20
-    and 40 inputs, where a percentile bootstrap resampling inputs covered κ in 91–93%, widened for few inputs or not."""
-    groups = {g: i for i, g in enumerate(dict.fromkeys(inputs))}
-    m = len(groups)
+    """``level`` intervals of κ and of the mean difference over inputs (none below `MIN_INPUTS` inputs), from the
+    inputs' sums (so memory grows with inputs, not runs). κ's is `gradebench._stats.kappa.kappa_interval` (seeded, so
+    a report says the same each time); the difference's the delete-one-input jackknife with Student's t at m − 1
+    degrees of freedom. Coverage as measured: `benchmarks/agreement_coverage.py`."""
+    sums = unit_sums(x, y, inputs)
+    m = sums.shape[1]
     if m < MIN_INPUTS:
         return None, None, None, None
-    index = np.array([groups[g] for g in inputs])
-    columns = (np.ones_like(x), x, y, x * x, y * y, (x - y) ** 2)
-    sums = np.stack([np.bincount(index, weights=v, minlength=m) for v in columns])
-    n, sx, sy, sxx, syy, sd2 = sums.sum(axis=1)[:, None] - sums  # the sums without each input in turn
+    n, sx, sy = (sums.sum(axis=1)[:, None] - sums)[:3]  # the sums without each input in turn
     t = t_two_sided(level, m - 1)
     d, spread = float(np.mean(y - x)), _jackknife_se(sy / n - sx / n)
-    d_lo, d_hi = d - t * spread, d + t * spread
-    k, left_one_out = kappa(x, y), kappa_of_sums(n, sx, sy, sxx, syy, sd2)
-    if k is None or bool(np.isnan(left_one_out).any()):  # κ rests on one input's spread: no interval says how far
-        return None, None, d_lo, d_hi
-    z = np.arctanh(np.clip(left_one_out, -_NEAR_ONE, _NEAR_ONE))
-    centre, spread = math.atanh(max(-_NEAR_ONE, min(_NEAR_ONE, k))), _jackknife_se(z)
-    return math.tanh(centre - t * spread), math.tanh(centre + t * spread), d_lo, d_hi
+    k_lo, k_hi = kappa_interval(sums, level, seed=_SEED) or (None, None)
+    return k_lo, k_hi, d - t * spread, d + t * spread
 
 
-_NEAR_ONE = 1 - 1e-9
-"""κ of 1 (or −1) is infinite on Fisher's z scale: held just inside."""
+_SEED = 0
+"""The seed of κ's interval draws."""
 
 
 def _jackknife_se(values: np.ndarray) -> float:
@@ -258,8 +260,8 @@ def judges_lines(report: _Judged) -> list[str]:
 
 
 def _n(value: float | None) -> str:
-    return "-" if value is None else f"{value:.2f}".replace("-", "−")
+    return "-" if value is None else figure(value)
 
 
 def _signed(value: float | None) -> str:
-    return "-" if value is None else f"{value:+.2f}".replace("-", "−")
+    return "-" if value is None else signed(value)

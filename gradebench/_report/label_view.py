@@ -12,24 +12,23 @@ from typing import Any
 
 import polars as pl
 
+from .._base.numbers import figure, signed
 from .._base.vocab import VerdictBasis
 from .._verdict.label_agreement import ALL_ENTRIES, interval_text
 from .models import EntrySummary
 
 __all__ = ["AGREEMENT_TITLE", "agreement_html", "agreement_lines", "label_notes"]
 
-AGREEMENT_TITLE = (
-    "the judge against your labels (quadratic-weighted κ, Spearman ρ, bias = judge − you, 95% bootstrap intervals):"
-)
+AGREEMENT_TITLE = "the judge against your labels (quadratic-weighted κ, Spearman ρ, bias = judge − you, 95% intervals):"
 
 
 def _figures(row: dict[str, Any]) -> str:
     """``ρ 0.52 [0.20–0.80] · bias +1.40 [+0.80, +2.00]`` (what the sentence does not say already)."""
     parts = []
     if row["spearman"] is not None:
-        parts.append(f"ρ {row['spearman']:.2f} {interval_text(row['spearman_lo'], row['spearman_hi'])}")
+        parts.append(f"ρ {figure(row['spearman'])} {interval_text(row['spearman_lo'], row['spearman_hi'])}")
     if row["bias"] is not None:
-        bias = f"{row['bias']:+.2f}".replace("-", "\u2212")
+        bias = signed(row["bias"])
         parts.append(f"bias {bias} {interval_text(row['bias_lo'], row['bias_hi'])}")
     return " · ".join(parts)
 

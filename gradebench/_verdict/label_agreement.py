@@ -1,38 +1,46 @@
-"""How far the judge agrees with a person: weighted κ, Spearman ρ and the judge − human bias, with bootstrap intervals,
-and a plain sentence — per entry and over every label (how a panel's judges agree: `gradebench._judge.agreement`).
+"""How far the judge agrees with a person: weighted κ, Spearman ρ and the judge − human bias, with 95% intervals, and
+a plain sentence — per entry and over every label (how a panel's judges agree: `gradebench._judge.agreement`).
 
 Only labels on runs that can be labelled count (`gradebench._verdict.labels.labellable`: candidate runs that did not
-fail
-and that the judge scored); the others are counted in ``left_out``. For each group of labelled runs (an entry's, or
+fail and that the judge scored); the others are counted in ``left_out``. For each group of labelled runs (an entry's, or
 all of them):
 
 - **κ**: Cohen's weighted kappa with quadratic weights on the score itself (`gradebench._stats.kappa`, the same κ
-  a panel's judges agree by): 1 is agreement, 0 what chance gives; None when either side never varies.
+  a panel's judges agree by): 1 is agreement, 0 what chance gives — and what a judge that gives every run one score
+  gets (the sentence then says so); None when neither side varies.
 - **ρ**: Spearman's rank correlation of the scores (ties get their mean rank); None when a side is constant.
 - **bias**: the mean of judge − human, in points of 10; ``relative_bias`` is an entry's bias less the reference
   entry's — what moves its verdict (a judge that over-scores both alike leaves the difference alone).
 
-Intervals are 95% percentile bootstraps of the labelled runs (`BOOTSTRAP_RESAMPLES` resamples; the k-th entry's
-seeded with `SEED` + k, the whole with `SEED`, so ``relative_bias`` pairs an entry's resamples with the reference
-entry's, independent of them). The sentence's words follow Landis & Koch's bands for
-κ (1977): above 0.80 "very well" (their "almost perfect"), above 0.60 "well" ("substantial"), above 0.40
-"moderately", above 0.20 "fairly", from 0 "slightly", below 0 "no better than chance". Below `MIN_AGREEMENT` labels
-it says "too few labels to say". A bias is said when its interval leaves out 0 and it is at least `BIAS_SAID`
-points; an entry whose bias against the reference entry's is at least half the margin, its interval leaving out 0,
-gets "don't trust its judge-only verdict".
+Intervals are 95%, each input's labels one unit (runs of one input are alike). κ's is `gradebench._stats.kappa.
+kappa_interval` (a jackknife t on Fisher's z joined with a Bayesian bootstrap that allows for disagreement the labels
+have not shown); ρ's is Fisher's z with Bonett & Wright's (2000) standard error √((1 + ρ²/2)/(n − 3)), none below 4
+labels or for a ρ of ±1; the bias's a percentile bootstrap of the labelled runs (`BOOTSTRAP_RESAMPLES` resamples;
+the k-th entry's seeded with `SEED` + k, the whole with `SEED`, so ``relative_bias`` pairs an entry's resamples with
+the reference entry's, independent of them). Their coverage is measured by `benchmarks/agreement_coverage.py`.
+
+The sentence's words follow Landis & Koch's bands for κ (1977): above 0.80 "very well" (their "almost perfect"), above
+0.60 "well" ("substantial"), above 0.40 "moderately", above 0.20 "fairly", from 0 "slightly", below 0 "no better
+than chance". Below `MIN_AGREEMENT` labels it says "too few labels to say"; of a judge that gave every labelled run
+one score, that it cannot tell runs apart (and "neither varies" only when your scores do not vary either). A bias
+is said when its interval leaves out 0 and it is at least `BIAS_SAID` points; an entry whose bias against the
+reference entry's is at least half the margin, its interval leaving out 0, gets "don't trust its judge-only
+verdict".
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Final
 
 import numpy as np
 import polars as pl
 
+from .._base.numbers import figure, span
 from .._base.vocab import Role
-from .._stats.kappa import weighted_kappa
+from .._stats.kappa import kappa_interval, unit_sums, weighted_kappa
 from .labels import labellable
 
 __all__ = [
@@ -50,10 +58,17 @@ __all__ = [
 
 MIN_AGREEMENT: Final = 10
 """Fewest labels the agreement of a group is said on ("too few labels to say" below)."""
+FEW_OTHER: Final = 3
+"""Fewer labels than this off the person's most common score and the sentence warns that κ rests on them: in the
+pass/fail worlds of `benchmarks/agreement_coverage.py` with 85% of runs passing (2000 samples a cell, seed 0), κ's
+interval covered the population's κ in 46–96% of the samples it warns on, 80–100% of the others."""
 BIAS_SAID: Final = 0.5
 """Smallest bias, in points of 10, the sentence names (when its interval leaves out 0)."""
 BOOTSTRAP_RESAMPLES: Final = 2000
 SEED: Final = 0
+LEVEL: Final = 0.95
+_NORMAL_975 = 1.959963984540054  # the standard normal's 97.5% point, for ρ's interval
+_NEAR_ONE = 1 - 1e-9  # ρ of ±1 is infinite on Fisher's z scale: held just inside
 ALL_ENTRIES: Final = "(all)"
 """The ``entry`` of the agreement frame's row over every label."""
 _BANDS = ((0.80, "very well"), (0.60, "well"), (0.40, "moderately"), (0.20, "fairly"), (0.0, "slightly"))
@@ -109,12 +124,19 @@ def spearman(judge: np.ndarray, human: np.ndarray) -> np.ndarray:
     return np.where(scale > 0, (a * b).sum(axis=1) / np.where(scale > 0, scale, 1.0), np.nan)
 
 
-def _interval(values: np.ndarray) -> tuple[float | None, float | None]:
-    kept = values[~np.isnan(values)]
-    if kept.size < BOOTSTRAP_RESAMPLES // 2:  # most resamples undefined: no honest interval
+def _rho_interval(rho: float | None, labels: int) -> tuple[float | None, float | None]:
+    """Fisher's z with Bonett & Wright's standard error (module docstring); none below 4 labels, nor for a ρ of ±1
+    (labels in perfect order: its standard error on the z scale is 0, which no sample of labels shows)."""
+    if rho is None or labels < 4 or abs(rho) > _NEAR_ONE:
         return None, None
-    lo, hi = np.quantile(kept, [0.025, 0.975])
-    return float(lo), float(hi)
+    centre = math.atanh(max(-_NEAR_ONE, min(_NEAR_ONE, rho)))
+    spread = _NORMAL_975 * math.sqrt((1 + rho**2 / 2) / (labels - 3))
+    return math.tanh(centre - spread), math.tanh(centre + spread)
+
+
+def _one_score(scores: np.ndarray) -> float | None:
+    """The one score a side gave every run, or None when it varies."""
+    return float(scores[0]) if scores.size and bool((scores == scores[0]).all()) else None
 
 
 def _value(x: np.ndarray) -> float | None:
@@ -147,10 +169,19 @@ class Agreement:
     """Upper end of the bias's 95% interval."""
     boot_bias: np.ndarray | None = None
     """The bias of each bootstrap resample (for the relative bias)."""
+    judge_one_score: float | None = None
+    """The one score the judge gave every labelled run (None when its scores vary)."""
+    human_one_score: float | None = None
+    """The one score you gave every labelled run (None when yours vary)."""
+    human_mode: float | None = None
+    """Your most common score over the labels (the lowest of the most common)."""
+    other_than_mode: int = 0
+    """Labels you scored other than `human_mode`."""
 
 
-def agreement(judge: np.ndarray, human: np.ndarray, *, seed: int = SEED) -> Agreement:
-    """κ, ρ and bias of paired judge and human scores, each with its 95% percentile bootstrap interval."""
+def agreement(judge: np.ndarray, human: np.ndarray, *, seed: int = SEED, inputs: np.ndarray | None = None) -> Agreement:
+    """κ, ρ and bias of paired judge and human scores, each with its 95% interval (module docstring); ``inputs``,
+    the input of each label, makes an input's labels one unit of κ's interval (each label its own without)."""
     judge, human = np.asarray(judge, dtype=float), np.asarray(human, dtype=float)
     m = judge.size
     if m == 0:
@@ -160,23 +191,35 @@ def agreement(judge: np.ndarray, human: np.ndarray, *, seed: int = SEED) -> Agre
         _value(spearman(judge, human)),
         float((judge - human).mean()),
     )
-    if m < 2:
-        return Agreement(labels=m, kappa=kappa, spearman=rho, bias=bias)
-    idx = np.random.default_rng(seed).integers(0, m, size=(BOOTSTRAP_RESAMPLES, m))
-    j, h = judge[idx], human[idx]
-    boot_bias = (j - h).mean(axis=1)
-    k_lo, k_hi = _interval(weighted_kappa(j, h)) if kappa is not None else (None, None)
-    r_lo, r_hi = _interval(spearman(j, h)) if rho is not None else (None, None)
-    b_lo, b_hi = np.quantile(boot_bias, [0.025, 0.975])
-    return Agreement(
+    values, counts = np.unique(human, return_counts=True)
+    head = Agreement(
         labels=m,
         kappa=kappa,
+        spearman=rho,
+        bias=bias,
+        judge_one_score=_one_score(judge),
+        human_one_score=_one_score(human),
+        human_mode=float(values[counts.argmax()]),
+        other_than_mode=int(m - counts.max()),
+    )
+    if m < 2:
+        return head
+    idx = np.random.default_rng(seed).integers(0, m, size=(BOOTSTRAP_RESAMPLES, m))
+    boot_bias = (judge[idx] - human[idx]).mean(axis=1)
+    # labels all of one score say nothing of the population's κ: no interval (κ itself is 0, and said why)
+    k_lo, k_hi = (
+        (None, None)
+        if head.human_one_score is not None
+        else (kappa_interval(unit_sums(judge, human, inputs), LEVEL, seed=seed) or (None, None))
+    )
+    r_lo, r_hi = _rho_interval(rho, m)
+    b_lo, b_hi = np.quantile(boot_bias, [(1 - LEVEL) / 2, (1 + LEVEL) / 2])
+    return replace(
+        head,
         kappa_lo=k_lo,
         kappa_hi=k_hi,
-        spearman=rho,
         spearman_lo=r_lo,
         spearman_hi=r_hi,
-        bias=bias,
         bias_lo=float(b_lo),
         bias_hi=float(b_hi),
         boot_bias=boot_bias,
@@ -195,7 +238,7 @@ def _pairs(runs: pl.DataFrame, scores: Mapping[str, float]) -> tuple[pl.DataFram
     labelled = runs.filter(pl.col("run_id").is_in(list(scores)) & (pl.col("role") == Role.CANDIDATE))
     human = pl.col("run_id").replace_strict(scores, default=None, return_dtype=pl.Float64)
     used = labelled.filter(labellable()).select(
-        "entry", pl.col("score").cast(pl.Float64).alias("judge"), human.alias("human")
+        "entry", "input_id", pl.col("score").cast(pl.Float64).alias("judge"), human.alias("human")
     )
     out = labelled.filter(~labellable()).group_by("entry").len()
     return used, {e: int(n) for e, n in out.iter_rows()}
@@ -203,11 +246,34 @@ def _pairs(runs: pl.DataFrame, scores: Mapping[str, float]) -> tuple[pl.DataFram
 
 def interval_text(lo: float | None, hi: float | None, decimals: int = 2) -> str:
     """``[0.61–0.90]``, or ``[−0.20, 0.40]`` when a bound is negative (a dash would read as a minus)."""
-    if lo is None or hi is None:
-        return "[no interval]"
-    if lo >= 0:
-        return f"[{lo:.{decimals}f}–{hi:.{decimals}f}]"
-    return f"[{lo:.{decimals}f}, {hi:.{decimals}f}]".replace("-", "\u2212")
+    return span(lo, hi, decimals)
+
+
+def _how_well(found: Agreement) -> str:
+    """What the sentence says of κ: how well the judge agrees, or why κ cannot say (a side gave one score)."""
+    judge_one, human_one = found.judge_one_score, found.human_one_score
+    if found.kappa is None or (judge_one is not None and human_one is not None):
+        return f"neither the judge's scores nor yours vary ({found.labels} labels): κ says nothing"
+    if judge_one is not None:
+        return (
+            f"the judge gave one score ({judge_one:g}) whatever the answer: it cannot tell runs apart "
+            f"(κ {figure(found.kappa)}, {found.labels} labels)"
+        )
+    if human_one is not None:
+        return (
+            f"you gave every labelled run one score ({human_one:g}): the labels cannot show whether the judge tells "
+            f"runs apart (κ {figure(found.kappa)}, {found.labels} labels)"
+        )
+    text = (
+        f"the judge agrees with you {agreement_word(found.kappa)} "
+        f"(κ {figure(found.kappa)} {interval_text(found.kappa_lo, found.kappa_hi)}, {found.labels} labels)"
+    )
+    if found.other_than_mode < FEW_OTHER and found.human_mode is not None:
+        text += (
+            f"; only {found.other_than_mode} of your labels are other than {found.human_mode:g}: κ rests on "
+            f"{'it' if found.other_than_mode == 1 else 'them'}, label more such runs before reading it"
+        )
+    return text
 
 
 def _scores_by(bias: float) -> str:
@@ -229,13 +295,7 @@ def _sentence(
     where = "" if name is None else f"on {name}: "
     if found.labels < MIN_AGREEMENT:
         return f"{where}too few labels to say ({found.labels} labels, {MIN_AGREEMENT} needed)", False
-    if found.kappa is None:
-        text = f"{where}neither the judge's scores nor yours vary ({found.labels} labels): κ says nothing"
-    else:
-        text = (
-            f"{where}the judge agrees with you {agreement_word(found.kappa)} "
-            f"(κ {found.kappa:.2f} {interval_text(found.kappa_lo, found.kappa_hi)}, {found.labels} labels)"
-        )
+    text = where + _how_well(found)
     rel, rel_lo, rel_hi = relative
     if name is not None and against is not None and _said(rel_lo, rel_hi, rel, margin / 2):
         assert rel is not None
@@ -260,7 +320,7 @@ def agreement_rows(
     groups = {e: pairs.filter(pl.col("entry") == e) for e in entries}
     # each group its own seed, so two groups' resamples are independent (the relative bias pairs them)
     found = {
-        e: agreement(g["judge"].to_numpy(), g["human"].to_numpy(), seed=SEED + k)
+        e: agreement(g["judge"].to_numpy(), g["human"].to_numpy(), seed=SEED + k, inputs=g["input_id"].to_numpy())
         for k, (e, g) in enumerate(groups.items())
     }
     ref = found.get(reference)
@@ -276,7 +336,7 @@ def agreement_rows(
             relative = (own.bias - ref.bias, float(lo), float(hi))
         sentence, distrust = _sentence(entry, own, relative, reference if entry != reference else None, margin)
         rows.append({**_row(entry, own, left_out.get(entry, 0), relative, sentence), "distrust": distrust})
-    every = agreement(pairs["judge"].to_numpy(), pairs["human"].to_numpy())
+    every = agreement(pairs["judge"].to_numpy(), pairs["human"].to_numpy(), inputs=pairs["input_id"].to_numpy())
     dropped = sum(left_out.values())
     sentence, _ = _sentence(None, every, (None, None, None), None, margin)
     if dropped:
@@ -303,7 +363,7 @@ def _row(
         "bias_lo",
         "bias_hi",
     )
-    word = agreement_word(found.kappa) if found.kappa is not None and found.labels >= MIN_AGREEMENT else None
+    word = _word(found) if found.labels >= MIN_AGREEMENT else None
     return {
         "entry": entry,
         "left_out": left_out,
@@ -314,3 +374,11 @@ def _row(
         "agreement": word,
         "sentence": sentence,
     }
+
+
+def _word(found: Agreement) -> str | None:
+    """The agreement column's word: none when κ cannot say (a side gave one score; a judge that did is said to be
+    no better than chance, which is what its κ of 0 is)."""
+    if found.kappa is None or found.human_one_score is not None:
+        return None
+    return "no better than chance" if found.judge_one_score is not None else agreement_word(found.kappa)

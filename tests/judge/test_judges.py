@@ -521,8 +521,9 @@ def _panel_frame(rng: np.random.Generator, *, inputs: int, runs: int, shift: flo
 @pytest.mark.parametrize("inputs", [8, 20])
 def test_the_agreement_intervals_cover_the_truth_by_simulation(inputs: int, size: Size) -> None:
     """600 simulated panels of ``inputs`` inputs × 4 runs (seed 11): the truth is κ = 2·2 / (2·2 + 2·0.8² + 0.5²)
-    and a mean difference of 0.5; each 95% interval must cover it in at least 92% (κ) and 93% (the difference) of
-    them. Measured over 2000 panels: κ 93.0% at 8 inputs, 94.0% at 20, 94.5% at 40; the difference 94.5% at each."""
+    and a mean difference of 0.5; each 95% interval must cover it in at least 93% of them. Measured over 2000
+    panels: κ 94.6% at 8 inputs, 95.3% at 20, 95.2% at 40 (the jackknife alone: 93.0%, 94.0%, 94.5%); the difference
+    94.5% at each. More worlds, 8 and 16 inputs: `benchmarks/agreement_coverage.py`."""
     rng = np.random.default_rng(11)
     truth_kappa = 2 * 2.0 / (2 * 2.0 + 2 * 0.8**2 + 0.5**2)
     covered = {"kappa": 0, "diff": 0}
@@ -536,7 +537,7 @@ def test_the_agreement_intervals_cover_the_truth_by_simulation(inputs: int, size
         covered["kappa"] += pair.kappa_lo <= truth_kappa <= pair.kappa_hi
         covered["diff"] += pair.diff_lo <= 0.5 <= pair.diff_hi
     rates = {k: v / trials for k, v in covered.items()}
-    assert rates["kappa"] >= size.at_least(0.92) and rates["diff"] >= size.at_least(0.93), rates
+    assert rates["kappa"] >= size.at_least(0.93) and rates["diff"] >= size.at_least(0.93), rates
 
 
 def test_how_well_judges_agree_is_said_only_as_far_as_the_interval_carries_it() -> None:
@@ -553,6 +554,24 @@ def test_how_well_judges_agree_is_said_only_as_far_as_the_interval_carries_it() 
 
 
 DIFF = ("mean_diff", "diff_lo", "diff_hi")
+
+
+def test_a_judge_that_gives_every_run_one_score_is_named_and_its_kappa_is_0() -> None:
+    frame = _panel_frame(np.random.default_rng(5), inputs=8, runs=3, shift=0.0, noise=0.5)
+    frame = frame.with_columns(
+        pl.when(pl.col("judge_entry") == "b").then(7.0).otherwise(pl.col("score")).alias("score")
+    )
+    found = judge_agreement(frame, ["a", "b"])
+    assert found is not None
+    pair = found.pairs[0]
+    assert pair.kappa == 0.0 and pair.one_score == {"b": 7.0}
+    assert pair.sentence().startswith(
+        "b gave one score (7) to every run whatever the answer: it cannot tell runs apart"
+    )
+    flat = frame.with_columns(pl.lit(7.0).alias("score"))
+    both = judge_agreement(flat, ["a", "b"])
+    assert both is not None and both.pairs[0].kappa is None
+    assert both.pairs[0].sentence() == "a and b cannot be compared (neither judge's scores vary)"
 
 
 def test_no_interval_over_too_few_inputs() -> None:
