@@ -95,7 +95,7 @@ class Form:
         )
         self._max_runs_follow = True  # 4 runs an input selected, until someone edits it
         self.verdict_design = w.Dropdown(
-            options=[("8 planned looks", Design.GROUP_SEQUENTIAL.value), ("after every wave", Design.AUTO.value)],
+            options=[("8 planned looks", Design.GROUP_SEQUENTIAL.value), ("auto: the same 8 looks", Design.AUTO.value)],
             value=Design.GROUP_SEQUENTIAL.value,
             description="looks",
             disabled=True,
