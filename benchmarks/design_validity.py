@@ -15,7 +15,8 @@ clipping and the failures in it, computed exactly over the noise (the expected r
 exactly −margin (an "as good" is false, and so would a "worse" be) or 0 (one margin inside: a "worse" is false, an "as
 good" is power). Each race draws its 16 inputs fresh from the population.
 
-Designs, raced by the product's code on these scores (no HTTP, no fleet):
+Designs, raced by the product's code on these scores (no HTTP, no fleet); ``--designs`` picks among them, by default
+``fixed``, ``gsd-64`` and ``gsd-256`` (``auto-*`` race the same class on the same jobs, so they print the same):
 - ``fixed``: 16 inputs × 4 runs, `gradebench._stats.paired.non_inferiority` on the runs frame a report would hold.
 - ``auto-64`` / ``auto-256``: ``runs="auto"`` with ``max_runs`` 64 (the default, 4 per input) and 256 (16 per input):
   the race class the product dispatches for the design (`gradebench._verdict.gsd.RACES`) asked for its waves
@@ -217,7 +218,8 @@ def cell(world: World, design: str, truth: float, races: int, seed: int) -> dict
     counts = {AS_GOOD: 0, WORSE: 0}
     runs = 0
     for r in range(races):
-        key = [seed, WORLDS.index(world), DESIGNS.index(design), int(truth == 0), r]
+        # runs="auto" is the group-sequential race: its cells draw the gsd cells' jobs, so the two print the same
+        key = [seed, WORLDS.index(world), DESIGNS.index(design.replace("auto", "gsd")), int(truth == 0), r]
         job = Job(world, delta, np.random.default_rng(key))
         verdict, made = run(job, f"{seed}:{r}")
         counts[verdict] = counts.get(verdict, 0) + 1

@@ -57,7 +57,7 @@ def test_runs_auto_says_as_good_at_the_margin_in_at_most_5_percent_of_races() ->
 
 @pytest.mark.slow
 @pytest.mark.parametrize("design", ["fixed", "auto-64", "auto-256"])
-@pytest.mark.parametrize("name", ["normal-1", "normal-2", "skewed-2", "bimodal-2", "failing-1"])
+@pytest.mark.parametrize("name", ["normal-2", "skewed-2"])  # the widest spread, and the long left tail
 def test_every_design_keeps_false_as_good_under_5_percent(design: str, name: str) -> None:
     counts = bench.cell(world(name), design, -1.0, races=2000, seed=22)
     low, high = bench.clopper_pearson(counts["as_good"], counts["races"])
