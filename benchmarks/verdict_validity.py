@@ -20,12 +20,11 @@ worse than the margin), ``within`` (truth ≥ −1), and ``near`` the margin (tr
 of the designs), each on a fresh temporary cache, the simulated fleet at latency scale 0. The designs:
 
 - ``fixed``: 4 runs of every entry on each of the 16 inputs (``runs=4``), the paired bootstrap: today's default;
-- ``adaptive``: ``runs="auto"``, ``max_runs=64`` (the fixed design's runs per entry): the betting bound after every
-  wave;
-- ``gsd``: ``runs="gsd"``, ``max_runs=64``: the group-sequential race, eight looks every 8 paired units: "worse"
+- ``gsd``: ``runs="gsd"`` (``runs="auto"`` is another name for it), ``max_runs=64`` (the fixed design's runs per
+  entry): the group-sequential race, eight looks every 8 paired units: "worse"
   on a Pocock boundary at 5% from the first, "as good" on an O'Brien–Fleming boundary at 2.5% from the fourth
   (`gradebench._stats.groupseq`);
-- ``adaptive_at_fixed_spend`` (with ``--at-fixed-spend``): ``runs="auto"`` with room for three times as many runs
+- ``gsd_at_fixed_spend`` (with ``--at-fixed-spend``): ``runs="gsd"`` with room for three times as many runs
   (``max_runs=192``) and ``budget=`` the fixed design's mean spend per race: what racing to a verdict settles for the
   same money — the settled entries stop and the money goes to the ones near the margin.
 
@@ -198,14 +197,12 @@ def race_inputs(index: int) -> list[dict]:
 def design_options(design: str, fixed_spend: float | None) -> tuple[int | str, dict[str, Any]]:
     if design == "fixed":
         return FIXED_RUNS, {}
-    if design == "adaptive":
-        return "auto", {"max_runs": FIXED_RUNS * SUBSET}
     if design == "gsd":
         return "gsd", {"max_runs": FIXED_RUNS * SUBSET}
-    if design == "adaptive_at_fixed_spend":
+    if design == "gsd_at_fixed_spend":
         if fixed_spend is None:
-            raise ValueError("adaptive_at_fixed_spend needs the fixed design's spend")
-        return "auto", {"max_runs": AT_FIXED_SPEND_ROOM * FIXED_RUNS * SUBSET, "budget": fixed_spend}
+            raise ValueError("gsd_at_fixed_spend needs the fixed design's spend")
+        return "gsd", {"max_runs": AT_FIXED_SPEND_ROOM * FIXED_RUNS * SUBSET, "budget": fixed_spend}
     raise ValueError(f"unknown design {design!r}")
 
 
@@ -342,24 +339,18 @@ def targets(result: dict[str, Any]) -> dict[str, Any]:
         "false_as_good_at_most_5pct": all(d["false_as_good_rate"] <= 0.05 for d in designs),
         "false_as_good_upper95_at_most_5pct": all(d["false_as_good_upper95"] <= 0.05 for d in designs),
     }
-    if "adaptive" in result:
-        adaptive, calls = result["adaptive"], _calls(result["adaptive"]) / _calls(fixed)
-        out["adaptive_calls_share_of_fixed"] = round(calls, 3)
-        out["adaptive_correct_at_least_fixed_with_half_the_calls"] = (
-            adaptive["correct_settled_rate"] >= fixed["correct_settled_rate"] and calls <= 0.5
-        )
     if "gsd" in result:
         gsd, calls = result["gsd"], _calls(result["gsd"]) / _calls(fixed)
         out["gsd_calls_share_of_fixed"] = round(calls, 3)
         out["gsd_correct_at_least_fixed"] = gsd["correct_settled_rate"] >= fixed["correct_settled_rate"]
         out["gsd_correct_at_least_fixed_with_60pct_of_the_calls"] = out["gsd_correct_at_least_fixed"] and calls <= 0.6
-    same = result.get("adaptive_at_fixed_spend")
+    same = result.get("gsd_at_fixed_spend")
     if same is not None:
         out["at_fixed_spend_calls_share_of_fixed"] = round(
             (same["candidate_calls"] + same["judge_calls"]) / (fixed["candidate_calls"] + fixed["judge_calls"]), 3
         )
         out["near_margin_correct_fixed"] = fixed["near_margin_correct_rate"]
-        out["near_margin_correct_adaptive_at_fixed_spend"] = same["near_margin_correct_rate"]
+        out["near_margin_correct_gsd_at_fixed_spend"] = same["near_margin_correct_rate"]
         out["at_fixed_spend_settles_more_near_the_margin"] = (
             same["near_margin_correct_rate"] > fixed["near_margin_correct_rate"]
         )
@@ -380,8 +371,8 @@ def main() -> None:
     parser.add_argument("--scores", type=Path, help="with --truth: also write every run's score here")
     parser.add_argument("--races", type=int, default=200, help="races per design")
     parser.add_argument("--first", type=int, default=0, help="index of the first race")
-    parser.add_argument("--designs", default="fixed,adaptive,gsd", help="comma-separated: fixed, adaptive, gsd")
-    parser.add_argument("--at-fixed-spend", action="store_true", help="also race adaptive_at_fixed_spend")
+    parser.add_argument("--designs", default="fixed,gsd", help="comma-separated: fixed, gsd")
+    parser.add_argument("--at-fixed-spend", action="store_true", help="also race gsd_at_fixed_spend")
     parser.add_argument("--fixed-spend", type=float, help="with --at-fixed-spend: the fixed design's mean spend")
     parser.add_argument("--raw", type=Path, help="also write every race's record here (JSON lines)")
     parser.add_argument("--from-raw", type=Path, help="summarise the records a --raw run wrote instead of racing")
@@ -410,7 +401,7 @@ def main() -> None:
         if "fixed" not in records and args.fixed_spend is None:
             raise SystemExit("--at-fixed-spend needs the fixed design in --designs, or --fixed-spend")
         spend = args.fixed_spend or statistics.fmean(r["cost"] for r in records["fixed"])
-        design = "adaptive_at_fixed_spend"
+        design = "gsd_at_fixed_spend"
         records[design] = list(_map(lambda i: (one_race, design, i, spend), indices, workers, design))
     if args.raw is not None:
         args.raw.write_text("".join(json.dumps(r) + "\n" for rs in records.values() for r in rs))

@@ -445,10 +445,10 @@ async def test_a_stopped_race_rests_on_complete_inputs_and_withholds_its_recomme
 
 
 def stopped_auto_report(landed: Callable[[str, int], bool]) -> gb.BenchmarkReport:
-    """A race to a verdict on 12 inputs, stopped in its first wave: the runs for which ``landed(entry, unit)``."""
+    """A race to a verdict on 12 inputs, stopped in its second wave: the runs for which ``landed(entry, unit)``."""
     from gradebench._records.meta import ReportMeta
     from gradebench._records.spec import RaceSpec
-    from gradebench._verdict.adaptive import VerdictRace
+    from gradebench._verdict.gsd import RACES
 
     ids = [f"q{i}" for i in range(12)]
     meta = ReportMeta(
@@ -461,7 +461,10 @@ def stopped_auto_report(landed: Callable[[str, int], bool]) -> gb.BenchmarkRepor
         inputs={i: {"id": i} for i in ids},
         stopped=gb.vocab.Stopped.CANCELLED,
     )
-    wave = VerdictRace(["acme/ref", "acme/cheap"], "acme/ref", ids, margin=1.0, max_runs=48, seed="s:b1").next_wave()
+    race = RACES[gb.vocab.Design.AUTO](
+        ["acme/ref", "acme/cheap"], "acme/ref", ids, margin=1.0, max_runs=48, seed="s:b1"
+    )
+    wave = race.next_wave() + race.next_wave()  # looks at 6 and 12 units
     made = []
     for k, (name, unit) in enumerate(wave):
         if not landed(name, k // 2):
@@ -490,12 +493,12 @@ def stopped_auto_report(landed: Callable[[str, int], bool]) -> gb.BenchmarkRepor
 
 def test_a_stopped_race_to_a_verdict_rests_on_the_units_every_racing_entry_completed() -> None:
     whole = stopped_auto_report(lambda name, unit: True)
-    assert model_row(whole, "acme/cheap")["n_pairs"] == 8
-    assert "on 8 units complete before the stop" in model_row(whole, "acme/cheap")["verdict_reason"]
-    # the cheap entry's runs on units 2 and 5 never landed: those units are out, for both entries
-    holed = stopped_auto_report(lambda name, unit: name != "acme/cheap" or unit not in (2, 5))
+    assert model_row(whole, "acme/cheap")["n_pairs"] == 12
+    assert "on the looks complete before the stop (12 units)" in model_row(whole, "acme/cheap")["verdict_reason"]
+    # the cheap entry's runs on units 8 and 11 never landed: their wave is no look, for both entries
+    holed = stopped_auto_report(lambda name, unit: name != "acme/cheap" or unit not in (8, 11))
     cheap = model_row(holed, "acme/cheap")
-    assert cheap["n_pairs"] == 6 and "on 6 units complete before the stop" in cheap["verdict_reason"]
+    assert cheap["n_pairs"] == 6 and "on the looks complete before the stop (6 units)" in cheap["verdict_reason"]
     assert "withheld" in (holed.recommend() or pytest.fail("no recommendation")).sentence
 
 
@@ -623,21 +626,22 @@ async def test_a_race_to_a_verdict_settles_nothing_on_a_judge_that_gives_one_sco
 
 
 def test_the_verdict_race_does_not_settle_on_one_score_for_every_run() -> None:
-    from gradebench._verdict.adaptive import VerdictRace
+    from gradebench._verdict.gsd import RACES
 
-    race = VerdictRace(["a", "b"], "a", [f"q{i}" for i in range(8)], margin=1.0, max_runs=80, seed="s")
+    race_of = RACES[gb.vocab.Design.AUTO]
+    race = race_of(["a", "b"], "a", [f"q{i}" for i in range(8)], margin=1.0, max_runs=80, seed="s")
     while not race.done:
         wave = race.next_wave()
         if not wave:
             break
         race.land({(name, unit): 10.0 for name, unit in wave})
     assert race.stops()["b"].startswith("max_runs")  # never "settled: as good" on a judge that scores all alike
-    spread = VerdictRace(["a", "b"], "a", [f"q{i}" for i in range(8)], margin=1.0, max_runs=200, seed="s")
+    spread = race_of(["a", "b"], "a", [f"q{i}" for i in range(8)], margin=1.0, max_runs=200, seed="s")
     for _ in range(60):
         wave = spread.next_wave()
         if not wave:
-            break
-        spread.land({(name, unit): 6.0 + int(unit.input_id[1:]) % 2 for name, unit in wave})
+            break  # b's score differs from a's by input (−½ or +½): the differences vary, around 0
+        spread.land({(name, unit): 6.0 + (name == "b") * (int(unit.input_id[1:]) % 2 - 0.5) for name, unit in wave})
     assert spread.stops()["b"].startswith("settled: as good")
 
 

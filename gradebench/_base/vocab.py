@@ -81,8 +81,8 @@ class Design(enum.StrEnum):
     FIXED = "fixed"
     """``runs`` runs per input and entry."""
     AUTO = "auto"
-    """Race to a verdict: waves of paired runs until each verdict is settled, an anytime-valid bound read after every
-    wave (``runs="auto"``)."""
+    """Race to a verdict (``runs="auto"``): another name for `GROUP_SEQUENTIAL`, the same race and the same reading. A
+    report an older version raced with the betting bound it once named is read at the group-sequential looks."""
     GROUP_SEQUENTIAL = "gsd"
     """Race to a verdict in a few planned looks with a group-sequential boundary (``runs="gsd"``)."""
 

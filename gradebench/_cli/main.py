@@ -363,7 +363,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--runs",
         type=_runs,
         default=DEMO_RUNS,
-        help="runs per input and entry, or race to a verdict: 'gsd' (four looks) or 'auto' (every wave)",
+        help="runs per input and entry, or race to a verdict: 'gsd' (eight planned looks; 'auto': the same race)",
     )
     demo.add_argument("--inputs", type=int, default=DEMO_INPUTS, help="how many of the 26 example inputs")
     demo.add_argument("--salt", default="", help="a new salt draws fresh samples")

@@ -19,16 +19,15 @@ from typing import Any
 from tqdm.auto import tqdm
 
 from .._base.fanout import fan_out, lane_width
-from .._base.vocab import Design, EventKind, Role, Stopped
+from .._base.vocab import EventKind, Role, Stopped
 from .._calls.session import Session
 from .._catalog.catalog import Entry
 from .._judge.judge import judge_run
 from .._records.inputs import RaceInput
 from .._records.meta import ReportMeta
 from .._records.records import Run
-from .._verdict.adaptive import VerdictRace
 from .._verdict.evidence import flawed_entries
-from .._verdict.gsd import LookRace
+from .._verdict.gsd import RACES
 from .._verdict.racestate import RaceState, Unit
 from .budget import Budget
 from .costs import run_costs
@@ -249,11 +248,11 @@ def paired_score(run: Run) -> float | None:
 
 
 async def race_to_verdict(race: CandidateRace) -> tuple[list[tuple[str, int]], dict[str, str]]:
-    """Race waves of paired units until every candidate's verdict is settled (`gradebench._verdict.adaptive`, or its
-    group-sequential looks: `gradebench._verdict.gsd`); the units in draw order and why each candidate stopped."""
+    """Race waves of paired units until every candidate's verdict is settled at a group-sequential look
+    (`gradebench._verdict.gsd`, ``runs="gsd"`` or ``"auto"``); the units in draw order and why each candidate
+    stopped."""
     plan = race.plan
-    make = VerdictRace if plan.spec.design is Design.AUTO else LookRace
-    verdicts: RaceState[Any] = make(
+    verdicts: RaceState[Any] = RACES[plan.spec.design](
         list(race.entries),
         plan.lineup.reference.name,
         [x.id for x in plan.inputs],

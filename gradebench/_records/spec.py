@@ -44,8 +44,8 @@ DEFAULT_CONTROLS = 3
 MAX_RUNS_PER_INPUT = 4
 """A race to a verdict gives an entry at most this many runs per input unless ``max_runs`` says otherwise."""
 Runs = int | Literal["auto", "gsd"]
-"""What ``runs`` takes: runs per input and entry, or a race to a verdict: ``gsd`` (`Design.GROUP_SEQUENTIAL`: a few
-planned looks) or ``auto`` (`Design.AUTO`: an anytime-valid bound after every wave)."""
+"""What ``runs`` takes: runs per input and entry, or a race to a verdict: ``gsd`` (`Design.GROUP_SEQUENTIAL`: eight
+planned looks) or ``auto`` (`Design.AUTO`: another name for the same race)."""
 JOB_SCORER = "job"
 """``scorer`` naming the job's own scorer."""
 NO_SCORER = "none"
@@ -79,8 +79,7 @@ class RaceSpec:
     candidates: tuple[str, ...] | None = None
     """Entry names to race; unset: every callable entry of the grade (and of also)."""
     runs: Runs = DEFAULT_RUNS
-    """Runs per input and entry, or race to a verdict: gsd (in four planned looks) or auto (looking after every
-    wave)."""
+    """Runs per input and entry, or race to a verdict: gsd (in eight planned looks; auto is another name for it)."""
     max_runs: int | None = None
     """Racing to a verdict (runs = gsd or auto): the most runs an entry gets; unset: 4 per input
     (`MAX_RUNS_PER_INPUT`)."""

@@ -112,7 +112,8 @@ class EntrySummary:
     mean_diff: float | None = None
     """Mean over the paired inputs of this entry's mean minus the reference entry's."""
     lower: float | None = None
-    """Lower confidence bound of ``mean_diff`` (one-sided 95%; anytime-valid when raced to a verdict)."""
+    """Lower confidence bound of ``mean_diff`` (one-sided 95%; repeated over the looks, one-sided 97.5%, when raced to a
+    verdict)."""
     upper: float | None = None
     """Upper confidence bound of ``mean_diff``."""
     p_value: float | None = None

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 import polars as pl
 
 from .._base.numbers import fit_line, money
-from .._base.vocab import Design, Role, Stopped, VerdictBasis
+from .._base.vocab import Role, Stopped, VerdictBasis
 from .._judge.agreement import judges_lines, judges_text
 from .._stats.paired import AS_GOOD, INCONCLUSIVE, MIN_INPUTS
 from .._verdict.controls import VOID
@@ -118,9 +118,7 @@ def header(report: ReportView) -> str:
     repeats = candidates["repeat"].n_unique() if candidates.height else 0
     inputs = report.runs["input_id"].n_unique()
     shape = f"{plural(inputs, 'input')} × {plural(repeats, 'run')}"
-    if m.spec.design is Design.AUTO:
-        shape = f"{plural(inputs, 'input')} · raced to a verdict (at most {m.max_runs} runs an entry)"
-    elif m.spec.design is Design.GROUP_SEQUENTIAL:
+    if m.spec.design.to_verdict:  # runs="auto" is another name for the group-sequential race
         shape = f"{plural(inputs, 'input')} · {design_words(m.max_runs, m.spec.margin)[0]}"
     return (
         f"{m.job or '?'} · grade {m.spec.grade or '?'} · reference {m.reference_entry or '-'}"
@@ -289,13 +287,8 @@ def _what_would_settle(row: EntrySummary, margin: float) -> str:
 
 def verdicts_title(report: ReportView) -> str:
     m = report.meta
-    if m.spec.design is Design.GROUP_SEQUENTIAL:
+    if m.spec.design.to_verdict:  # runs="auto" is another name for the group-sequential race
         return f"verdict vs {m.reference_entry} ({design_words(m.max_runs, m.spec.margin)[1]}):"
-    if m.spec.design is Design.AUTO:
-        return (
-            f"verdict vs {m.reference_entry} (raced to a verdict: anytime-valid bounds, "
-            f"margin {m.spec.margin:g} of 10, paired by unit, 95%):"
-        )
     return f"verdict vs {m.reference_entry} (non-inferiority, margin {m.spec.margin:g} of 10, paired by input, 95%):"
 
 

@@ -1,3 +1,3 @@
-"""The statistics, one of each: paired bootstrap intervals and non-inferiority, ratios, the betting confidence
-sequence, group-sequential boundaries, prediction-powered inference, the Pareto front, Student's t and weighted κ.
+"""The statistics, one of each: paired bootstrap intervals and non-inferiority, ratios, group-sequential
+boundaries, prediction-powered inference, the Pareto front, Student's t and weighted κ.
 """

@@ -22,26 +22,41 @@ are the repeated confidence bounds D̄ − c·s/√n (the ``as good`` side's c) 
 built to hold at every look at once with probability 1 − α and 1 − α' each. ``as good`` when the lower one clears
 −margin, ``worse`` when the upper one stays under it.
 
-What the looks' timing rests on. The information fraction is taken on the planned unit scale, t_k = units_k /
-max_units, fixed before any score is seen. The information a unit adds never grows along the race (a new input is
-worth at least a repeat), so the true correlation of two looks is at least the one assumed, and by Slepian's
-inequality the boundary then errs on the safe side. An entry stopped before the last look — settled, futile, the
-budget, a cancel — only gives up chances to cross, so every stop keeps the error at α: futility is non-binding, and
-an entry stopped by the budget keeps the verdict of its last look (runs after it are never looked at).
+What the looks' timing rests on. Inputs are the unit of inference: the job's mean is the mean over its inputs, and
+an input raced again adds its run noise's worth of information, never its between-input variance's. The estimate at
+look k, D̄_k, averages each input's mean over every unit so far, so it contains all earlier looks' data: with σ_b² the
+between-input and σ_w² the run variance, Cov(D̄_j, D̄_k) = (1/n²)·Σ_i (σ_b² + σ_w²/r_ik) = Var(D̄_k) for j < k (r_ik:
+input i's repeats at look k; the first r_ij of them are look j's), exactly when each input's repeats are nested,
+which the cycles make so. That is the canonical joint distribution, Corr(Z_j, Z_k) = √(I_j/I_k) with information
+I_k = 1/Var(D̄_k). The boundaries are computed at the planned fractions t_k = units_k / max_units, fixed before any
+score is seen; the true fractions I_k/I_K are at least those, because I = 1/(σ_b²/n + σ_w²/(n·r)) is concave in the
+repeats r (front-loaded: a new input is worth at least a repeat; equal to the plan over the first pass, when every
+unit is a new input). So every true correlation √(I_j/I_k) is at least the planned √(t_j/t_k), and by Slepian's
+inequality the chance that Z stays under every planned boundary is at least the planned 1 − α: the crossing
+probability is at most α. The t carried for the estimated s is an approximation on top; `benchmarks/design_validity.py`
+measures the whole: jobs whose inputs differ (normal, skewed, bimodal, a failing candidate; between-input sd 0–2
+points), 16 inputs drawn fresh for each race, ``max_runs`` 64 and 256 — false ``as good`` at the margin at most
+4.7% (exact 95% bound 5.7%, a long left tail of inputs), 1.9–3.1% for normal spreads (docs/performance.md, seeds and
+counts). What no design can see is an input it was not given: where 10% of inputs are much worse, 16 inputs miss
+them all in 18.5% of races, and there it is 8.6% at 64 runs and 17.2% at 256.
 
-Small samples. ``as good`` spends one-sided α = `ALPHA` = 0.025 (the level non-inferiority trials use), not the
-fixed design's 0.05. Paired score differences have long left tails (a failed run scores 0, a skipped tool call costs
-3 or more), and over 16 inputs a t-statistic is then too sure of ``as good``: a one-look t-test at 5% read at each of
-four looks says ``as good`` for an entry that fails 13% of its runs and sits exactly on the margin in 16% of races;
-this boundary at 2.5% says it in 3.7% (tests/stats/test_groupseq.py, 3000 races). So the repeated lower bound, built at
-97.5%, holds at 95% or better for such tails: the fixed design's one-sided level. For the same reason no ``as good``
-is claimed before half the planned units (`AS_GOOD_FROM`: every input's second run with the default ``max_runs``):
-what crosses early is mostly a sample that happens to hold none of the tail. The same tails make the t-statistic shy
-of ``worse``, so that side spends the fixed design's `WORSE_ALPHA` = 0.05 from the first look; for symmetric
-differences its repeated upper bound, read at all eight looks, misses 6.3% against its nominal 5% (the t-scale
-reading of eight Pocock bounds), and a false ``worse`` on the margin stays at 5% (tests/stats/test_groupseq.py). A
-verdict
-needs `MIN_INPUTS` inputs, and differences that do not vary give none (a t-statistic cannot weigh them).
+An entry stopped before the last look — settled, futile, the budget, a cancel — only gives up chances to cross, so
+every stop keeps the error at α: futility is non-binding, and an entry stopped by the budget keeps the verdict of
+its last look (runs after it are never looked at).
+
+Small samples. ``as good`` spends one-sided α = `ALPHA` = 0.025 (the level non-inferiority trials use, and the fixed
+design's: it reads the two-sided 95% interval). Paired score differences have long left tails (a failed run scores
+0, a skipped tool call costs 3 or more), and over 16 inputs a t-statistic is then too sure of ``as good``: a
+one-look t-test at 5% read at each of four looks says ``as good`` for an entry that fails 13% of its runs and sits
+exactly on the margin in 16% of races; this boundary at 2.5% says it in 3.7% (tests/stats/test_groupseq.py, 3000
+races). So the repeated lower bound, built at 97.5%, holds at 95% or better for such tails. For the same reason no
+``as good`` is claimed before half the planned units (`AS_GOOD_FROM`: every input's second run with the default
+``max_runs``): what crosses early is mostly a sample that happens to hold none of the tail. The same tails make the
+t-statistic shy of ``worse``, so that side spends `WORSE_ALPHA` = 0.05 from the first look (a false ``worse`` costs
+a candidate, never a swap to a worse model); for symmetric differences its repeated upper bound, read at all eight
+looks, misses 6.3% against its nominal 5% (the t-scale reading of eight Pocock bounds), and a false ``worse`` on the
+margin stays at 5% (tests/stats/test_groupseq.py). A verdict needs `MIN_INPUTS` inputs, and differences that do not
+vary give none (a t-statistic cannot weigh them).
 
 Futility. From the first look that may say ``as good`` until the one before the last, an entry stops when the
 predictive power of either claim — the chance, under a flat prior on the effect and given the looks so far, that the
@@ -83,7 +98,7 @@ __all__ = [
 ALPHA: Final = 0.025
 """One-sided error rate of the ``as good`` claim, over all looks at once."""
 WORSE_ALPHA: Final = 0.05
-"""One-sided error rate of the ``worse`` claim, over all looks at once (the fixed design's level)."""
+"""One-sided error rate of the ``worse`` claim, over all looks at once."""
 LOOKS: Final = 8
 """Planned looks: at every eighth of ``max_runs``."""
 AS_GOOD_FROM: Final = 0.5

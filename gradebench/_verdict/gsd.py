@@ -1,5 +1,5 @@
-"""A group-sequential race to a verdict (``runs="gsd"``): paired units in a few planned looks
-(`gradebench._stats.groupseq`).
+"""A group-sequential race to a verdict (``runs="gsd"``, and ``runs="auto"``: another name for it): paired units in a
+few planned looks (`gradebench._stats.groupseq`).
 
 A unit is one input with a repeat of its own: the reference entry runs on it once and so does every candidate still
 racing; a candidate's paired difference is its score minus the reference entry's (0 for a failed run, as everywhere).
@@ -17,8 +17,9 @@ a race stopped early is replayed first (`completed_looks`): wave by wave, up to 
 from __future__ import annotations
 
 from collections.abc import Collection, Mapping, Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
+from .._base.vocab import Design
 from .._stats.groupseq import ALPHA, AS_GOOD_FROM, LOOKS, WORSE_ALPHA, LookVerdict, look_verdict, planned_looks
 from .._stats.paired import AS_GOOD, INCONCLUSIVE, plural
 from .racestate import Landed, RaceState, Reading, Unit, replay, unit_differences
@@ -26,7 +27,7 @@ from .racestate import Landed, RaceState, Reading, Unit, replay, unit_difference
 if TYPE_CHECKING:
     from .._records.meta import ReportMeta
 
-__all__ = ["LookRace", "completed_looks", "design_words"]
+__all__ = ["RACES", "LookRace", "completed_looks", "design_words"]
 
 _Scores = Mapping[tuple[str, Unit], float | None]
 
@@ -35,7 +36,6 @@ class LookRace(RaceState[LookVerdict]):
     """The state of a group-sequential race: which units to run next, on which entries, and why each entry stopped."""
 
     SEED = "gradebench-group-sequential"
-    PARTIAL_WAVES = False
 
     def _start(self) -> None:
         self.looks = planned_looks(self.max_runs, LOOKS)
@@ -86,7 +86,8 @@ class LookRace(RaceState[LookVerdict]):
         """``entry``'s verdict at the looks its units reach: the first that settled it, or the last taken."""
         reference, units = meta.reference_entry, found.units
         looks = planned_looks(meta.max_runs, LOOKS)
-        v = look_verdict(_draws(found.scores, entry, reference, units), looks, meta.spec.margin)
+        read = units[: _last_run(found, entry)]
+        v = look_verdict(_draws(found.scores, entry, reference, read), looks, meta.spec.margin)
         return Reading(
             verdict=v.verdict,
             mean_diff=v.mean,
@@ -98,6 +99,14 @@ class LookRace(RaceState[LookVerdict]):
             reason=v.reason,
             complete=f"on the looks complete before the stop ({plural(len(units), 'unit')})",
         )
+
+
+def _last_run(found: Landed, entry: str) -> int:
+    """How many of ``found.units`` reach ``entry``'s last run. A race stops an entry at a look, so this is that look;
+    a report an older version raced with ``runs="auto"`` (the betting race, retired) stopped entries between looks,
+    and its looks are read only up to the entry's own last run: a look past it would read the same data against a
+    later, lower boundary, which the group-sequential race never does."""
+    return max((k + 1 for k, unit in enumerate(found.units) if (entry, unit) in found.scores), default=0)
 
 
 def _draws(scores: _Scores, entry: str, reference_entry: str, units: Sequence[Unit]) -> list[tuple[str, float | None]]:
@@ -138,3 +147,8 @@ def design_words(max_runs: int, margin: float) -> tuple[str, str]:
         f"{AS_GOOD_FROM:.0%} of the units; worse: Pocock boundary, one-sided {1 - WORSE_ALPHA:.0%}, from the first look"
     )
     return shape, title
+
+
+RACES: dict[Design, type[RaceState[Any]]] = {Design.AUTO: LookRace, Design.GROUP_SEQUENTIAL: LookRace}
+"""The race each design to a verdict runs, and its report is read with: ``runs="auto"`` is a name for the
+group-sequential race (the betting race it once named covered only the inputs raced, not the job)."""

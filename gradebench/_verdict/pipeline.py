@@ -4,9 +4,10 @@
 
 1. the design's bounds: a fixed number of runs tests each candidate entry against the reference entry with the nested
    paired bootstrap (`gradebench._stats.paired.verdicts`); a race to a verdict reads each entry's verdict from the
-   units that landed, in draw order (`RaceState.reading`: anytime-valid bounds for ``runs="auto"``, the looks of
-   ``runs="gsd"``). A race stopped early is compared only where every run the plan gave landed: the inputs whose runs
-   all landed, or the units of a race to a verdict replayed up to the stop (`gradebench._verdict.racestate.landed`);
+   units that landed, in draw order (`RaceState.reading`: the group-sequential looks of ``runs="gsd"`` and of
+   ``runs="auto"``, its other name). A race stopped early is compared only where every run the plan gave landed: the
+   inputs whose runs all landed, or the units of a race to a verdict replayed up to the stop
+   (`gradebench._verdict.racestate.landed`);
 2. the evidence: a verdict the runs cannot carry is held open, saying why (`gradebench._verdict.evidence`);
 3. the negative controls: every verdict is void when the judge took planted wrong answers for right ones
    (`gradebench._verdict.controls`; the check is made once and handed back with the verdicts);
@@ -32,16 +33,15 @@ from typing import Any
 
 import polars as pl
 
-from .._base.vocab import Design, VerdictBasis
+from .._base.vocab import VerdictBasis
 from .._records.codec import frame
 from .._records.meta import ReportMeta
 from .._stats import paired
-from .adaptive import VerdictRace
 from .controls import ControlOutcome, controls_outcome, unconfirmed_verdicts, void_verdicts
 from .corrected import with_labels
 from .evidence import Evidence, evidence, measured_runs
 from .gold import GoldCheck, contradicted, gold_check
-from .gsd import LookRace
+from .gsd import RACES
 from .label_agreement import AGREEMENT_SCHEMA
 from .labels import HumanLabels
 from .racestate import RaceState, landed
@@ -66,8 +66,6 @@ VERDICT_COLUMNS: dict[str, pl.DataType] = {
     "more_labels": _I,
 }
 """The models frame's verdict columns (see `gradebench._report.models.EntrySummary` for each), keyed by entry."""
-
-_RACES: dict[Design, type[RaceState[Any]]] = {Design.AUTO: VerdictRace, Design.GROUP_SEQUENTIAL: LookRace}
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -136,7 +134,7 @@ def entry_verdicts(
 def _bounds(runs: pl.DataFrame, meta: ReportMeta) -> tuple[pl.DataFrame, dict[str, str]]:
     """Each entry's verdict from the design's own bounds (rows of `gradebench._stats.paired.VERDICT_SCHEMA`), and why
     entries stopped before a race to a verdict did."""
-    race = _RACES.get(meta.spec.design)
+    race = RACES.get(meta.spec.design)
     if race is None:
         complete = int(meta.spec.runs) if meta.stopped is not None else None
         return paired.verdicts(runs, meta.reference_entry, margin=meta.spec.margin, complete=complete), {}

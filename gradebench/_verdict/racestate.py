@@ -1,12 +1,11 @@
-"""The state both races to a verdict share: paired units, the entries racing, why each stopped, and the replay.
+"""The state of a race to a verdict: paired units, the entries racing, why each stopped, and the replay.
 
 A unit is one input drawn for the race with a repeat index of its own: on it the reference entry runs once and every
 candidate still racing runs once, and each candidate's paired difference is its score minus the reference entry's
-(0 for a failed run, as everywhere). `RaceState` keeps the bookkeeping the betting race
-(`gradebench._verdict.adaptive`) and
-the group-sequential race (`gradebench._verdict.gsd`) have in common — the units drawn, the candidates racing and done,
-the scores landed, the stop reasons, the budget's stop — and each race adds what differs: how inputs are drawn, how
-big a wave is, and when a verdict stops an entry. `replay` rebuilds a race stopped early from its report's scores
+(0 for a failed run, as everywhere). `RaceState` keeps the bookkeeping of a race — the units drawn, the candidates
+racing and done, the scores landed, the stop reasons, the budget's stop — and a race (the group-sequential one,
+`gradebench._verdict.gsd`, which ``runs="gsd"`` and ``runs="auto"`` both run) adds how inputs are drawn, how big a wave
+is, and when a verdict stops an entry. `replay` rebuilds a race stopped early from its report's scores
 (the draws and the waves are a function of the seed and the scores alone) to find the units its verdicts may read.
 """
 
@@ -14,7 +13,7 @@ from __future__ import annotations
 
 import random
 from collections.abc import Collection, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, ClassVar, Generic, TypeVar
 
 import polars as pl
@@ -54,17 +53,13 @@ class RaceEntry(Generic[V]):
     """Its verdict at the last wave read."""
     stopped: str | None = None
     """Why it gets no more runs; None while it races."""
-    differences: list[float] = field(default_factory=list)
-    """Its paired differences at the last wave read, in draw order (the betting race keeps them)."""
 
 
 class RaceState(Generic[V]):
-    """Which units to run next, on which entries, and why each entry stopped: the part both races share."""
+    """Which units to run next, on which entries, and why each entry stopped: the part every race shares."""
 
     SEED: ClassVar[str]
-    """The race's own seed prefix: the two races draw their inputs apart."""
-    PARTIAL_WAVES: ClassVar[bool]
-    """Whether the units of a wave cut short that did land all their runs still count (`replay`)."""
+    """The race's own seed prefix."""
 
     def __init__(
         self,
@@ -136,9 +131,9 @@ class RaceState(Generic[V]):
         """Why each candidate stopped, by entry (the reference entry ran as long as any did)."""
         return {e.name: e.stopped or "" for e in self._tested.values()}
 
-    def differences(self, entry: str) -> list[float]:
-        """``entry``'s paired differences over the units so far, in draw order."""
-        return unit_differences(self._scores, entry, self.reference_entry, self.units)
+    def entry(self, name: str) -> RaceEntry[V]:
+        """The candidate ``name``'s state: its runs so far, its verdict at the last wave read, why it stopped."""
+        return self._tested[name]
 
     def _stop(self, name: str, why: str) -> None:
         self._tested[name].stopped = why
@@ -176,7 +171,7 @@ class Reading:
     mean_diff: float | None
     """The mean paired difference the verdict rests on; None before any."""
     lower: float | None
-    """Its lower bound (anytime-valid, or repeated over the looks)."""
+    """Its lower bound (repeated over the looks)."""
     upper: float | None
     """Its upper bound."""
     n_inputs: int
@@ -207,9 +202,8 @@ def replay(
     """The units a race stopped early completed, in draw order, and why entries stopped before it did.
 
     ``race`` is a fresh race of the same candidates, inputs, margin, ``max_runs`` and seed, replayed on ``scores``
-    (every run that landed): wave by wave, and the replay ends at the first wave with a run missing. Of that wave, the
-    units whose runs all landed count when the race says so (`RaceState.PARTIAL_WAVES`: the betting race reads
-    every unit as it comes; a group-sequential look reads whole waves only, as no boundary was spent on the rest).
+    (every run that landed): wave by wave, and the replay ends at the first wave with a run missing, of which no unit
+    counts (a group-sequential look reads whole waves only, as no boundary was spent on the rest).
     Leaving out a unit with a run still out leaves no survivor's flattery in the verdicts: a run in flight when the
     race stopped is often a failure being retried. ``flaws``: which runs were cut off or refused, so the replay holds
     an entry open as the race did (`gradebench._verdict.evidence.flawed_entries`)."""
@@ -222,7 +216,6 @@ def replay(
             planned.setdefault(unit, []).append(name)
         done = [u for u, names in planned.items() if all((n, u) in scores for n in names)]
         if len(done) < len(planned):
-            complete += done if race.PARTIAL_WAVES else []
             break
         complete += done
         landed.extend(wave)

@@ -1,7 +1,7 @@
 """The panel's form: the controls that describe a benchmark, and the `Benchmark` they build.
 
-Job, grade, candidates, runs per entry (or a race to a verdict, in planned looks or after every wave, with its most
-runs an entry), a budget, inputs, scorer, cache salt, rubric, the judges, the negative controls and whether the
+Job, grade, candidates, runs per entry (or a race to a verdict in planned looks, with its most runs an
+entry), a budget, inputs, scorer, cache salt, rubric, the judges, the negative controls and whether the
 judge goes through its Batch API. The form knows nothing of running: `Form.build_benchmark` is all the task and the
 estimate ask of it, and `Form.on_change` tells them when the settings moved.
 """
@@ -95,12 +95,12 @@ class Form:
         )
         self._max_runs_follow = True  # 4 runs an input selected, until someone edits it
         self.verdict_design = w.Dropdown(
-            options=[("8 planned looks", Design.GROUP_SEQUENTIAL.value), ("after every wave", Design.AUTO.value)],
+            options=[("8 planned looks", Design.GROUP_SEQUENTIAL.value), ("auto: the same 8 looks", Design.AUTO.value)],
             value=Design.GROUP_SEQUENTIAL.value,
             description="looks",
             disabled=True,
             layout=_px("230px"),
-            tooltip="planned looks settle as many verdicts for fewer runs; every wave lets you stop and read any time",
+            tooltip="the race looks 8 times, planned before it starts; auto is another name for the same race",
         )
         self.budget = w.Text(description="budget", placeholder="none", layout=_px("190px"))
         self.budget_note = w.HTML()

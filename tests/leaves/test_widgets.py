@@ -784,7 +784,7 @@ async def test_racing_to_a_verdict_shows_each_entry_stop_as_it_happens(monkeypat
     panel.to_verdict.value = True
     assert panel.runs.disabled and not panel.max_runs.disabled
     assert panel.form.verdict_design.value == "gsd" and not panel.form.verdict_design.disabled  # the recommended
-    panel.form.verdict_design.value = "auto"  # this race is read after every wave
+    panel.form.verdict_design.value = "auto"  # another name for the same race
     assert panel.max_runs.value == 32  # 4 runs an input, following the inputs until edited
     panel.n_inputs.value = 9
     assert panel.max_runs.value == 36
@@ -827,7 +827,7 @@ async def test_racing_to_a_verdict_shows_each_entry_stop_as_it_happens(monkeypat
     judged = report.runs.filter(role="candidate").height
     assert panel.progress_bar.max == panel.progress_bar.value == judged and panel.progress_bar.bar_style == "success"
     models = plain(panel.models_table.value)
-    assert "raced to a verdict (at most 32 runs an entry)" in models
+    assert "raced to a verdict in 8 looks (at most 32 runs an entry)" in models
     for why in filter(None, stops.values()):
         assert why in models  # in the stopped column and the verdict lines
     await estimated(panel)

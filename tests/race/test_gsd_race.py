@@ -13,8 +13,8 @@ import gradebench as gb
 from gradebench._cli.main import _runs
 from gradebench._records.meta import ReportMeta
 from gradebench._records.spec import MAX_RUNS_PER_INPUT, RaceSpec
-from gradebench._verdict.adaptive import Unit, VerdictRace
-from gradebench._verdict.gsd import LookRace
+from gradebench._verdict.gsd import RACES, LookRace
+from gradebench._verdict.racestate import Landed, Unit
 from gradebench.testing import completion
 
 from ..conftest import Scripted
@@ -43,15 +43,27 @@ def test_units_come_in_cycles_and_waves_end_at_the_looks() -> None:
     assert again != cycle
 
 
-def test_the_draws_are_seeded_and_not_the_betting_races() -> None:
+def test_the_draws_are_seeded_and_auto_is_the_same_race() -> None:
     def draws(seed: str) -> list[Unit]:
         return [u for _, u in race(seed=seed).next_wave()]
 
     assert draws("s") == draws("s") != draws("t")
-    # a betting race (runs="auto") draws as it always did: its own seed, its first wave of 8 units
-    betting = VerdictRace(["a", "b"], "a", IDS, margin=1.0, max_runs=40, seed="s")
-    units = [u for name, u in betting.next_wave() if name == "a"]
-    assert len(units) == 8 and [u.input_id for u in units] != [u.input_id for u in draws("s")[::3][:8]]
+    # runs="auto" is another name for this race: the same class, the same draws, the same reading of its report
+    assert RACES[gb.vocab.Design.AUTO] is RACES[gb.vocab.Design.GROUP_SEQUENTIAL] is LookRace
+
+
+def test_a_report_raced_by_the_retired_betting_race_is_read_only_at_the_looks_its_entry_reached() -> None:
+    # an older runs="auto" race stopped an entry between looks (here after 13 units, looks every 5): its verdict is
+    # read at looks 1 and 2, never at look 3 on the same 13 units against look 3's lower boundary
+    units = [Unit(f"q{i % 10}", i // 10) for i in range(20)]
+    scores: dict[tuple[str, Unit], float | None] = {("acme/pick", u): 7.0 for u in units}
+    scores |= {("acme/a", u): 6.5 + (int(u.input_id[1:]) % 3) / 2 for u in units[:13]}
+    found = Landed(scores=scores, flaws={}, entries=["acme/a"], units=units, stops={})
+    meta = ReportMeta(
+        reference_entry="acme/pick", spec=RaceSpec(runs="auto", max_runs=40), inputs={f"q{i}": {} for i in range(10)}
+    )
+    read = LookRace.reading(found, "acme/a", meta)
+    assert read.n_pairs == 10 and "look 2 of 8" in read.reason
 
 
 def score_of(entry: str, unit: Unit, bases: dict[str, float]) -> float:

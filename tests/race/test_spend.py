@@ -221,37 +221,45 @@ def test_a_budget_needs_one_currency() -> None:
 # ------------------------------------------------------------------------------------------------ race to a verdict
 
 
-async def test_settled_entries_stop_and_unsettled_ones_race_on(tmp_path) -> None:
-    # the reference entry scores 10; "good" 10 (Δ 0: as good), "bad" 2 (Δ −8: worse), "edge" 9 (Δ −1: on the margin)
-    endpoint = billing({"pick": (7, 3), "good": (7, 3), "bad": (2, 0), "edge": (6, 3)})
-    cat = catalog(endpoint, ["pick", "good", "bad", "edge"])
-    bench = gb.Benchmark(  # no negative controls: this judge scores the model, never the answer (they would void it)
-        answer_job, runs="auto", max_runs=60, catalog=cat, grade="standard", cache=tmp_path, progress=False, controls=0
-    )
-    await bench.set_inputs([{"id": f"q{i}"} for i in range(20)]).run()
-    report = bench.report()
-    models = {r["entry"]: r for r in report.models.iter_rows(named=True)}
-    assert models["acme/bad"]["verdict"] == "worse" and models["acme/good"]["verdict"] == "as good"
-    assert models["acme/edge"]["verdict"] == "inconclusive"
-    assert models["acme/bad"]["runs"] < 60 and models["acme/good"]["runs"] < 60  # stopped once settled
-    assert models["acme/edge"]["runs"] == 60  # raced on to max_runs
-    assert models["acme/bad"]["stopped"].startswith("settled: worse after")
-    assert models["acme/edge"]["stopped"] == "max_runs: 60 runs made"
-    assert report.meta.spec.design == "auto" and len(report.meta.units) == models["acme/pick"]["runs"]
-    first = [u[0] for u in report.meta.units[:20]]
-    assert sorted(first) == sorted(f"q{i}" for i in range(20))  # every input once before any repeat
-    assert "raced to a verdict" in report.table() and "settled: worse after" in report.table()
-    back = gb.BenchmarkReport.read_parquet(report.to_parquet(tmp_path / "out"))
-    assert back.models.equals(report.models)  # the verdicts are recomputed from the runs and the units' order
+async def test_runs_auto_is_the_group_sequential_race(tmp_path) -> None:
+    # runs="auto" names the group-sequential race: the same units, stops and verdicts as runs="gsd", from its cache
+    endpoint = billing({"pick": (7, 3), "good": (7, 3), "bad": (2, 0)})
+    cat = catalog(endpoint, ["pick", "good", "bad"])
+    inputs = [{"id": f"q{i}"} for i in range(20)]
+
+    async def raced(runs: str) -> gb.BenchmarkReport:
+        bench = gb.Benchmark(  # no negative controls: this judge scores the model, never the answer
+            answer_job,
+            runs=runs,
+            max_runs=40,
+            catalog=cat,
+            grade="standard",
+            cache=tmp_path,
+            progress=False,
+            controls=0,
+        )
+        await bench.set_inputs(inputs).run()
+        return bench.report()
+
+    gsd, auto = await raced("gsd"), await raced("auto")
+    assert auto.meta.spec.design == "auto" and auto.meta.units == gsd.meta.units
+    assert auto.runs["spent_now"].sum() == 0  # every run was in the cache the gsd race filled
+    columns = ["entry", "verdict", "runs", "stopped", "verdict_reason"]
+    assert auto.models.select(columns).equals(gsd.models.select(columns))
+    assert "raced to a verdict in 8 looks (at most 40 runs an entry)" in auto.table()
+    back = gb.BenchmarkReport.read_parquet(auto.to_parquet(tmp_path / "out"))
+    assert back.models.equals(auto.models)  # the verdicts are read again from the runs and the units' order
 
 
 def test_the_draws_are_seeded() -> None:
-    from gradebench._verdict.adaptive import VerdictRace
+    from gradebench._verdict.gsd import RACES
 
     def draws(seed: str) -> list:
-        race = VerdictRace(["a", "b"], "a", [f"q{i}" for i in range(5)], margin=1.0, max_runs=30, seed=seed)
+        race = RACES[gb.vocab.Design.AUTO](
+            ["a", "b"], "a", [f"q{i}" for i in range(5)], margin=1.0, max_runs=32, seed=seed
+        )
         return [u for _, u in race.next_wave()]
 
     assert draws("s") == draws("s") != draws("t")
     digest = hashlib.sha256(b"").hexdigest()  # a seed is any text
-    assert len(draws(digest)) == 16  # 8 units, each on the reference entry and b
+    assert len(draws(digest)) == 8  # the first look at 4 units, each on the reference entry and b

@@ -162,9 +162,9 @@ def test_three_points_worse_everywhere_is_worse():
 
 
 def test_noisy_candidate_on_two_inputs_is_inconclusive_with_more_runs():
-    frame = runs_frame({REF: {"in0": [8, 8, 8], "in1": [8, 8, 8]}, "a": {"in0": [10, 3, 9], "in1": [4, 10, 10]}})
+    frame = runs_frame({REF: {"in0": [8, 8, 8], "in1": [8, 8, 8]}, "a": {"in0": [10, 3, 9], "in1": [5, 10, 10]}})
     result = non_inferiority(frame, "a", REF)
-    assert result.verdict == INCONCLUSIVE and result.mean_diff == pytest.approx(-1 / 3)
+    assert result.verdict == INCONCLUSIVE and result.mean_diff == pytest.approx(-1 / 6)
     assert result.lower < -1.0 < result.upper  # type: ignore[operator]
     assert isinstance(result.more_runs, int) and result.more_runs > 0
     assert f"about {result.more_runs} more paired runs" in result.reason
@@ -233,11 +233,12 @@ def test_hand_computed_case_matches_the_exact_bootstrap_distribution():
         mean = sum(v for v, _ in combo) / 4
         dist[mean] = dist.get(mean, Fraction(0)) + np.prod([p for _, p in combo])
     cdf = list(itertools.accumulate(dist[m] for m in sorted(dist)))
-    q05 = sorted(dist)[next(i for i, c in enumerate(cdf) if c >= Fraction(5, 100))]
-    q95 = sorted(dist)[next(i for i, c in enumerate(cdf) if c >= Fraction(95, 100))]
-    assert (q05, q95) == (Fraction(-3, 4), Fraction(1, 4))
+    # the two-sided 95% interval: the 2.5% and 97.5% quantiles
+    q025 = sorted(dist)[next(i for i, c in enumerate(cdf) if c >= Fraction(25, 1000))]
+    q975 = sorted(dist)[next(i for i, c in enumerate(cdf) if c >= Fraction(975, 1000))]
+    assert (q025, q975) == (Fraction(-3, 4), Fraction(3, 8))
     assert float(dist[Fraction(-1)]) == pytest.approx(0.0095367, abs=1e-6)  # P(D* <= -1): nothing lies below -1
-    assert (result.lower, result.upper) == (-0.75, 0.25)
+    assert (result.lower, result.upper) == (-0.75, 0.375)
     assert result.p_value == pytest.approx(float(dist[Fraction(-1)]), abs=0.004)
     assert result.verdict == AS_GOOD
     for seed in range(5):  # the percentile bound is stable on this grid of eighths
@@ -251,8 +252,8 @@ def test_one_run_per_input_is_the_plain_bootstrap_of_the_differences():
     result = non_inferiority(frame, "a", REF, bootstrap=Bootstrap(seed=7))
     boot = d[np.random.default_rng(7).integers(0, 6, size=(2000, 6))].mean(axis=1)
     assert result.mean_diff == 0.0
-    assert result.lower == pytest.approx(min(np.quantile(boot, 0.05), 0.0))
-    assert result.upper == pytest.approx(max(np.quantile(boot, 0.95), 0.0))
+    assert result.lower == pytest.approx(min(np.quantile(boot, 0.025), 0.0))  # the two-sided 95% interval
+    assert result.upper == pytest.approx(max(np.quantile(boot, 0.975), 0.0))
     assert result.p_value == pytest.approx((1 + np.count_nonzero(boot <= -1.0)) / 2001)
 
 
