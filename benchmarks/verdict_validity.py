@@ -8,7 +8,8 @@ The job is the order agent (`gradebench.jobs.OrderAgent`, 26 order requests) on 
 ``also=["small"]``: 8 candidate entries, reference entry sim/steady, judge sim/oracle, margin 1 point of 10.
 
 **The truth** (``--truth``) is each entry's mean paired difference, candidate − reference entry, over all 26 inputs
-(each weighted equally; a failed run scores 0, a run the judge gave no score is left out, as everywhere), averaged
+(each weighted equally; a run that failed on the model's answer scores 0, one the endpoint failed or the judge gave
+no score is left out, as the verdicts read them), averaged
 over ``--salts`` reference draws: each salt is a fixed-design race of all 26 inputs × ``--runs`` runs of every entry
 with a reference run of its own per input. A race judges every run against one reference run per input, and which
 run that is moves an entry's difference by up to a third of a point, so one race is not a truth. The standard error
@@ -109,8 +110,10 @@ def _run(bench: gb.Benchmark) -> gb.BenchmarkReport:
 
 
 def entry_scores(runs: pl.DataFrame) -> dict[str, dict[str, list[float]]]:
-    """Per entry, per input: the candidate runs' scores in repeat order (a failed run 0; no score: left out)."""
-    value = pl.when(pl.col("ok")).then(pl.col("score").cast(pl.Float64)).otherwise(0.0)
+    """Per entry, per input: the candidate runs' scores in repeat order, as the verdicts read them (a run that failed
+    on the model's answer 0; one the endpoint failed, or the judge gave no score: left out)."""
+    lost = pl.col("endpoint_error").is_not_null()
+    value = pl.when(pl.col("ok")).then(pl.col("score").cast(pl.Float64)).when(lost).then(None).otherwise(0.0)
     rows = (
         runs.filter(pl.col("role") == "candidate")
         .select("entry", "input_id", "repeat", value.alias("value"))
@@ -171,8 +174,9 @@ def make_truth(salts: int, runs: int, workers: int, scores_path: Path | None) ->
             f"benchmarks/verdict_validity.py --truth --salts {salts} --runs {runs}: per salt (truth-0 .. "
             f"truth-{salts - 1}, its own reference run per input) a fixed-design race of all 26 order inputs × {runs} "
             f"runs of every entry (OrderAgent, grade {GRADE}, also {ALSO}, judge sim/oracle, sim latency 0); an "
-            f"entry's difference is the mean over inputs of (its mean score − {REFERENCE}'s mean score), a failed run "
-            "0; truth = the mean over salts, se = their standard deviation / √salts"
+            f"entry's difference is the mean over inputs of (its mean score − {REFERENCE}'s mean score), a run "
+            "that failed on the model's answer 0, one the endpoint failed left out; truth = the mean over salts, se = "
+            "their standard deviation / √salts"
         ),
         "reference_entry": REFERENCE,
         "margin": MARGIN,

@@ -241,9 +241,11 @@ class CandidateRace:
 
 
 def paired_score(run: Run) -> float | None:
-    """A run's score for a paired difference: 0 when it failed, None when the judge gave no verdict."""
+    """A run's score for a paired difference, as the report's verdicts read it
+    (`gradebench._verdict.evidence.measured_runs`): 0 when it failed on the model's answer, None when the endpoint
+    failed it (it says nothing of the model's answers) or the judge gave no verdict."""
     if not run.ok:
-        return 0.0
+        return None if run.endpoint_error is not None else 0.0
     return run.verdict.score if run.verdict is not None else None
 
 
