@@ -40,25 +40,26 @@ STYLE = "Every fact above was checked against the tools."
 BEFORE = {
     # tests/one_judge_digest.py run with the release before panels of judges on the path (its commit b29824a); the
     # html, models and table since the fixed design reads the two-sided 95% interval (the same race with the
-    # one-sided paired.py gives b29824a's digests for all three)
+    # one-sided paired.py gives b29824a's digests for all three); the runs, models, html and table since the runs
+    # frame has `endpoint_error` and a judge-only "as good" says it is unconfirmed
     "order": {
         "calls": "fab364623dfa4d09",
         "diagnostics": "bfa5c543b6277577",
         "estimate": "ce3dbc1649e62d5d",
-        "html": "1a6a781cbf96cee1",
+        "html": "bb41a981f2bbb7c5",
         "meta": "63978fb9bd4bd0cc",
-        "models": "1332cd891cb1c5b0",
-        "runs": "fcba8a877bee5d55",
-        "table": "e45c6db2d260c5dc",
+        "models": "1d63e2c8a386dab0",
+        "runs": "db91630df5fed5f2",
+        "table": "a501433ca04977b3",
     },
     "selecting": {
         "calls": "9fca3aa1424a01ae",
         "diagnostics": "674e514e8387c81f",
-        "html": "a7d0a933acee8a71",
+        "html": "bb70c76b314094e9",
         "meta": "138cfcb8af025ecf",
-        "models": "550eb2fe7aaea3c8",
-        "runs": "21a804e5775b6fe8",
-        "table": "3bcbb14be5416423",
+        "models": "b1ccd66ca001d548",
+        "runs": "80bf836ae1cca9ba",
+        "table": "38dbaf6839535111",
     },
 }
 
