@@ -8,7 +8,8 @@ The hull of two intervals, each short where the other is not (`gradebench._stats
   (W·c_w − g) / (W + g), c_w the coefficient of the weighted units and W their weight of runs.
 
 Units in perfect agreement have a jackknife spread of 0 and every draw's c_w 1; the pseudo-run then keeps the
-interval below 1, as the rule of three does for a count of 0.
+interval below 1, as the rule of three does for a count of 0. Spearman's ρ of labels takes the bootstrap without the
+jackknife (`gradebench._verdict.label_agreement` says why).
 """
 
 from __future__ import annotations
@@ -37,18 +38,19 @@ def with_disagreement(found: np.ndarray, runs: np.ndarray, pseudo: np.ndarray) -
 
 
 def agreement_hull(
-    found: float, left_one_out: np.ndarray, drawn: np.ndarray, level: float
+    found: float, left_one_out: np.ndarray | None, drawn: np.ndarray, level: float
 ) -> tuple[float, float] | None:
     """The hull of the ``level`` jackknife interval of ``found`` (from its delete-one-unit values ``left_one_out``)
     and the equal-tailed interval of the bootstrap's ``drawn`` values (`with_disagreement`); the jackknife is left out
-    when some left-one-out value is undefined (NaN), the bootstrap when most draws are; None when both are."""
+    when ``left_one_out`` is None or some value of it undefined (NaN), the bootstrap when most draws are; None when
+    both are."""
     ends = []
     kept = drawn[~np.isnan(drawn)]
     if kept.size >= drawn.size // 2 and kept.size:
         lo, hi = np.quantile(kept, [(1 - level) / 2, (1 + level) / 2])
         ends.append((float(lo), float(hi)))
-    m = left_one_out.size
-    if not np.isnan(left_one_out).any():
+    if left_one_out is not None and not np.isnan(left_one_out).any():
+        m = left_one_out.size
         z = np.arctanh(np.clip(left_one_out, -_NEAR_ONE, _NEAR_ONE))
         spread = math.sqrt((m - 1) / m * float(((z - z.mean()) ** 2).sum())) * t_two_sided(level, m - 1)
         centre = math.atanh(max(-_NEAR_ONE, min(_NEAR_ONE, found)))
