@@ -72,7 +72,7 @@ def population_rho(world: np.ndarray) -> float:
 @sized(200, 2000)
 def test_rhos_interval_covers_where_agreement_is_high(size: Size) -> None:
     """A good judge on 0..10 (κ 0.77, ρ 0.73: many ties), 10 labels (seed 3): ρ's 95% interval covers the population's
-    ρ in at least 93%. Fisher's z with Bonett & Wright's standard error alone, used before, covered it in about 0.71
+    ρ in at least 93%. Fisher's z with Bonett & Wright's standard error alone, used before, covered it in about 0.73
     (`benchmarks/agreement_coverage.py`): it is short where the labels' ranks happen to agree, and none at ρ 1."""
     rng = np.random.default_rng(3)
     world = population(rng, 0.97)
