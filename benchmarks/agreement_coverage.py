@@ -20,7 +20,8 @@ Each cell: the share of 95% intervals that cover the truth with its exact (Clopp
 replications, the share of samples given an interval (an undefined κ has none: counted as not covering), the mean
 width (for labels also split by whether the sentence warns that κ rests on fewer than `FEW_OTHER` labels off the
 person's most common score), and beside it the interval the product used before (a percentile bootstrap of the
-labels with κ undefined for a constant side; the panel's delete-one-input jackknife on Fisher's z).
+labels with κ undefined for a constant side; the panel's delete-one-input jackknife on Fisher's z; for ρ, Fisher's
+z with Bonett & Wright's standard error alone).
 Ends with one JSON line.
 """
 
@@ -38,7 +39,7 @@ import polars as pl
 from gradebench._judge.agreement import judge_agreement
 from gradebench._stats.kappa import kappa_of_sums, unit_sums, weighted_kappa
 from gradebench._stats.t import t_two_sided
-from gradebench._verdict.label_agreement import FEW_OTHER, agreement
+from gradebench._verdict.label_agreement import FEW_OTHER, agreement, spearman
 
 LEVEL = 0.95
 POPULATION = 200_000
@@ -87,9 +88,18 @@ def old_label_interval(judge: np.ndarray, human: np.ndarray, rng: np.random.Gene
     return float(lo), float(hi)
 
 
+def old_rho_interval(judge: np.ndarray, human: np.ndarray) -> tuple[float, float] | None:
+    """Fisher's z with Bonett & Wright's standard error on the labels, the product's ρ interval before (none for ±1)."""
+    rho = float(spearman(judge, human)[0])
+    if math.isnan(rho) or abs(rho) > 1 - 1e-9 or judge.size < 4:
+        return None
+    spread = 1.959963984540054 * math.sqrt((1 + rho**2 / 2) / (judge.size - 3))
+    return math.tanh(math.atanh(rho) - spread), math.tanh(math.atanh(rho) + spread)
+
+
 def label_cell(rng: np.random.Generator, world: np.ndarray, labels: int, replications: int) -> dict:
     true_kappa, true_rho = float(weighted_kappa(*world)[0]), population_rho(*world)
-    tally = Tally("kappa", "rho", "kappa_before")
+    tally = Tally("kappa", "rho", "kappa_before", "rho_before")
     split = {"few_other": Tally("kappa"), "enough_other": Tally("kappa")}
     for _ in range(replications):
         pick = rng.integers(0, world.shape[1], labels)
@@ -100,6 +110,7 @@ def label_cell(rng: np.random.Generator, world: np.ndarray, labels: int, replica
         split[few].add("kappa", found.kappa_lo, found.kappa_hi, true_kappa)
         tally.add("rho", found.spearman_lo, found.spearman_hi, true_rho)
         tally.add("kappa_before", *(old_label_interval(judge, human, rng) or (None, None)), true_kappa)
+        tally.add("rho_before", *(old_rho_interval(judge, human) or (None, None)), true_rho)
     out = {"true_kappa": round(true_kappa, 4), "true_rho": round(true_rho, 4), **tally.summary(replications)}
     for name, part in split.items():  # κ's coverage among the samples the sentence warns on, and the others
         if part.samples:

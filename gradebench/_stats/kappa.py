@@ -18,14 +18,15 @@ None for `kappa`) only when neither side varies (0 / 0). A side's variance at mo
 as none: it is what rounding leaves of sums of identical scores.
 
 `kappa_interval` is κ's confidence interval from per-unit sums (a unit is a label, or an input whose runs are alike):
-the hull of two intervals, each short where the other is not — a delete-one-unit jackknife on Fisher's z scale with
-Student's t at m − 1 degrees of freedom (Lin 1989's scale for the concordance coefficient), and a Bayesian bootstrap
-of the units (Rubin 1981) whose every draw also holds one pseudo-run of complete disagreement (κ −1 on its own: its
-squared disagreement twice chance's), weight g ~ Gamma(1), so a draw's κ is (W·κ_w − g) / (W + g) with W the draw's
-weight of runs. The jackknife and a bootstrap alone miss when a few labels happen to show none of the judge's rare
-big errors (a 10 for a wrong answer): the sample then looks like near-perfect agreement and its spread is near 0.
-The pseudo-run allows for the disagreement such a sample has not shown, as the rule of three does for a count of 0.
-Chosen by simulation over a percentile bootstrap, BCa, a studentized bootstrap and a pseudo-run of chance agreement
+the hull of two intervals (`gradebench._stats.hull`, which Spearman's ρ of labels shares), each short where the other
+is not — a delete-one-unit jackknife on Fisher's z scale with Student's t at m − 1 degrees of freedom (Lin 1989's
+scale for the concordance coefficient), and a Bayesian bootstrap of the units (Rubin 1981) whose every draw also holds
+one pseudo-run of complete disagreement (κ −1 on its own: its squared disagreement twice chance's), weight g ~
+Gamma(1), so a draw's κ is (W·κ_w − g) / (W + g) with W the draw's weight of runs. The jackknife and a bootstrap alone
+miss when a few labels happen to show none of the judge's rare big errors (a 10 for a wrong answer): the sample then
+looks like near-perfect agreement and its spread is near 0. The pseudo-run allows for the disagreement such a sample
+has not shown, as the rule of three does for a count of 0. Chosen by simulation over a percentile bootstrap, BCa, a
+studentized bootstrap and a pseudo-run of chance agreement
 (`benchmarks/agreement_coverage.py` prints the coverage measured, and where it falls short).
 """
 
@@ -37,7 +38,7 @@ from typing import Final
 import numpy as np
 from numpy.typing import ArrayLike
 
-from .t import t_two_sided
+from .hull import agreement_hull, bayes_weights, with_disagreement
 
 __all__ = ["FLAT", "INTERVAL_DRAWS", "kappa", "kappa_interval", "kappa_of_sums", "unit_sums", "weighted_kappa"]
 
@@ -46,7 +47,6 @@ FLAT: Final = 1e-9
 _DECIMALS = 12  # no −0.00 from rounding error where κ is 0
 INTERVAL_DRAWS: Final = 2000
 """Bayesian-bootstrap draws of `kappa_interval`."""
-_NEAR_ONE = 1 - 1e-9  # κ of ±1 is infinite on Fisher's z scale: held just inside
 
 
 def kappa_of_sums(
@@ -101,36 +101,14 @@ def unit_sums(a: ArrayLike, b: ArrayLike, units: ArrayLike | None = None) -> np.
 def kappa_interval(
     sums: np.ndarray, level: float, *, seed: int = 0, draws: int = INTERVAL_DRAWS
 ) -> tuple[float, float] | None:
-    """The ``level`` interval of κ from per-unit sums (`unit_sums`; the module docstring says how): None below 3
-    units, or when κ is undefined."""
+    """The ``level`` interval of κ from per-unit sums (`unit_sums`; the module docstring says how, and
+    `gradebench._stats.hull` the hull it takes): None below 3 units, or when κ is undefined."""
     m = sums.shape[1]
     total = sums.sum(axis=1)
     found = float(kappa_of_sums(*total))
     if m < 3 or math.isnan(found):
         return None
-    ends = [_bayes_interval(sums, level, seed, draws)]
-    left_one_out = kappa_of_sums(*(total[:, None] - sums))
-    if not np.isnan(left_one_out).any():  # undefined without some unit: the jackknife says nothing there
-        z = np.arctanh(np.clip(left_one_out, -_NEAR_ONE, _NEAR_ONE))
-        spread = math.sqrt((m - 1) / m * float(((z - z.mean()) ** 2).sum())) * t_two_sided(level, m - 1)
-        centre = math.atanh(max(-_NEAR_ONE, min(_NEAR_ONE, found)))
-        ends.append((math.tanh(centre - spread), math.tanh(centre + spread)))
-    kept = [e for e in ends if e is not None]
-    if not kept:
-        return None
-    return min(lo for lo, _ in kept), max(hi for _, hi in kept)
-
-
-def _bayes_interval(sums: np.ndarray, level: float, seed: int, draws: int) -> tuple[float, float] | None:
-    """The Bayesian bootstrap's equal-tailed interval, each draw with a pseudo-run of complete disagreement (the module
-    docstring); None when most draws leave κ undefined."""
-    rng = np.random.default_rng(seed)
-    weighted = rng.gamma(1.0, size=(draws, sums.shape[1])) @ sums.T  # (draws, 6)
-    runs = weighted[:, 0]
-    pseudo = rng.gamma(1.0, size=draws)  # the pseudo-run's weight
-    found = (kappa_of_sums(*weighted.T) * runs - pseudo) / (runs + pseudo)
-    kept = found[~np.isnan(found)]
-    if kept.size < draws // 2:
-        return None
-    lo, hi = np.quantile(kept, [(1 - level) / 2, (1 + level) / 2])
-    return float(lo), float(hi)
+    unit_weights, pseudo = bayes_weights(seed, draws, m)
+    weighted = unit_weights @ sums.T  # (draws, 6)
+    drawn = with_disagreement(kappa_of_sums(*weighted.T), weighted[:, 0], pseudo)
+    return agreement_hull(found, kappa_of_sums(*(total[:, None] - sums)), drawn, level)
