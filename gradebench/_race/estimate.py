@@ -27,6 +27,7 @@ from .._records.inputs import RaceInput
 from .._records.meta import ReportMeta
 from .._records.planted import ControlPlant
 from .._records.records import Run
+from .._report.page import pre
 from .._report.present import plural
 from .controls import control_price, judge_control, plants_of
 from .costs import JUDGE_OUTPUT_TOKENS, RunCost, run_costs
@@ -264,7 +265,9 @@ class Estimate:
         return "\n".join(lines)
 
     def _repr_html_(self) -> str:
-        return f"<pre>{self}</pre>"
+        # the text view escaped whole: entry names, judges and notes are untrusted text, and none reaches the page
+        # but through `pre`'s escaping
+        return pre(str(self))
 
 
 _SCHEMA = {
