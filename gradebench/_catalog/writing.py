@@ -8,7 +8,8 @@ from __future__ import annotations
 import argparse
 import datetime
 import shlex
-from collections.abc import Iterable, Mapping
+import warnings
+from collections.abc import Callable, Iterable, Mapping
 
 from .._base.errors import ConfigError
 from .._base.tomlfile import TomlTable, write_toml
@@ -94,8 +95,9 @@ def add_catalog_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentP
     return parser
 
 
-def catalog_command(args: argparse.Namespace) -> str:
-    """What ``gradebench catalog openrouter`` writes: the catalog TOML, its provenance in the opening comment."""
+def catalog_command(args: argparse.Namespace, *, warn: Callable[[str], None] | None = None) -> str:
+    """What ``gradebench catalog openrouter`` writes: the catalog TOML, its provenance in the opening comment; what
+    the model list held that was skipped goes to ``warn`` (default: a Python warning)."""
     grades = cli_grades(args.models, args.grade or [])
     of_grade = {model_id: grade for grade, ids in grades.items() for model_id in ids}
     pick: dict[str, str] = {}
@@ -111,9 +113,14 @@ def catalog_command(args: argparse.Namespace) -> str:
             pick[grade] = ids[0]
         if grade not in pick:
             raise ConfigError(f"grade {grade!r} has no pick: add --pick MODEL (one of {ids})", field="pick")
-    catalog, models = from_openrouter(
-        grades, pick=pick, ceiling=args.ceiling, base_url=args.base_url, api_key_env=args.api_key_env or None
-    )
+    with warnings.catch_warnings(record=warn is not None) as said:
+        warnings.simplefilter("always", UserWarning)
+        catalog, models = from_openrouter(
+            grades, pick=pick, ceiling=args.ceiling, base_url=args.base_url, api_key_env=args.api_key_env or None
+        )
+    for warning in said or []:
+        assert warn is not None  # recorded only when there is a warn to tell
+        warn(str(warning.message))
     when = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC")
     note = (
         f"A catalog of {len(catalog)} OpenRouter models, priced from {catalog.source} on {when}.\n"

@@ -83,3 +83,19 @@ def test_a_model_listed_twice_keeps_its_first_prices_and_says_so() -> None:
             catalog = gb.catalog_from_openrouter(GRADES, pick=PICK, base_url=api_base(server))
     gpt5 = catalog["openrouter/openai/gpt-5"]
     assert (gpt5.price_in, gpt5.price_out) == (1.25, 10.0)
+
+
+def test_the_command_says_what_it_skipped_and_writes_the_catalog(capsys: pytest.CaptureFixture[str]) -> None:
+    cheaper_later = OpenRouterModels.model("qwen/qwen3-32b", prompt="0.0000000001", completion="0.0000000001")
+    listed = [None, "a string", *LISTED, cheaper_later]
+    with served_in_a_thread(OpenRouterModels(listed)) as server:  # type: ignore[arg-type]
+        status = main(["catalog", "openrouter", "qwen/qwen3-32b", "--base-url", api_base(server)])
+    out, err = capsys.readouterr()
+    assert status == 0
+    assert err.splitlines() == [
+        f"gradebench: warning: {api_base(server)}/models: skipped 2 item(s) of the model list that are not a model "
+        "with an id",
+        f"gradebench: warning: {api_base(server)}/models: model(s) listed more than once, the first listing kept: "
+        "['qwen/qwen3-32b']",
+    ]
+    assert tomllib.loads(out)["entries"][0]["price_in"] == 0.1
