@@ -9,12 +9,14 @@ same entries.
 
 Only the models asked for are read from the list: a router elsewhere in it with a variable price (``"-1"``) or a shape
 of its own does not stop a catalog that does not name it. A model id the list lacks, or a price of a model asked for
-that is not a number, raises one `CatalogError` naming the model and the field.
+that is not a number, raises one `CatalogError` naming the model and the field. An item that is not a model with an id
+is skipped, and a model listed twice keeps its first listing: a warning says how many were skipped and names the ids.
 """
 
 from __future__ import annotations
 
 import difflib
+import warnings
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
@@ -94,7 +96,7 @@ class _ModelList(pydantic.BaseModel):
     # OpenRouter's response, not ours: every field but data is ignored, and each model is read only when asked for
     model_config = pydantic.ConfigDict(extra="ignore")
 
-    data: list[dict[str, Any]]
+    data: list[Any]  # an item that is not a model is skipped and counted, not a reason to refuse the list
 
 
 class _ListedModel(pydantic.BaseModel):
@@ -125,7 +127,23 @@ def fetch_models(base_url: str = DEFAULT_BASE_URL, *, timeout_s: float = FETCH_T
         raise CatalogError(
             f'{url}: not a model list ({{"data": [{{"id": ..., "pricing": {{...}}}}]}}): {where}: {msg}', path=url
         ) from None
-    return {item["id"]: item for item in listed.data if isinstance(item.get("id"), str)}
+    models: dict[str, dict[str, Any]] = {}
+    odd = 0
+    twice: list[str] = []
+    for item in listed.data:
+        if not isinstance(item, dict) or not isinstance(item.get("id"), str):
+            odd += 1
+        elif item["id"] in models:  # the first listing holds: a later one with other prices must not re-price it
+            twice.append(item["id"])
+        else:
+            models[item["id"]] = item
+    if odd:
+        warnings.warn(f"{url}: skipped {odd} item(s) of the model list that are not a model with an id", stacklevel=2)
+    if twice:
+        warnings.warn(
+            f"{url}: model(s) listed more than once, the first listing kept: {sorted(set(twice))}", stacklevel=2
+        )
+    return models
 
 
 def read_model(listed: Mapping[str, Any], *, source: str) -> OpenRouterModel:

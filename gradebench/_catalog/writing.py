@@ -7,65 +7,61 @@ from __future__ import annotations
 
 import argparse
 import datetime
-import json
-import re
 import shlex
-from collections.abc import Iterable, Mapping
+import warnings
+from collections.abc import Callable, Iterable, Mapping
 
 from .._base.errors import ConfigError
+from .._base.tomlfile import TomlTable, write_toml
 from .catalog import Catalog
 from .openrouter import DEFAULT_BASE_URL, DEFAULT_KEY_ENV, NAME_PREFIX, OpenRouterModel, from_openrouter
 
 __all__ = ["add_catalog_arguments", "catalog_command", "catalog_toml", "cli_grades"]
 
-_BARE_KEY = re.compile(r"[A-Za-z0-9_-]+")
-
 
 def catalog_toml(catalog: Catalog, models: Mapping[str, OpenRouterModel] | None = None, *, note: str = "") -> str:
     """The catalog as a TOML file `Catalog.load` reads back to the same entries: the fields an OpenRouter catalog
     sets (name, model, grade, base_url, api_key_env, prices, currency, family), with what the list said of each model
-    that no field holds (``models``) as a comment above it, and ``note`` as the file's opening comment."""
-    lines = [f"# {line}".rstrip() for line in note.splitlines()]
-    lines.append(f"grades = [{', '.join(_string(g) for g in catalog.grades)}]    # weakest to strongest")
-    lines.append(f"ceiling = {_string(catalog.ceiling_name)}    # the entry that judges")
-    lines += ["", "[picks]    # the pinned reference entry of each grade"]
-    lines += [f"{_key(grade)} = {_string(name)}" for grade, name in catalog.picks.items()]
+    that no field holds (``models``) as a comment above it, and ``note`` as the file's opening comment. Every value
+    and comment goes through `write_toml`, so nothing the list says (a display name with line breaks, quotes or
+    ``[[entries]]``) can add an entry or change a field."""
+    tables = [TomlTable("picks", dict(catalog.picks), comment="the pinned reference entry of each grade")]
     for entry in catalog.entries:
-        lines += ["", "[[entries]]"]
-        record = (models or {}).get(entry.model)
-        if record is not None:
-            lines.append(f"# {' · '.join(record.notes())}")
-        lines += [
-            f"name = {_string(entry.name)}",
-            f"model = {_string(entry.model)}",
-            f"grade = {_string(entry.grade)}",
-            f"base_url = {_string(entry.base_url)}",
-        ]
+        fields: dict[str, str | float] = {
+            "name": entry.name,
+            "model": entry.model,
+            "grade": entry.grade,
+            "base_url": entry.base_url,
+        }
         if entry.api_key_env:
-            lines.append(f"api_key_env = {_string(entry.api_key_env)}    # the variable's name, never the key")
-        if entry.price_in is not None:
-            lines.append(f"price_in = {_number(entry.price_in)}    # per 1M input tokens")
-        if entry.price_out is not None:
-            lines.append(f"price_out = {_number(entry.price_out)}    # per 1M output tokens")
-        if entry.price_cached_in is not None:
-            lines.append(f"price_cached_in = {_number(entry.price_cached_in)}    # per 1M input tokens read from cache")
-        lines.append(f"currency = {_string(entry.currency)}")
+            fields["api_key_env"] = entry.api_key_env
+        for key in ("price_in", "price_out", "price_cached_in"):
+            if getattr(entry, key) is not None:
+                fields[key] = float(getattr(entry, key))
+        fields["currency"] = entry.currency
         if entry.family:  # told from the model id (the vendor of vendor/model): who made it, for judge_family
-            lines.append(f"family = {_string(entry.family)}")
-    return "\n".join(lines) + "\n"
+            fields["family"] = entry.family
+        record = (models or {}).get(entry.model)
+        tables.append(
+            TomlTable(
+                "entries",
+                fields,
+                array=True,
+                comment=" · ".join(record.notes()) if record is not None else "",
+                comments=_FIELD_COMMENTS,
+            )
+        )
+    top = {"grades": list(catalog.grades), "ceiling": catalog.ceiling_name}
+    return write_toml(top, tables, comments=_TOP_COMMENTS, opening=note)
 
 
-def _string(text: str) -> str:
-    """A TOML basic string: JSON's escapes are TOML's, and DEL (which JSON leaves raw) is escaped too."""
-    return json.dumps(text, ensure_ascii=False).replace("\x7f", "\\u007f")
-
-
-def _key(text: str) -> str:
-    return text if _BARE_KEY.fullmatch(text) else _string(text)
-
-
-def _number(value: float) -> str:
-    return repr(float(value))  # repr round-trips exactly; prices are finite (checked when the entry was made)
+_TOP_COMMENTS = {"grades": "weakest to strongest", "ceiling": "the entry that judges"}
+_FIELD_COMMENTS = {
+    "api_key_env": "the variable's name, never the key",
+    "price_in": "per 1M input tokens",
+    "price_out": "per 1M output tokens",
+    "price_cached_in": "per 1M input tokens read from cache",
+}
 
 
 # ------------------------------------------------------------------------------------------------- the command line
@@ -99,8 +95,9 @@ def add_catalog_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentP
     return parser
 
 
-def catalog_command(args: argparse.Namespace) -> str:
-    """What ``gradebench catalog openrouter`` writes: the catalog TOML, its provenance in the opening comment."""
+def catalog_command(args: argparse.Namespace, *, warn: Callable[[str], None] | None = None) -> str:
+    """What ``gradebench catalog openrouter`` writes: the catalog TOML, its provenance in the opening comment; what
+    the model list held that was skipped goes to ``warn`` (default: a Python warning)."""
     grades = cli_grades(args.models, args.grade or [])
     of_grade = {model_id: grade for grade, ids in grades.items() for model_id in ids}
     pick: dict[str, str] = {}
@@ -116,9 +113,14 @@ def catalog_command(args: argparse.Namespace) -> str:
             pick[grade] = ids[0]
         if grade not in pick:
             raise ConfigError(f"grade {grade!r} has no pick: add --pick MODEL (one of {ids})", field="pick")
-    catalog, models = from_openrouter(
-        grades, pick=pick, ceiling=args.ceiling, base_url=args.base_url, api_key_env=args.api_key_env or None
-    )
+    with warnings.catch_warnings(record=warn is not None) as said:
+        warnings.simplefilter("always", UserWarning)
+        catalog, models = from_openrouter(
+            grades, pick=pick, ceiling=args.ceiling, base_url=args.base_url, api_key_env=args.api_key_env or None
+        )
+    for warning in said or []:
+        assert warn is not None  # recorded only when there is a warn to tell
+        warn(str(warning.message))
     when = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC")
     note = (
         f"A catalog of {len(catalog)} OpenRouter models, priced from {catalog.source} on {when}.\n"

@@ -302,7 +302,7 @@ def cmd_sim_serve(args: argparse.Namespace) -> int:
 def cmd_catalog(args: argparse.Namespace) -> int:
     from .._catalog.writing import catalog_command
 
-    sys.stdout.write(catalog_command(args))
+    sys.stdout.write(catalog_command(args, warn=lambda said: print(f"gradebench: warning: {said}", file=sys.stderr)))
     return 0
 
 

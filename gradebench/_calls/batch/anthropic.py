@@ -169,7 +169,10 @@ class AnthropicBatches:
     async def _send(self, method: str, url: str, body: Any = None) -> httpx2.Response:
         """One request with Anthropic's headers; 429, 5xx and 529 retried with backoff (``max_retries``), any
         other error raised with Anthropic's message."""
-        headers = {"x-api-key": self.entry.api_key(), "anthropic-version": ANTHROPIC_VERSION}
+        headers = {"anthropic-version": ANTHROPIC_VERSION}
+        # the key goes only to the entry's own origin: a results_url elsewhere is the provider's to sign, not our key's
+        if _origin(url) == _origin(self.base):
+            headers["x-api-key"] = self.entry.api_key()
         for attempt in range(self.entry.max_retries + 1):
             response = await self.http.request(method, url, json=body, headers=headers, timeout=self.entry.timeout_s)
             if response.status_code < 400:
@@ -182,6 +185,12 @@ class AnthropicBatches:
             request=response.request,
             response=response,
         )
+
+
+def _origin(url: str) -> tuple[str, str, int | None]:
+    """Scheme, host and port of ``url`` (the port None when it is the scheme's default)."""
+    parsed = httpx2.URL(url)
+    return parsed.scheme.lower(), parsed.host.lower(), parsed.port
 
 
 def _message(response: httpx2.Response) -> str:
