@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import httpx2
 import polars as pl
@@ -57,3 +58,30 @@ async def test_nan_or_infinity_in_usage_keeps_the_answer_with_usage_unknown_and_
         again = await race(answering(), cat, tmp_path, candidates=list(ODD))  # the paid answers were stored
         assert {model: len(endpoints[model].bodies) for model, _, _ in ODD.values()} == sent
         assert all(rows(again, name)[0]["cached"] for name in ODD)
+
+
+async def test_a_job_on_seat_openai_gets_its_answer_whatever_the_usage_said(tmp_path: Path) -> None:
+    async def job(input: dict[str, Any], seat: gb.Seat) -> str:
+        """Answer the customer's question, streamed, as a user's own openai code does."""
+        stream = await seat.openai.chat.completions.create(
+            model="gpt-4o-mini",
+            messages=[{"role": "user", "content": input["question"]}],
+            stream=True,
+            stream_options={"include_usage": True},
+        )
+        return "".join([c.choices[0].delta.content or "" async for c in stream if c.choices])
+
+    endpoints = {model: OpenAIEndpoint(lambda b, r, f=f, w=w: usage_sent_as(f, w)) for model, f, w in ODD.values()}
+    endpoints |= {
+        "ref-1": OpenAIEndpoint(lambda b, r: OpenAIEndpoint.completion("Yes.")),
+        "judge-1": JudgeEndpoint("schema"),
+    }
+    async with serve(endpoints) as base_url:
+        odd = [entry(name, model, base_url) for name, (model, _, _) in ODD.items()]
+        cat = catalog(base_url, entry("acme/ref", "ref-1", base_url), *odd, reference="acme/ref")
+        report = await race(job, cat, tmp_path, candidates=list(ODD))
+        for name in ODD:
+            (run,) = rows(report, name)
+            assert run["ok"], run["error"]
+            assert json.loads(run["output"]) == "Yes, it can be refunded." and run["cost"] is None
+            assert diagnostics(report, "usage_not_finite", name)
