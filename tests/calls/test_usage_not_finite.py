@@ -13,8 +13,10 @@ import polars as pl
 
 import gradebench as gb
 
-from ..loopback import answering, catalog, diagnostics, entry, race, rows
-from ..providers import JudgeEndpoint, OpenAIEndpoint, serve
+from ..batch_providers import OpenAIBatchAPI
+from ..loopback import answering, answers, catalog, diagnostics, entry, race, rows
+from ..providers import Fleet, JudgeEndpoint, OpenAIEndpoint, serve
+from .test_batch_shapes import ask, one_question_catalog, openai_judge, serving
 
 
 def usage_sent_as(field: str, word: str) -> httpx2.Response:
@@ -85,3 +87,23 @@ async def test_a_job_on_seat_openai_gets_its_answer_whatever_the_usage_said(tmp_
             assert run["ok"], run["error"]
             assert json.loads(run["output"]) == "Yes, it can be refunded." and run["cost"] is None
             assert diagnostics(report, "usage_not_finite", name)
+
+
+async def test_a_batch_results_line_with_infinity_in_usage_keeps_its_verdict(tmp_path: Path) -> None:
+    def judge(body: dict[str, Any]) -> tuple[int, dict[str, Any]]:
+        status, answer = openai_judge(body)
+        answer["usage"]["completion_tokens"] = float("inf")  # written to the results file as the word Infinity
+        return status, answer
+
+    fleet = Fleet({"ref-1": OpenAIEndpoint(answers()), "alt-1": OpenAIEndpoint(answers())})
+    async with serving(OpenAIBatchAPI(fleet, judge)) as base_url:
+        report = await ask(one_question_catalog(base_url), tmp_path, judge_batch=True)
+    candidates = report.runs.filter(pl.col("role") == "candidate")
+    assert (
+        candidates.height == 12
+        and candidates["judge_error"].is_null().all()
+        and candidates["accuracy"].is_not_null().all()
+    )
+    assert candidates["judge_cost"].is_null().all()  # unknown, not 0
+    (said,) = diagnostics(report, "usage_not_finite", "judge/oracle")
+    assert "completion_tokens=Infinity" in said["detail"]
