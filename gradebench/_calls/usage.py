@@ -5,7 +5,9 @@ input) and ``completion_tokens_details.reasoning_tokens`` (part of the output). 
 (OpenRouter's ``usage.cost``, a LiteLLM proxy's `LITELLM_COST_HEADER`) is the call's cost; otherwise the entry's price
 table gives it (the catalog's prices, or genai-prices' for an entry that names its provider), and ``price_source``
 says which. An answer that came in a batch is priced at the entry's batch price (`Entry.batch_price_source`).
-A number the answer does not give stays None: unknown is never 0.
+A number the answer does not give stays None: unknown is never 0. A usage holding NaN or Infinity anywhere (Python's
+json reads both) is unknown as a whole, its tokens and its cost: the answer is kept, and the report's
+``usage_not_finite`` diagnostic names the fields.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from typing import Any
 
 from .._base.vocab import CostSource, PriceSource
 from .._catalog.catalog import Entry
+from .._records.call import non_finite_usage
 
 __all__ = ["LITELLM_COST_HEADER", "Usage", "number", "read_usage"]
 
@@ -74,7 +77,8 @@ def read_usage(entry: Entry, body: Mapping[str, Any], header_cost: float | None,
     """The tokens and cost an answer reports (``body`` parsed; ``header_cost`` from a response header, or None;
     ``batch``: the answer came in a batch)."""
     usage = body.get("usage")
-    usage = usage if isinstance(usage, dict) else {}
+    # one figure that is not a number makes the others doubtful too: none of them is taken
+    usage = usage if isinstance(usage, dict) and not non_finite_usage(body) else {}
     tin, tout = _count(usage.get("prompt_tokens")), _count(usage.get("completion_tokens"))
     cached = _detail(usage, "prompt_tokens_details", "cached_tokens")
     reasoning = _detail(usage, "completion_tokens_details", "reasoning_tokens")

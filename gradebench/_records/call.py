@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import math
 import sys
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -23,7 +24,7 @@ from .codec import Columns, dumps, pack, unpack
 from .fields import as_member
 from .spool import Packed
 
-__all__ = ["BODY_COLUMNS", "CALLS_SCHEMA", "CALL_FACTS_SCHEMA", "Call", "answer_key"]
+__all__ = ["BODY_COLUMNS", "CALLS_SCHEMA", "CALL_FACTS_SCHEMA", "Call", "answer_key", "non_finite_usage"]
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -150,6 +151,9 @@ class Call:
         row["answered"] = self.answered
         keyed = self.role is Role.CANDIDATE and self.generation_id is not None and self.answered
         row["answer"] = answer_key(self.message) if keyed else None
+        # read only for an answered call without usage (rare): the body is parsed for nothing else here
+        unreadable = non_finite_usage(self.response) if self.answered and not self.has_usage else []
+        row["usage_not_finite"] = ", ".join(unreadable) or None
         return row
 
     @classmethod
@@ -174,11 +178,34 @@ CALLS_SCHEMA: dict[str, pl.DataType] = _CALL.schema
 BODY_COLUMNS = ("request", "response", "tool_results")
 """The columns of ``calls`` that hold a call's bodies: the bulk of a report, left out of `CALL_FACTS_SCHEMA`."""
 _CALL_FACTS = Columns(Call, [c.attr for c in _CALL.columns if c.name not in BODY_COLUMNS])
-CALL_FACTS_SCHEMA: dict[str, pl.DataType] = {**_CALL_FACTS.schema, "answered": pl.Boolean(), "answer": pl.String()}
+CALL_FACTS_SCHEMA: dict[str, pl.DataType] = {
+    **_CALL_FACTS.schema,
+    "answered": pl.Boolean(),
+    "answer": pl.String(),
+    "usage_not_finite": pl.String(),
+}
 """One row per model call without its bodies, what the report's own checks read (a frame of 200,000 runs' calls
-holds every transcript twice over): ``answered`` (a response came), and ``answer``, what a candidate's generation
+holds every transcript twice over): ``answered`` (a response came), ``answer``, what a candidate's generation
 said (its content and tool calls as JSON text) when it has a generation id, to tell two generations under one id
-apart."""
+apart, and ``usage_not_finite``, the usage fields the response sent as NaN or Infinity (``prompt_tokens=Infinity``,
+comma-separated; None when there were none): that call's usage is unknown."""
+
+
+def non_finite_usage(body: Any) -> list[str]:
+    """The numbers in a response body's ``usage`` (nested details included) that are NaN or ±Infinity, as
+    ``name=value``: Python's json reads those words, and no count or cost can be one."""
+    usage = body.get("usage") if isinstance(body, Mapping) else None
+    found: list[str] = []
+
+    def walk(value: Any, name: str) -> None:
+        if isinstance(value, Mapping):
+            for key, inner in value.items():
+                walk(inner, f"{name}.{key}" if name else str(key))
+        elif isinstance(value, float) and not math.isfinite(value):
+            found.append(f"{name}={json.dumps(value)}")
+
+    walk(usage, "")
+    return found
 
 
 def answer_key(message: Mapping[str, Any]) -> str:

@@ -7,6 +7,8 @@ Kinds (one row each, ordered by kind then entry):
 - ``refused``: a model refused in the run, or the provider's content filter stopped an answer (the refusal is in the
   transcript the judge reads);
 - ``no_usage``: an entry's calls came back without token usage: their tokens and cost are unknown, not 0;
+- ``usage_not_finite``: an entry's calls came back with NaN or Infinity in their usage (named, with the count): the
+  answers are kept, their tokens and cost are unknown;
 - ``price_mismatch``: the provider's reported cost differs from the entry's price table (a stale price);
 - ``zero_score_nonempty``: the judge scored 0 a non-empty output (often an answer-extraction problem);
 - ``judge_error``: no valid verdict; ``judge_fallback``: verdicts read from prose (one row per entry, with the count,
@@ -175,6 +177,19 @@ def _identical(candidates: pl.DataFrame, found: list[dict[str, Any]]) -> None:
 def _usage(calls: pl.DataFrame, found: list[dict[str, Any]]) -> None:
     """Per entry: calls without usage (unknown tokens and cost), and provider costs the price table disagrees with."""
     answered = calls.filter(pl.col("answered"))
+    not_finite = answered.filter(pl.col("usage_not_finite").is_not_null())
+    for row in (
+        not_finite.group_by("entry", maintain_order=True)
+        .agg(pl.len(), pl.col("usage_not_finite").unique(maintain_order=True))
+        .iter_rows(named=True)
+    ):
+        n, fields = row["len"], "; ".join(row["usage_not_finite"])
+        detail = (
+            f"{n} call{'s' * (n != 1)} reported usage that is not a number ({fields}): the answers are kept, their "
+            "tokens and cost are unknown (null), not 0; cost figures for this entry are unknown"
+        )
+        found.append({"kind": "usage_not_finite", "entry": row["entry"], "run_id": None, "detail": detail})
+    answered = answered.filter(pl.col("usage_not_finite").is_null())  # said above, not again as no usage
     missing = answered.filter(pl.col("input_tokens").is_null() | pl.col("output_tokens").is_null())
     for row in missing.group_by("entry", maintain_order=True).len().iter_rows(named=True):
         n = row["len"]

@@ -9,7 +9,9 @@ mid-write leaves the last complete file, never half of one).
 **Pass/fail.** A label may be ``"pass"`` or ``"fail"`` (or ``True``/``False`` in a ``passed`` column) instead of a
 number: it counts `PASS_SCORE` (10) or `FAIL_SCORE` (0) on the judge's scale, and ``passed`` keeps what was said.
 The label-corrected verdict then compares pass rates ×10 (a margin of 1 point is 10 points of pass rate), and κ
-compares the judge's 0..10 with the person's two ends.
+compares the judge's 0..10 with the person's two ends. One set of labels is on one scale: labels that mix pass/fail
+with 0..10 scores are refused, naming the runs on each (a pass is not a 10 a person chose; to count pass/fail as
+scores, write them as 10 and 0).
 
 **Duplicates.** A frame or mapping that labels a run twice is refused, naming the runs (which row is right is not
 ours to guess); `HumanLabels.added` on a run already labelled replaces its label (a person who answers again has
@@ -253,12 +255,25 @@ def _validated(df: pl.DataFrame, source: str) -> pl.DataFrame:
                     f"{source}: run_id {run_id!r} has 'passed' {passed} but 'score' {score:g}: a pass scores "
                     f"{PASS_SCORE:g} and a fail {FAIL_SCORE:g}"
                 )
+    _one_scale(run_ids, said, source)
     labeller = df["labeller"].cast(pl.String).to_list() if "labeller" in df.columns else [None] * len(ids)
     at = _times(df, source)
     return pl.DataFrame(
         {"run_id": run_ids, "score": scores, "passed": said, "labeller": labeller, "labelled_at": at},
         schema=LABELS_SCHEMA,
     )
+
+
+def _one_scale(run_ids: list[str], said: list[bool | None], source: str) -> None:
+    """Refuse labels that mix pass/fail with 0..10 scores, naming the runs on each scale."""
+    pass_fail = [i for i, s in zip(run_ids, said, strict=True) if s is not None]
+    scored = [i for i, s in zip(run_ids, said, strict=True) if s is None]
+    if pass_fail and scored:
+        raise ValueError(
+            f"{source}: labels mix two scales: run_id {_few(pass_fail)} labelled pass/fail ({len(pass_fail)}) and "
+            f"run_id {_few(scored)} scored 0 to 10 ({len(scored)}); keep one scale a set of labels (to count a pass "
+            f"as {PASS_SCORE:g} and a fail as {FAIL_SCORE:g}, write them as those scores)"
+        )
 
 
 def _times(df: pl.DataFrame, source: str) -> list[datetime | None]:

@@ -40,13 +40,13 @@ def test_labels_from_a_frame_a_mapping_and_pass_fail() -> None:
     df = pl.DataFrame({"run_id": ["a", "b", "c"], "score": [7.0, 10.0, 0.5], "labeller": ["ann", None, "bo"]})
     labels = gb.HumanLabels(df)
     assert labels.frame.schema == LABELS_SCHEMA and labels.scores == {"a": 7.0, "b": 10.0, "c": 0.5}
-    mixed = gb.HumanLabels.from_scores({"a": "pass", "b": "FAIL", "c": 3, "d": True, "e": False})
-    assert mixed.scores == {"a": 10.0, "b": 0.0, "c": 3.0, "d": 10.0, "e": 0.0}
-    assert mixed.frame["passed"].to_list() == [True, False, None, True, False]
+    said = gb.HumanLabels.from_scores({"a": "pass", "b": "FAIL", "d": True, "e": False})
+    assert said.scores == {"a": 10.0, "b": 0.0, "d": 10.0, "e": 0.0}
+    assert said.frame["passed"].to_list() == [True, False, True, False]
     passed = gb.HumanLabels(pl.DataFrame({"run_id": ["a", "b"], "passed": [True, False]}))
     assert passed.scores == {"a": label_rules.PASS_SCORE, "b": label_rules.FAIL_SCORE}
-    spreadsheet = gb.HumanLabels(pl.DataFrame({"run_id": ["a", "b"], "score": ["7", " pass "]}))
-    assert spreadsheet.scores == {"a": 7.0, "b": 10.0}
+    spreadsheet = gb.HumanLabels(pl.DataFrame({"run_id": ["a", "b"], "score": ["7", " 9.5 "]}))
+    assert spreadsheet.scores == {"a": 7.0, "b": 9.5}
     assert gb.HumanLabels.from_scores({"a": np.int64(3), "b": np.float64(4.5)}).scores == {"a": 3.0, "b": 4.5}
     assert len(gb.HumanLabels()) == 0 and gb.HumanLabels().frame.schema == LABELS_SCHEMA
 
@@ -73,6 +73,42 @@ def test_a_bad_label_is_refused_naming_the_field_and_the_run(frame: dict, messag
         gb.HumanLabels(pl.DataFrame(frame, strict=False), source="sheet.xlsx")
 
 
+MIXED = r"labels mix two scales: run_id {} labelled pass/fail \({}\) and run_id {} scored 0 to 10 \({}\)"
+
+
+@pytest.mark.parametrize(
+    ("labels", "message"),
+    [
+        (lambda: gb.HumanLabels.from_scores({"a": "pass", "b": 7, "c": "fail"}), MIXED.format("'a', 'c'", 2, "'b'", 1)),
+        (
+            lambda: gb.HumanLabels(pl.DataFrame({"run_id": ["a", "b", "c"], "score": ["7", " pass ", "3"]})),
+            MIXED.format("'b'", 1, "'a', 'c'", 2),
+        ),
+        (lambda: gb.HumanLabels.from_scores({"a": 3, "b": 4}).added("c", True), MIXED.format("'c'", 1, "'a', 'b'", 2)),
+        (lambda: gb.HumanLabels.from_scores({"a": "pass"}).added("b", 10), MIXED.format("'a'", 1, "'b'", 1)),
+        (
+            lambda: gb.HumanLabels(
+                pl.DataFrame({"run_id": ["a", "b"], "score": [10.0, 10.0], "passed": [True, None]})
+            ),  # a file written before labels kept to one scale
+            MIXED.format("'a'", 1, "'b'", 1),
+        ),
+    ],
+)
+def test_labels_mixing_pass_fail_with_scores_are_refused_naming_the_runs_on_each_scale(labels, message) -> None:
+    with pytest.raises(ValueError, match=message):
+        labels()
+
+
+def test_a_panel_asking_pass_fail_refuses_to_add_to_a_file_of_scores(tmp_path: Path) -> None:
+    report = BenchmarkReport(build_runs(), META)
+    path = tmp_path / LABELS_FILE
+    LabelPanel(report, path, n=4, seed=2).answer(5)
+    first = gb.HumanLabels.read(path)
+    with pytest.raises(ValueError, match="labels mix two scales"):
+        LabelPanel(report, path, n=4, seed=2, scale="pass/fail").answer("pass")
+    assert gb.HumanLabels.read(path) == first  # nothing written
+
+
 def test_relabelling_a_run_keeps_the_latest_answer() -> None:
     at = datetime(2026, 11, 30, 9, tzinfo=UTC)
     labels = gb.HumanLabels.from_scores({"a": 3, "b": 4}).added("a", 8, labeller="ann", at=at)
@@ -90,7 +126,7 @@ def test_relabelling_a_run_keeps_the_latest_answer() -> None:
 
 def test_labels_round_trip_a_file_written_atomically(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     path = tmp_path / "out" / LABELS_FILE
-    labels = gb.HumanLabels.from_scores({"a": 3, "b": "pass"}).added("c", 6.5, labeller="ann")
+    labels = gb.HumanLabels.from_scores({"a": 3, "b": 10}).added("c", 6.5, labeller="ann")
     assert labels.write(path) == path
     again = gb.HumanLabels.read(path)
     assert again == labels and again.frame.schema == LABELS_SCHEMA
