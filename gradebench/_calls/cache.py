@@ -65,14 +65,18 @@ def default_cache_dir() -> Path:
 
 
 class _ReadOnly:
-    """A diskcache folder opened read-only (sqlite's ``immutable`` mode): what `CallCache` reads when it may not
-    write. Values are decoded by diskcache's own `diskcache.Disk`, so they read exactly as the cache stored them."""
+    """A diskcache folder opened read-only: what `CallCache` reads when it may not write. Values are decoded by
+    diskcache's own `diskcache.Disk`, so they read exactly as the cache stored them.
+
+    sqlite's ``mode=ro`` comes first: it reads the write-ahead log too, where the answers of a cache still open (in
+    this process or another) wait for their checkpoint. ``immutable`` — which reads the database file alone — is the
+    fallback for a folder where even the log's index cannot be opened (a closed cache has no log left to miss)."""
 
     eviction_policy = "none"
 
     def __init__(self, directory: Path):
         self._disk = diskcache.Disk(str(directory))
-        self._db = sqlite3.connect(f"file:{directory / 'cache.db'}?immutable=1", uri=True, check_same_thread=False)
+        self._db = _connect_read_only(directory / "cache.db")
 
     def get(self, key: str) -> Any:
         row = self._db.execute("SELECT mode, filename, value FROM Cache WHERE key = ? AND raw = 1", (key,)).fetchone()
@@ -83,6 +87,15 @@ class _ReadOnly:
 
     def close(self) -> None:
         self._db.close()
+
+
+def _connect_read_only(db: Path) -> sqlite3.Connection:
+    try:
+        con = sqlite3.connect(f"file:{db}?mode=ro", uri=True, check_same_thread=False)
+        con.execute("SELECT COUNT(*) FROM Cache").fetchone()  # the log is opened on the first read
+        return con
+    except sqlite3.OperationalError:
+        return sqlite3.connect(f"file:{db}?immutable=1", uri=True, check_same_thread=False)
 
 
 _SQLITE_MEMORY = {"sqlite_mmap_size": 0, "sqlite_cache_size": 2**11}
