@@ -12,8 +12,10 @@ What a user can rely on:
   commits the writes gathered, so a process killed with ``kill -9`` loses only the answers of its last moments), and at
   once when a session closes (a race that ends, fails or is stopped).
 - **Errors that say what to do.** A cache that cannot be opened (not a cache, a corrupt file) raises a `CacheError`
-  naming the folder; a read-only one is read, and nothing is written to it (a fully cached race is served from it);
-  a full disk is said once, and the race goes on (the report is still made) with the answers it could not store.
+  naming the folder; a read-only one is read, and nothing is written to it (a fully cached race is served from it,
+  also while the process that filled it still holds it open); a disk that fills during a race is said once, and the
+  race goes on (the report is still made) with the answers it could not store; a cache on a disk full when it is
+  opened is opened read-only, saying why, and serves what it holds.
 - **One race at a time per benchmark.** `CallCache.hold` keeps two processes from racing the same benchmark on one
   cache at once: the second waits, then is served from the cache, so both pay once and report the same rows.
 """
@@ -22,6 +24,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import errno
 import logging
 import os
 import sqlite3
@@ -138,6 +141,15 @@ class CallCache:
             # write (a query each) finds nothing, always
             return diskcache.Cache(str(self.directory), eviction_policy="none", cull_limit=0, **_SQLITE_MEMORY)
         except (sqlite3.OperationalError, PermissionError, OSError) as exc:
+            if (self.directory / "cache.db").is_file() and _disk_full(exc):
+                self.read_only = True
+                log.warning(
+                    "the cache at %s cannot be written: the disk is full (%s); answers are read from it, none is "
+                    "stored — free some space so a rerun need not pay for the new ones again",
+                    self.directory,
+                    exc,
+                )
+                return self._read_only(exc)
             if (self.directory / "cache.db").is_file() and _read_only_folder(self.directory, exc):
                 self.read_only = True
                 log.warning("the cache at %s is read-only: answers are read from it, none is stored", self.directory)
@@ -286,3 +298,14 @@ def _read_only_folder(directory: Path, exc: BaseException) -> bool:
     if "readonly" in str(exc):
         return True
     return not (os.access(directory, os.W_OK) and os.access(directory / "cache.db", os.W_OK))
+
+
+_SQLITE_FULL = 13
+"""sqlite's result code for a write refused because the disk (or the database's size limit) is full."""
+
+
+def _disk_full(exc: BaseException) -> bool:
+    """Whether a failure to open a cache folder is that its disk is full (the cache is still there to be read)."""
+    if isinstance(exc, sqlite3.Error):
+        return getattr(exc, "sqlite_errorcode", None) == _SQLITE_FULL or "disk is full" in str(exc)
+    return isinstance(exc, OSError) and exc.errno == errno.ENOSPC
