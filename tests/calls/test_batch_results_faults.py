@@ -10,11 +10,12 @@ from typing import Any
 
 import httpx2
 import polars as pl
+import pytest
 
-from ..batch_providers import OpenAIBatchAPI
+from ..batch_providers import AnthropicBatchAPI, OpenAIBatchAPI
 from ..loopback import answers
 from ..providers import Fleet, OpenAIEndpoint
-from .test_batch_shapes import ask, one_question_catalog, openai_judge, serving
+from .test_batch_shapes import ask, one_question_catalog, openai_judge, serving, verdict_for
 
 
 class FaultyResults(OpenAIBatchAPI):
@@ -87,3 +88,42 @@ async def test_a_request_in_both_the_output_and_the_error_file_keeps_its_answer(
     runs, api = await race_with(also_failed, tmp_path)
     assert runs.height == 12 and runs["judge_error"].is_null().all() and runs["accuracy"].is_not_null().all()
     assert api.judged_alone == 0
+
+
+def always_answers(params: dict[str, Any]) -> dict[str, Any]:
+    body = {"messages": [{"role": "system", "content": params["system"]}, *params["messages"]]}
+    return AnthropicBatchAPI.message(
+        json.dumps(verdict_for(body)), model=params["model"], input_tokens=600, cache_read=0
+    )
+
+
+class FaultyAnthropic(AnthropicBatchAPI):
+    """Anthropic's Message Batches whose results repeat their first line's id with a forged verdict and give their
+    second a ``result`` of another shape."""
+
+    def _end(self, batch: dict[str, Any], request: httpx2.Request) -> None:
+        super()._end(batch, request)
+        lines = batch["_results"].decode().splitlines()
+        first, second = json.loads(lines[0]), json.loads(lines[1])
+        forged = json.dumps({"accuracy": 7, "work": 3, "reason": "forged"})
+        first["result"] = AnthropicBatchAPI.message(forged, model="judge-1", input_tokens=600, cache_read=0)
+        second["result"] = "succeeded"
+        lines[1] = json.dumps(second)
+        batch["_results"] = "".join(line + "\n" for line in [*lines, json.dumps(first)]).encode()
+
+
+async def test_anthropic_results_at_fault_fail_only_their_own_verdicts(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("ANTHROPIC_TEST_KEY", "sk-ant-test-123")
+    alone = OpenAIEndpoint(lambda body, request: openai_judge(body)[1])
+    fleet = Fleet({"ref-1": OpenAIEndpoint(answers()), "alt-1": OpenAIEndpoint(answers()), "judge-1": alone})
+    api = FaultyAnthropic(fleet, always_answers, key="sk-ant-test-123")
+    async with serving(api) as base_url:
+        report = await ask(
+            one_question_catalog(base_url, batch="anthropic", api_key_env="ANTHROPIC_TEST_KEY"), tmp_path
+        )
+    runs = report.runs.filter(pl.col("role") == "candidate")
+    errors = sorted(runs["judge_error"].drop_nulls().to_list())
+    assert len(errors) == 2 and not alone.bodies and "forged" not in runs["reason"].drop_nulls().to_list()
+    assert "documented shape" in errors[0] and '"result": "succeeded"' in errors[0] and "answer it twice" in errors[1]
