@@ -22,7 +22,7 @@ import httpx2
 
 from ..._catalog.catalog import Entry
 from ..admission import backoff_s
-from .api import BatchState, LineResult, read_jsonl
+from .api import BatchState, LineResult, merge_results
 
 __all__ = ["ANTHROPIC_VERSION", "AnthropicBatches", "chat_completion", "messages_params"]
 
@@ -157,14 +157,9 @@ class AnthropicBatches:
         )
 
     async def results(self, state: BatchState, custom_ids: Iterable[str]) -> list[LineResult]:
-        found: dict[str, LineResult] = {}
         url = state.files[0] if state.files else None
-        if url:
-            text = (await self._send("GET", url)).text
-            for line in read_jsonl(text, f"batch {state.id}, {url}"):
-                result = _anthropic_line(line)
-                found[result.custom_id] = result
-        return [found.get(c) or LineResult(custom_id=c, error="not in the batch's results") for c in custom_ids]
+        files = [(f"batch {state.id}, {url}", (await self._send("GET", url)).text)] if url else []
+        return merge_results(files, _anthropic_line, custom_ids, "not in the batch's results")
 
     async def _send(self, method: str, url: str, body: Any = None) -> httpx2.Response:
         """One request with Anthropic's headers; 429, 5xx and 529 retried with backoff (``max_retries``), any

@@ -18,7 +18,8 @@ server error: `LineResult.resend`).
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping, Sequence
+import re
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final, Protocol
 
@@ -26,7 +27,7 @@ import openai
 
 from ..._catalog.catalog import Entry
 
-__all__ = ["BatchAPI", "BatchState", "LineResult", "OpenAIBatches", "RESENT_STATUSES", "batch_api_of", "read_jsonl"]
+__all__ = ["BatchAPI", "BatchState", "LineResult", "OpenAIBatches", "RESENT_STATUSES", "batch_api_of", "merge_results"]
 
 RESENT_STATUSES = frozenset({408, 409, 429})
 """Statuses of a batched request that never really ran (with every 5xx): it is sent again, as a request sent alone
@@ -81,12 +82,15 @@ class LineResult:
     """The HTTP status the request was answered with; None when it never ran."""
     error: str | None = None
     """The provider's word on why it was not answered."""
+    unreadable: bool = False
+    """True when what the results say of it cannot be trusted (a broken line, two answers): the verdict fails with
+    ``error``, and it is not sent again (it may have been paid)."""
 
     @property
     def resend(self) -> bool:
         """True when the request never really ran (expired, cancelled, a server error or a rate limit inside the
         batch): it is sent again, not failed."""
-        if self.body is not None:
+        if self.body is not None or self.unreadable:
             return False
         return self.status is None or self.status >= 500 or self.status in RESENT_STATUSES
 
@@ -121,20 +125,77 @@ class BatchAPI(Protocol):
         ...
 
 
-def read_jsonl(text: str, where: str) -> list[dict[str, Any]]:
-    """The objects of a JSON Lines text; a line that is not one raises a `ValueError` naming ``where``."""
-    found = []
-    for number, line in enumerate(text.split("\n"), start=1):
-        if not line.strip():
-            continue
-        try:
-            value = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise ValueError(f"{where}: line {number} is not JSON: {exc.msg}") from None
-        if not isinstance(value, dict):
-            raise ValueError(f"{where}: line {number} is not a JSON object")
-        found.append(value)
-    return found
+_NAMED_ID = re.compile(r'"custom_id"\s*:\s*"([^"\\]{1,200})"')
+"""A ``custom_id`` in a line that cannot be read otherwise, so the broken line fails its own request."""
+QUOTED_CHARS = 200
+"""How much of a broken results line its verdict's error quotes."""
+
+
+def merge_results(
+    files: Iterable[tuple[str, str]],
+    read: Callable[[Mapping[str, Any]], LineResult],
+    custom_ids: Iterable[str],
+    missing: str,
+) -> list[LineResult]:
+    """What became of each of ``custom_ids``, from the JSON Lines ``files`` (where, text) read line by line with
+    ``read``. A line that cannot be read fails only the request it names, quoted (one it does not name fails every
+    request the results leave out, rather than send them again); two answers for one id fail it; an answer beats an
+    error line for the same id (it ran: never sent again). A request nothing mentions gets ``missing`` (sent again)."""
+    found: dict[str, LineResult] = {}
+    anonymous: list[str] = []  # broken lines that name no request
+    for where, text in files:
+        for number, line in enumerate(text.split("\n"), start=1):
+            if not line.strip():
+                continue
+            result = _read_line(line, read)
+            if isinstance(result, str):
+                more = " ..." if len(line) > QUOTED_CHARS else ""
+                quoted = f"{where}: line {number} {result}: {line[:QUOTED_CHARS]!r}{more}"
+                named = _NAMED_ID.search(line)
+                if named is None:
+                    anonymous.append(quoted)
+                    continue
+                result = LineResult(custom_id=named.group(1), error=quoted, unreadable=True)
+            found[result.custom_id] = _merged(found.get(result.custom_id), result)
+    unnamed = f"the results have lines naming no request: {'; '.join(anonymous[:3])}" if anonymous else None
+    return [
+        found.get(c)
+        or (
+            LineResult(custom_id=c, error=unnamed, unreadable=True)
+            if unnamed
+            else LineResult(custom_id=c, error=missing)
+        )
+        for c in custom_ids
+    ]
+
+
+def _read_line(line: str, read: Callable[[Mapping[str, Any]], LineResult]) -> LineResult | str:
+    """One results line as ``read`` reads it, or why it cannot be read."""
+    try:
+        value = json.loads(line)
+    except json.JSONDecodeError as exc:
+        return f"is not JSON ({exc.msg})"
+    if not isinstance(value, dict) or not isinstance(value.get("custom_id"), str):
+        return "is not an object with a custom_id"
+    try:
+        return read(value)
+    except (AttributeError, TypeError, ValueError, KeyError) as exc:  # a field of another type than documented
+        return f"is not in the documented shape ({type(exc).__name__}: {exc})"
+
+
+def _merged(before: LineResult | None, now: LineResult) -> LineResult:
+    """What two lines for one request say together."""
+    if before is None or (before.resend and not now.resend):
+        return now
+    if before.unreadable or now.unreadable:
+        return before if before.unreadable else now
+    if before.body is not None and now.body is not None:
+        return LineResult(
+            custom_id=now.custom_id,
+            error="the results answer it twice: neither answer is trusted as its verdict",
+            unreadable=True,
+        )
+    return now if now.body is not None else before
 
 
 _DONE = frozenset({"completed", "expired", "cancelled", "failed"})
@@ -190,17 +251,11 @@ class OpenAIBatches:
         )
 
     async def results(self, state: BatchState, custom_ids: Iterable[str]) -> list[LineResult]:
-        found: dict[str, LineResult] = {}
+        files = []
         for file_id in state.files:
-            if not file_id:
-                continue
-            content = await self.client.files.content(file_id)
-            for line in read_jsonl(content.text, f"batch {state.id}, file {file_id}"):
-                result = _openai_line(line)
-                found[result.custom_id] = result
-        return [
-            found.get(c) or LineResult(custom_id=c, error=f"the batch {state.status} before it ran") for c in custom_ids
-        ]
+            if file_id:
+                files.append((f"batch {state.id}, file {file_id}", (await self.client.files.content(file_id)).text))
+        return merge_results(files, _openai_line, custom_ids, f"the batch {state.status} before it ran")
 
 
 def _openai_line(line: Mapping[str, Any]) -> LineResult:

@@ -48,6 +48,9 @@ def collect(
         elif result.resend:
             outcome = RESEND
             resent.append(result)
+        elif result.unreadable:
+            refused += 1
+            outcome = CallError(f"{entry}: batch {state.id}: {result.error}", entry=entry)
         else:
             refused += 1
             outcome = CallError(

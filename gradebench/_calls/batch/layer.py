@@ -18,7 +18,8 @@ What a request goes through:
    400 to a schema makes the judge ask again in prose, in the next batch. A request the batch never ran (expired,
    cancelled, a 5xx or 429 inside it) is **sent again alone**, at the full price, and the log says how many: a
    verdict waits at most one completion window. A batch that failed as a whole fails each of its requests with its
-   reason; nothing is sent alone in its place.
+   reason; nothing is sent alone in its place. A results line that cannot be read fails only the verdict it names,
+   two answers for one id fail it, and an answered id is never sent again (`gradebench._calls.batch.api.merge_results`).
 
 Stopping a race leaves its batches running at the provider: their notes stay, and the next run collects them.
 """
