@@ -1,8 +1,9 @@
 """Admission control: how many requests run at once, how fast they start, and how a rate limit is waited out.
 
 One global concurrency limit, and per entry a concurrency limit and an adaptive pace (`AdaptiveRate`).
-A 429 is a normal condition, not a failure: `Admission.request` waits it out (``retry-after-ms``, ``retry-after`` in
-seconds or as an HTTP date; without one, exponential backoff with jitter) and sends again, for up to the entry's
+A 429 is a normal condition, not a failure: `Admission.request` waits it out (the longest of ``retry-after-ms`` and
+``retry-after`` in seconds or as an HTTP date, counted from when the 429 arrived; without one, exponential backoff
+with jitter) and sends again, for up to the entry's
 ``rate_limit_wait_s`` from the call's first 429, then fails saying so. A call's first 429 also lowers the entry's pace
 (halved; an entry without ``rpm`` starts from ``x-ratelimit-limit-requests`` or from the rate it was sent at), and
 each success wins a little back, never above the catalog's ``rpm``: a race converges on the provider's real limit.
@@ -209,21 +210,32 @@ class AdaptiveRate:
 
 
 def retry_after_s(headers: Mapping[str, str], *, now: float | None = None) -> float | None:
-    """The seconds a response asks to wait: ``retry-after-ms``, ``retry-after`` in seconds or as an HTTP date.
+    """The seconds a response asks to wait: the longest of ``retry-after-ms`` and ``retry-after`` (seconds, or an
+    HTTP date).
 
-    None when it asks nothing readable. ``now`` is the wall-clock time (``time.time()``) a date is measured from.
+    The longest, not the first: a proxy passes on the upstream's precise ``retry-after-ms`` (870) beside its own
+    rounded ``Retry-After: 1``, and retrying after the shorter is refused again. None when it asks nothing readable.
+    ``now`` is the wall-clock time (``time.time()``) a date is measured from.
     """
-    for name, per_second in (("retry-after-ms", 1000.0), ("retry-after", 1.0)):
-        value = headers.get(name)
-        if value is None:
-            continue
-        try:
-            seconds = float(value) / per_second
-        except ValueError:
-            continue
-        if math.isfinite(seconds):
-            return max(0.0, seconds)
-    value = headers.get("retry-after")
+    readable = (_header_s(headers, "retry-after-ms", 1000.0), _header_s(headers, "retry-after", 1.0))
+    asked = [s for s in readable if s is not None]
+    return max(asked) if asked else _date_s(headers.get("retry-after"), now)
+
+
+def _header_s(headers: Mapping[str, str], name: str, per_second: float) -> float | None:
+    """Header ``name`` as a finite number of seconds (at least 0), or None."""
+    value = headers.get(name)
+    if value is None:
+        return None
+    try:
+        seconds = float(value) / per_second
+    except ValueError:
+        return None
+    return max(0.0, seconds) if math.isfinite(seconds) else None
+
+
+def _date_s(value: str | None, now: float | None) -> float | None:
+    """The seconds until ``value`` read as an HTTP date (at least 0), or None."""
     if not value:
         return None
     try:

@@ -26,7 +26,7 @@ import openai
 from .._base.vocab import Role
 from .._catalog.catalog import Catalog, Entry
 from .._records.keys import SeatKey
-from .admission import ERROR_IN_200, Admission
+from .admission import ERROR_IN_200, Admission, retry_after_s
 from .batch.anthropic import AnthropicBatches
 from .batch.api import BatchAPI, OpenAIBatches
 from .batch.layer import BatchLayer
@@ -73,6 +73,8 @@ class GradebenchClient(openai.AsyncOpenAI):
       ``{"error": {...}}`` object with no ``choices`` (OpenRouter reports errors met mid-generation so; some proxies
       do too) gets the error's ``code`` as its status when that is an HTTP error status (429: waited out; 5xx: the
       SDK's retries; 4xx: fails), else 502 and no retry. The body is left as sent, so the provider's message is kept.
+    - ``_parse_retry_after_header``: the SDK's own retries (5xx) wait the longest of ``retry-after-ms`` and
+      ``retry-after``, as admission does.
     """
 
     def _should_retry(self, response: httpx2.Response) -> bool:
@@ -81,6 +83,12 @@ class GradebenchClient(openai.AsyncOpenAI):
         if ERROR_IN_200 in response.extensions and _http_error_status(response.extensions[ERROR_IN_200]) is None:
             return False
         return super()._should_retry(response)
+
+    def _parse_retry_after_header(self, response_headers: httpx2.Headers | None = None) -> float | None:
+        # the SDK reads ``retry-after-ms`` first; the longer of the two asks holds, as in admission (`retry_after_s`)
+        parsed = super()._parse_retry_after_header(response_headers)
+        ours = retry_after_s(response_headers) if response_headers is not None else None
+        return parsed if parsed is None or ours is None else max(parsed, ours)
 
     async def _send_request(self, request: httpx2.Request, *, stream: bool, **kwargs: Any) -> httpx2.Response:
         response = await super()._send_request(request, stream=stream, **kwargs)

@@ -180,7 +180,8 @@ def test_an_unpaced_entry_starts_from_the_providers_stated_limit() -> None:
 
 
 def test_retry_after_forms_and_backoff() -> None:
-    assert retry_after_s({"retry-after-ms": "250", "retry-after": "9"}) == 0.25  # milliseconds first
+    assert retry_after_s({"retry-after-ms": "250", "retry-after": "9"}) == 9.0  # the longer ask holds
+    assert retry_after_s({"retry-after-ms": "1500", "retry-after": "1"}) == 1.5
     assert retry_after_s({"retry-after": "1.5"}) == 1.5
     assert retry_after_s({"retry-after": "Wed, 21 Oct 2015 07:28:30 GMT"}, now=1445412480.0) == 30.0
     assert retry_after_s({"retry-after": "soon"}) is None
