@@ -2,8 +2,9 @@
 
     python -m tests.race_child MODE BASE_URL CACHE INPUTS RUNS
 
-``MODE`` is ``run`` (``asyncio.run(bench.run())``, as a script does) or ``run_sync_in_loop`` (``bench.run_sync()``
-called inside a running event loop, as a notebook cell does). The catalog is one standard entry (``ref-1``, the pick,
+``MODE`` is ``run`` (``asyncio.run(bench.run())``, as a script does), ``run_sync_in_loop`` (``bench.run_sync()``
+called inside a running event loop, as a notebook cell does) or ``run_sync_in_asyncio_run`` (``bench.run_sync()``
+called from a coroutine that ``asyncio.run`` runs). The catalog is one standard entry (``ref-1``, the pick,
 raced against itself) and a judge (``judge-1``) on ``BASE_URL``; calls go one at a time, so their order is fixed.
 Prints one JSON line: the runs, how many were cached, and a digest of their outputs and scores.
 """
@@ -63,6 +64,12 @@ def main(argv: list[str]) -> None:
 
         loop = asyncio.new_event_loop()
         loop.run_until_complete(cell())  # no SIGINT handler of asyncio's: Ctrl-C raises where the cell waits
+    elif mode == "run_sync_in_asyncio_run":
+
+        async def script() -> None:  # a script's asyncio.run(main()) whose main calls plain code that calls run_sync()
+            bench.run_sync()
+
+        asyncio.run(script())  # asyncio's SIGINT handler: the first Ctrl-C only cancels the main task
     else:
         raise SystemExit(f"unknown mode {mode!r}")
     print(summary(bench), flush=True)

@@ -149,10 +149,11 @@ async def test_kill_9_loses_no_answer_that_came_back_before_it(tmp_path: Path) -
 # ------------------------------------------------------------------- 13: Ctrl-C on run_sync inside a running loop
 
 
-async def test_ctrl_c_on_run_sync_in_a_notebooks_loop_stops_the_race(tmp_path: Path) -> None:
+@pytest.mark.parametrize("mode", ["run_sync_in_loop", "run_sync_in_asyncio_run"])
+async def test_ctrl_c_on_run_sync_inside_a_running_loop_stops_the_race(mode: str, tmp_path: Path) -> None:
     slow = Counting(delay_s=0.05)
     async with endpoints(slow) as base_url:
-        racing = await child("run_sync_in_loop", base_url, tmp_path / "cache", inputs=20, runs=3)
+        racing = await child(mode, base_url, tmp_path / "cache", inputs=20, runs=3)
         await until(lambda: len(slow.answered) >= 6)
         racing.send_signal(signal.SIGINT)
         code, _, err = await finished(racing, timeout=30)

@@ -21,7 +21,10 @@ def run_sync(make: Callable[[], Coroutine[Any, Any, T]]) -> T:
     thread with a loop of its own.
 
     An interrupt (Ctrl-C, the notebook's stop button) while the worker runs cancels the work there and waits for it to
-    wind down — a race keeps what finished and sends nothing more — then raises here as it came.
+    wind down — a race keeps what finished and sends nothing more — then raises here as it came. Under
+    ``asyncio.run`` the first Ctrl-C raises nothing: asyncio's handler cancels the loop's main task and waits for it
+    to yield, which a blocked call never does — so a cancel of the calling task is an interrupt too, raised here as
+    `asyncio.CancelledError` (which ``asyncio.run`` then turns into `KeyboardInterrupt`).
     """
     try:
         asyncio.get_running_loop()
@@ -30,6 +33,8 @@ def run_sync(make: Callable[[], Coroutine[Any, Any, T]]) -> T:
         in_loop = False
     if not in_loop:  # outside the except block: a job's exception must not be chained to "no running event loop"
         return asyncio.run(make())
+    caller = asyncio.current_task()
+    cancels_before = caller.cancelling() if caller is not None else 0
     started: list[tuple[asyncio.AbstractEventLoop, asyncio.Task[T]]] = []
 
     def work() -> T:
@@ -52,7 +57,8 @@ def run_sync(make: Callable[[], Coroutine[Any, Any, T]]) -> T:
                 try:
                     return done.result(timeout=INTERRUPT_POLL_S)
                 except concurrent.futures.TimeoutError:
-                    continue
+                    if caller is not None and caller.cancelling() > cancels_before:
+                        raise asyncio.CancelledError() from None
         except BaseException:
             if not done.done():  # interrupted here while the work goes on there: stop it, and wait for it
                 while not started and not done.done():
