@@ -1,4 +1,10 @@
-"""Reading the TOML files gradebench takes (catalogs, run configs): one error that names the file, then the field."""
+"""Reading the TOML files gradebench takes (catalogs, run configs): one error that names the file, then the field;
+writing the ones it generates (`write_toml`).
+
+The writer is gradebench's own because the files it writes carry comments with text a model list chose: tomli-w
+writes no comments, and tomlkit 0.15 copies a NUL or escape character in a comment raw (a file tomllib then
+refuses). Values are serialised by type and every file is parsed back before it is returned.
+"""
 
 from __future__ import annotations
 
