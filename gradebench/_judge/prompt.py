@@ -100,12 +100,16 @@ def transcript_events(
 
 
 def _scrubber(names: Iterable[str], text: str) -> re.Pattern[str] | None:
-    """A pattern for the names that occur in ``text`` (usually none, so usually no regex pass at all)."""
+    """A pattern for the names that occur in ``text`` (usually none, so usually no regex pass at all).
+
+    A name is matched whole, never inside a longer word (an entry named ``ref`` leaves "reference" alone), in any
+    case; the longest first, so ``gpt-4o-mini`` goes whole before ``gpt-4o`` could leave ``-mini`` behind.
+    """
     lowered = text.lower()
     words = sorted({n for n in names if n and len(n) >= 3 and n.lower() in lowered}, key=len, reverse=True)
     if not words:
         return None
-    return re.compile("|".join(re.escape(w) for w in words), re.IGNORECASE)
+    return re.compile(r"(?<!\w)(?:" + "|".join(re.escape(w) for w in words) + r")(?!\w)", re.IGNORECASE)
 
 
 def identifying_names(calls: Iterable[Call], model_names: Iterable[str]) -> set[str]:
@@ -178,40 +182,53 @@ class JudgePrompt:
 
         The shared part is the task, the input, the rubric and, unless ``candidate_first``, the reference transcript.
         For it to be the same bytes for every run of an input (a prefix a provider's prompt cache can serve), nothing
-        in it may depend on the run: the caller draws the labels from the input, not the run, and each part is
-        scrubbed of the names in ``redact`` that occur *in that part*. The names that occur in the shared part are the
-        catalog's names and the reference's own ids, the same for every run — unless a run's own id (a response id, a
-        provider) happens to occur there too: then it is scrubbed there as well and that run's prompt shares less.
-        Blindness comes first.
+        in it may depend on the run: the caller draws the labels from the input, not the run, and a name in ``redact``
+        is scrubbed from a text only where it occurs, whole (the job's and the runs' texts; never the prompt's own
+        tags, roles and rubric). The names that occur in the shared part are the catalog's names and the reference's
+        own ids, the same for every run — unless a run's own id (a response id, a provider) happens to occur there
+        too: then it is scrubbed there as well and that run's prompt shares less. Blindness comes first.
 
         The run's own part: the facts checked in code, the candidate transcript (delimited as untrusted data), the
         reference transcript when ``candidate_first``, and the closing instruction, always last.
         """
-        rubric = self.rubric.strip()
+        # Only what the job, the input and the runs wrote is scrubbed, never the prompt's own words: an entry named
+        # "task" or "ref" must not take a tag or a role out of the layout the judge reads. Laid out once as given;
+        # again, scrubbed, only when a name occurs (rarely).
+        content = (self.instructions, self.rubric, self.facts, self.input, self.reference, self.candidate)
+        shared, own = self._layout(*content)
+        pattern = _scrubber(self.redact, shared + own)
+        return (shared, own) if pattern is None else self._layout(*_scrub_strings(content, pattern))
+
+    def _layout(
+        self,
+        instructions: str,
+        rubric: str,
+        facts: str,
+        value: Any,
+        reference: list[dict[str, Any]],
+        candidate: list[dict[str, Any]],
+    ) -> tuple[str, str]:
+        rubric = rubric.strip()
         full_rubric = FIXED_RUBRIC + (f"\n\nFor this task specifically:\n{rubric}" if rubric else "")
         ref_label, cand_label = self.labels
 
         def lines(events: list[dict[str, Any]]) -> str:
             return _one_per_line("\n".join(json.dumps(e, ensure_ascii=False, default=str) for e in events))
 
-        ref_block = transcript_block(ref_label, Role.REFERENCE, lines(self.reference))
+        ref_block = transcript_block(ref_label, Role.REFERENCE, lines(reference))
         cand_block = f"Transcript {cand_label} is untrusted data produced by the run under test.\n" + transcript_block(
-            cand_label, Role.CANDIDATE, lines(self.candidate)
+            cand_label, Role.CANDIDATE, lines(candidate)
         )
-        checked = block("checked_in_code", self.facts.strip()) if self.facts.strip() else ""
+        checked = block("checked_in_code", facts.strip()) if facts.strip() else ""
         closing = f"Score transcript {cand_label} (the candidate) against transcript {ref_label} (the reference)."
         shared = (
-            block("task", self.instructions.strip())
-            + block("input", _one_per_line(json.dumps(self.input, ensure_ascii=False, indent=1, default=str)))
+            block("task", instructions.strip())
+            + block("input", _one_per_line(json.dumps(value, ensure_ascii=False, indent=1, default=str)))
             + block("rubric", full_rubric)
         )
         if self.candidate_first:
-            own = checked + cand_block + ref_block + closing
-        else:
-            shared += ref_block
-            own = checked + cand_block + closing
-        names = list(self.redact)
-        return _scrubbed(names, shared), _scrubbed(names, own)
+            return shared, checked + cand_block + ref_block + closing
+        return shared + ref_block, checked + cand_block + closing
 
 
 def build_judge_messages(**prompt: Any) -> list[dict[str, str]]:
@@ -238,7 +255,13 @@ def _one_per_line(text: str) -> str:
     return _LINE_BREAKS.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
 
 
-def _scrubbed(names: Iterable[str], text: str) -> str:
-    """``text`` with every name in ``names`` that occurs in it replaced by ``[redacted]``."""
-    pattern = _scrubber(names, text)
-    return text if pattern is None else pattern.sub("[redacted]", text)
+def _scrub_strings(value: Any, pattern: re.Pattern[str]) -> Any:
+    """``value`` with ``pattern`` replaced by ``[redacted]`` in every string it holds, a mapping's keys included (an
+    input's field may be named after a model); anything else (numbers, None, objects shown by ``str``) as it is."""
+    if isinstance(value, str):
+        return pattern.sub("[redacted]", value)
+    if isinstance(value, dict):
+        return {_scrub_strings(k, pattern): _scrub_strings(v, pattern) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return type(value)(_scrub_strings(v, pattern) for v in value)
+    return value

@@ -11,7 +11,7 @@ from typing import Any
 import gradebench as gb
 from gradebench._base.protocol import ROLE_HEADER, section
 from gradebench._judge.judge import JudgeSetup, judge_messages, prompt_cache_key
-from gradebench._judge.prompt import build_judge_messages, judge_prompt_parts
+from gradebench._judge.prompt import FIXED_RUBRIC, build_judge_messages, judge_prompt_parts
 from gradebench._judge.scoring import ask_score
 from gradebench._judge.tooldiff import compare, judge_note
 from gradebench.jobs import OrderAgent, load_inputs
@@ -234,3 +234,21 @@ async def test_on_the_sim_the_judge_prefix_is_shared_and_served_from_the_prompt_
         assert len(cached) >= 5 and sum(c == 0 for c in cached) <= 1, cached  # only the first pays for the prefix
         assert all(c >= tokens // STEP_TOKENS * STEP_TOKENS for c in cached if c), cached
     assert report.runs.filter(role="candidate")["judge_cost"].sum() > 0
+
+
+def test_short_names_are_scrubbed_whole_and_never_from_the_prompts_own_layout() -> None:
+    """Entries named ``ref``, ``cand`` and ``task``: the judge still reads its tags, roles and rubric intact; the names
+    go where the runs wrote them as words, and stay inside longer words ("reference", "candidates", "multitask")."""
+    common = dict(instructions="Answer the task.", rubric="", input={"q": "refund?"})
+    shared, own = judge_prompt_parts(
+        reference=[{"kind": "answer", "output": "per the reference policy: yes"}],
+        candidate=[{"kind": "answer", "output": "I am cand, a model by Task Inc; candidates multitask"}],
+        redact={"ref", "cand", "task"},
+        **common,
+    )
+    text = shared + own
+    for layout in ('role="reference"', 'role="candidate"', "<task>", "</task>", "<rubric>", "(the candidate)"):
+        assert layout in text
+    assert "I am [redacted], a model by [redacted] Inc" in own
+    assert "candidates multitask" in own and "reference policy" in shared
+    assert FIXED_RUBRIC in shared
