@@ -41,10 +41,12 @@ from tqdm.auto import tqdm
 from ..._base.errors import CallError
 from ..._base.protocol import batch_custom_id
 from ..._catalog.catalog import Entry
+from ..admission import BACKOFF_MAX_S
 from ..cache import CallCache
 from ..path import CallAnswer, CallLayer, CallRequest
 from .api import BatchAPI, BatchState, LineResult
 from .collect import RESEND, collect
+from .create import BatchCreateError
 from .journal import Journal, Submitted, endpoint_of
 
 __all__ = ["LINGER_S", "POLL_FAILURES", "BatchLayer"]
@@ -216,9 +218,12 @@ class BatchLayer:
     async def _submit(self, note: Submitted, lines: list[dict[str, Any]]) -> None:
         try:
             note.batch_id = await self.api.submit(lines, note.tag)
-        except (openai.OpenAIError, httpx2.HTTPError, ValueError, KeyError) as exc:
-            self.journal.drop(note)
-            self._fail(note, f"{self.entry.name}: the batch could not be submitted to {self.entry.base_url}: {exc}")
+        except (openai.OpenAIError, httpx2.HTTPError, BatchCreateError, ValueError, KeyError) as exc:
+            made_maybe = isinstance(exc, BatchCreateError) and exc.made_maybe
+            if not made_maybe:  # known not made: nothing to look for later
+                self.journal.drop(note)
+            what = f"{self.entry.name}: the batch could not be submitted to {self.entry.base_url}: {exc}"
+            self._fail(note, what, keep=made_maybe)
             return
         self.journal.write(note)
         self.submitted.append(note.batch_id)
@@ -255,9 +260,14 @@ class BatchLayer:
 
     async def _recover(self, note: Submitted) -> None:
         """A batch noted while it was being created: found by its tag, or asked again in a new batch."""
+        # it was sent between the note and the last attempt's timeout (the waits between: a backoff or 429s)
+        attempts = self.entry.max_retries + 1
+        until = note.submitted_at + attempts * (self.entry.timeout_s + BACKOFF_MAX_S) + self.entry.rate_limit_wait_s
         try:
-            note.batch_id = await self.api.find(note.tag)
-        except (openai.OpenAIError, httpx2.HTTPError) as exc:  # an API that cannot list its batches, say
+            note.batch_id = await self.api.find(
+                note.tag, size=len(note.requests), since=note.submitted_at, until=min(until, time.time())
+            )
+        except (openai.OpenAIError, httpx2.HTTPError, BatchCreateError) as exc:  # cannot list, or cannot tell which
             log.warning(
                 "gradebench: batch %s could not be looked for (%s); if it was made, it is paid twice", note.tag, exc
             )
