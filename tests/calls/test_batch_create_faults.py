@@ -180,3 +180,63 @@ async def test_anthropic_batch_requests_wait_what_a_refusal_asks(
     waited = [api.arrived[i + 1] - api.refused_at[i] for i in range(2)]
     assert min(waited) >= asked_s, waited
     assert report.runs.filter(pl.col("role") == Role.CANDIDATE)["judge_error"].is_null().all()
+
+
+class OpenAICreateTold(OpenAIBatchAPI):
+    """OpenAI's Batch API whose first create is refused with a 429 asking ``headers`` (nothing made)."""
+
+    def __init__(self, fleet: Fleet, headers: dict[str, str]) -> None:
+        super().__init__(fleet, openai_judge)
+        self.asked = headers
+        self.arrived: list[float] = []
+        self.refused_at: list[float] = []
+
+    def _create(self, body: dict[str, Any]) -> httpx2.Response:
+        self.arrived.append(time.monotonic())
+        if len(self.arrived) == 1:
+            self.refused_at.append(time.monotonic())
+            return OpenAIEndpoint.error(429, "slow down", code="rate_limit_exceeded", headers=self.asked)
+        return super()._create(body)
+
+
+async def test_an_openai_create_refused_with_429_is_sent_again_after_the_wait_asked(tmp_path: Path) -> None:
+    fleet = Fleet({"ref-1": OpenAIEndpoint(answers()), "alt-1": OpenAIEndpoint(answers())})
+    api = OpenAICreateTold(fleet, {"retry-after": "1", "retry-after-ms": "1200"})
+    async with serving(api) as base_url:
+        report = await ask(one_question_catalog(base_url, max_retries=2), tmp_path, judge_batch=True)
+    assert len(api.arrived) == 2 and len(api._batches) == 1
+    assert api.arrived[1] - api.refused_at[0] >= 1.2
+    billed_once(report)
+
+
+class AnthropicListingDown(AnthropicMadeThenFailed):
+    """Anthropic's Message Batches whose creates make the batch then answer 500, while its listing answers 503 until
+    ``listing`` is set."""
+
+    def __init__(self, fleet: Fleet) -> None:
+        super().__init__(fleet, "500")
+        self.listing = False
+
+    async def handle(self, request: httpx2.Request) -> httpx2.Response:
+        if request.url.path == "/v1/messages/batches" and request.method == "GET" and not self.listing:
+            return httpx2.Response(503, json={"type": "error", "error": {"type": "api_error", "message": "down"}})
+        return await super().handle(request)
+
+
+async def test_a_rerun_after_an_unsettled_anthropic_create_collects_the_batch_made(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("ANTHROPIC_TEST_KEY", KEY)
+    alone = OpenAIEndpoint(lambda body, request: openai_judge(body)[1])
+    fleet = Fleet({"ref-1": OpenAIEndpoint(answers()), "alt-1": OpenAIEndpoint(answers()), "judge-1": alone})
+    api = AnthropicListingDown(fleet)
+    async with serving(api) as base_url:
+        cat = one_question_catalog(base_url, batch="anthropic", api_key_env="ANTHROPIC_TEST_KEY")
+        first = await ask(cat, tmp_path)
+        api.listing = True
+        second = await ask(cat, tmp_path)
+    assert len(api.creates) == 1 and len(api._batches) == 1 and not alone.bodies
+    failed = first.runs.filter(pl.col("role") == Role.CANDIDATE)["judge_error"]
+    assert failed.is_not_null().all() and "it may have been made" in failed[0]
+    runs = second.runs.filter(pl.col("role") == Role.CANDIDATE)
+    assert runs.height == 12 and runs["judge_error"].is_null().all() and runs["accuracy"].is_not_null().all()
