@@ -240,3 +240,63 @@ async def test_a_rerun_after_an_unsettled_anthropic_create_collects_the_batch_ma
     assert failed.is_not_null().all() and "it may have been made" in failed[0]
     runs = second.runs.filter(pl.col("role") == Role.CANDIDATE)
     assert runs.height == 12 and runs["judge_error"].is_null().all() and runs["accuracy"].is_not_null().all()
+
+
+class OpenAIFailsWhole(OpenAIMadeThenFailed):
+    """OpenAI's Batch API whose batches fail as a whole (their input refused), as ``status: failed`` with errors."""
+
+    def __init__(self, fleet: Fleet) -> None:
+        super().__init__(fleet, "none")
+
+    def _complete(self, batch: dict[str, Any]) -> None:
+        error = {"code": "invalid_request", "message": "the input file is too large", "param": None, "line": None}
+        batch.update(status="failed", errors={"object": "list", "data": [error]})
+
+
+async def test_a_batch_that_fails_whole_fails_each_verdict_with_its_reason_sending_nothing_alone(
+    tmp_path: Path,
+) -> None:
+    fleet = Fleet({"ref-1": OpenAIEndpoint(answers()), "alt-1": OpenAIEndpoint(answers())})
+    api = OpenAIFailsWhole(fleet)
+    async with serving(api) as base_url:
+        report = await ask(one_question_catalog(base_url), tmp_path, judge_batch=True)
+    errors = report.runs.filter(pl.col("role") == Role.CANDIDATE)["judge_error"]
+    assert errors.is_not_null().all() and all("failed: the input file is too large" in e for e in errors)
+    assert len(api.creates) == 1 and api.judged_alone == 0
+    assert not list((tmp_path / "cache" / "batches").glob("*.json"))  # known dead: a rerun asks in a new batch
+
+
+class AnthropicResultsRefused(AnthropicBatchAPI):
+    """Anthropic's Message Batches whose results are on another origin that refuses a request without a key."""
+
+    def __init__(self, fleet: Fleet, elsewhere_url: str) -> None:
+        super().__init__(fleet, always_answers, key=KEY)
+        self.elsewhere_url = elsewhere_url
+
+    def _end(self, batch: dict[str, Any], request: httpx2.Request) -> None:
+        super()._end(batch, request)
+        batch["results_url"] = f"{self.elsewhere_url}/results/{batch['id']}"
+
+
+async def test_results_another_origin_refuses_fail_the_verdicts_naming_it_and_keep_the_note(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("ANTHROPIC_TEST_KEY", KEY)
+    alone = OpenAIEndpoint(lambda body, request: openai_judge(body)[1])  # the judge sent alone: never asked
+
+    class Refuses:
+        async def handle(self, request: httpx2.Request) -> httpx2.Response:
+            return httpx2.Response(
+                401, json={"type": "error", "error": {"type": "authentication_error", "message": "no"}}
+            )
+
+    fleet = Fleet({"ref-1": OpenAIEndpoint(answers()), "alt-1": OpenAIEndpoint(answers()), "judge-1": alone})
+    async with serving(Refuses()) as elsewhere_url:
+        api = AnthropicResultsRefused(fleet, elsewhere_url)
+        async with serving(api) as base_url:
+            cat = one_question_catalog(base_url, batch="anthropic", api_key_env="ANTHROPIC_TEST_KEY")
+            report = await ask(cat, tmp_path)
+    errors = report.runs.filter(pl.col("role") == Role.CANDIDATE)["judge_error"]
+    assert errors.is_not_null().all() and f"{elsewhere_url}/results/" in errors[0] and "HTTP 401" in errors[0]
+    assert len(api.creates) == 1 and not alone.bodies
+    assert list((tmp_path / "cache" / "batches").glob("*.json")), "the note stays: the next run reads it again"
