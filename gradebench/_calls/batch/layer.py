@@ -10,7 +10,9 @@ What a request goes through:
    `hold`), then until none has come for `LINGER_S`, or until the batch is as large as the API takes.
 2. **Noted, then submitted.** The batch's requests (``custom_id`` → cache key) are written to the cache's batch notes
    (`gradebench._calls.batch.journal`) before it is created and again with its id, so a process started later — a
-   notebook run again tomorrow — that asks any of them waits for that batch instead of paying again.
+   notebook run again tomorrow — that asks any of them waits for that batch instead of paying again. A batch is
+   created at most once: a create that fails after the provider may have made it is looked up before it is sent again
+   (`gradebench._calls.batch.create`).
 3. **Polled** every ``batch_poll_s`` (the entry's); a progress bar and the log say its status and counts.
 4. **Collected** (`gradebench._calls.batch.collect`). Answers come in any order and are matched by ``custom_id``;
    every one is stored in the cache (also those no request of this process waits for), then the note is dropped. A
