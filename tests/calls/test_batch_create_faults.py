@@ -4,6 +4,7 @@ verdicts are the batch's, and nothing is sent alone. And Anthropic's batch reque
 
 from __future__ import annotations
 
+import asyncio
 import json
 import time
 from pathlib import Path
@@ -300,3 +301,28 @@ async def test_results_another_origin_refuses_fail_the_verdicts_naming_it_and_ke
     assert errors.is_not_null().all() and f"{elsewhere_url}/results/" in errors[0] and "HTTP 401" in errors[0]
     assert len(api.creates) == 1 and not alone.bodies
     assert list((tmp_path / "cache" / "batches").glob("*.json")), "the note stays: the next run reads it again"
+
+
+class OpenAISlowCreate(OpenAIMadeThenFailed):
+    """OpenAI's Batch API whose creates make the batch, then answer only after ``hold_s`` (past the client's
+    timeout)."""
+
+    def __init__(self, fleet: Fleet, hold_s: float) -> None:
+        super().__init__(fleet, "none")
+        self.hold_s = hold_s
+
+    async def handle(self, request: httpx2.Request) -> httpx2.Response:
+        answer = await super().handle(request)
+        if request.url.path == "/v1/batches" and request.method == "POST":
+            await asyncio.sleep(self.hold_s)
+        return answer
+
+
+async def test_an_openai_create_that_times_out_after_making_the_batch_makes_one_batch(tmp_path: Path) -> None:
+    fleet = Fleet({"ref-1": OpenAIEndpoint(answers()), "alt-1": OpenAIEndpoint(answers())})
+    api = OpenAISlowCreate(fleet, hold_s=1.5)
+    async with serving(api) as base_url:
+        cat = one_question_catalog(base_url, max_retries=2, timeout_s=0.5)
+        report = await ask(cat, tmp_path, judge_batch=True)
+    assert len(api.creates) == 1 and len(api._batches) == 1 and api.judged_alone == 0
+    billed_once(report)
