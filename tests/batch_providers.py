@@ -21,10 +21,12 @@ completions) goes to the `tests.providers.Fleet` they are given.
 
 from __future__ import annotations
 
+import datetime
 import email.parser
 import email.policy
 import json
 import re
+import time
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -62,6 +64,10 @@ class OpenAIBatchAPI:
             return self._upload(request)
         if path == "/v1/batches" and request.method == "POST":
             return self._create(json.loads(request.content))
+        if path == "/v1/batches" and request.method == "GET":  # .../batch/list: newest first, one page
+            listed = [_public(b) for b in reversed(self._batches.values())]
+            ends = {"first_id": listed[0]["id"], "last_id": listed[-1]["id"]} if listed else {}
+            return httpx2.Response(200, json={"object": "list", "data": listed, "has_more": False, **ends})
         found = re.fullmatch(r"/v1/batches/([\w-]+)", path)
         if found and request.method == "GET":
             return self._retrieve(found.group(1))
@@ -194,6 +200,10 @@ class AnthropicBatchAPI:
             return _anthropic_error(400, "invalid_request_error", "anthropic-version: header is required")
         if path == "/v1/messages/batches" and request.method == "POST":
             return self._create(json.loads(request.content), request)
+        if path == "/v1/messages/batches" and request.method == "GET":  # .../listing-message-batches: newest first
+            listed = [_public(b) for b in reversed(self._batches.values())]
+            ends = {"first_id": listed[0]["id"], "last_id": listed[-1]["id"]} if listed else {}
+            return httpx2.Response(200, json={"data": listed, "has_more": False, **ends})
         found = re.fullmatch(r"/v1/messages/batches/(\w+)(/results)?", path)
         assert found is not None and request.method == "GET", path
         batch = self._batches[found.group(1)]
@@ -222,8 +232,8 @@ class AnthropicBatchAPI:
             "processing_status": "in_progress",
             "request_counts": {"processing": n, "succeeded": 0, "errored": 0, "canceled": 0, "expired": 0},
             "ended_at": None,
-            "created_at": "2024-09-24T18:37:24.100435Z",
-            "expires_at": "2024-09-25T18:37:24.100435Z",
+            "created_at": _rfc3339(time.time()),
+            "expires_at": _rfc3339(time.time() + 86400),
             "cancel_initiated_at": None,
             "results_url": None,
             "_requests": body["requests"],
@@ -269,6 +279,11 @@ class AnthropicBatchAPI:
     def errored(kind: str, message: str) -> dict[str, Any]:
         """An errored result: https://docs.anthropic.com/en/api/errors (the error object)."""
         return {"type": "errored", "error": {"type": "error", "error": {"type": kind, "message": message}}}
+
+
+def _rfc3339(epoch_s: float) -> str:
+    """A time as Anthropic writes one: ``2024-09-24T18:37:24.100435Z``."""
+    return datetime.datetime.fromtimestamp(epoch_s, datetime.UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
 def _anthropic_error(status: int, kind: str, message: str) -> httpx2.Response:

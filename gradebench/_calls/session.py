@@ -223,7 +223,7 @@ class Session:
             http_client=self._http_for(entry),
         )
         self._clients[("batch", entry.name)] = client
-        return OpenAIBatches(client)
+        return OpenAIBatches(client, rate_limit_wait_s=entry.rate_limit_wait_s)
 
     @contextlib.contextmanager
     def hold_batches(self) -> Iterator[None]:

@@ -14,15 +14,18 @@ dropped unsaid).
 from __future__ import annotations
 
 import asyncio
+import datetime
 import json
+import time
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 import httpx2
 
 from ..._catalog.catalog import Entry
-from ..admission import backoff_s
+from ..admission import backoff_s, retry_after_s
 from .api import BatchState, LineResult, merge_results
+from .create import BatchCreateError, create_once
 
 __all__ = ["ANTHROPIC_VERSION", "AnthropicBatches", "chat_completion", "messages_params"]
 
@@ -55,6 +58,13 @@ _ERROR_STATUS = {
     "overloaded_error": 529,
 }
 """Anthropic's error types and the HTTP status each is sent with (its errors page)."""
+_COUNTED = ("processing", "succeeded", "errored", "canceled", "expired")
+"""A batch's ``request_counts``: together, its requests."""
+CLOCK_SKEW_S = 60.0
+"""How far the provider's clock (a batch's ``created_at``) may be from this machine's when a batch is looked up by
+when it was made."""
+LOOKED_UP = 200
+"""The newest batches a lookup reads."""
 
 
 def messages_params(body: Mapping[str, Any]) -> dict[str, Any]:
@@ -135,11 +145,42 @@ class AnthropicBatches:
         return {"custom_id": custom_id, "params": messages_params(body)}
 
     async def submit(self, lines: Sequence[Mapping[str, Any]], tag: str) -> str:
-        made = await self._send("POST", f"{self.base}/messages/batches", {"requests": list(lines)})
-        return str(made.json()["id"])
+        async def create() -> str:  # sent once: a create retried blindly may bill a second batch
+            made = await self._send("POST", f"{self.base}/messages/batches", {"requests": list(lines)}, retried=False)
+            return str(made.json()["id"])
 
-    async def find(self, tag: str) -> str | None:
-        return None  # Anthropic's batches carry no metadata to find one by
+        since = time.time()
+        return await create_once(
+            create,
+            lambda: self.find(tag, size=len(lines), since=since, until=time.time()),
+            attempts=self.entry.max_retries + 1,
+            wait_cap_s=self.entry.rate_limit_wait_s,
+        )
+
+    async def find(self, tag: str, *, size: int, since: float, until: float) -> str | None:
+        """Anthropic's batches carry no metadata and list no requests, so the batch is known by what gradebench chose
+        of it that the listing shows: ``size`` requests, created between ``since`` and ``until`` (give or take
+        `CLOCK_SKEW_S`). None when no batch fits; two that fit cannot be told apart, and neither is taken (a
+        `BatchCreateError`: it may have been made)."""
+        fits: list[str] = []
+        after, seen = None, 0
+        while seen < LOOKED_UP:  # newest first: a batch lost while being created is a recent one
+            query = f"?limit=100&after_id={after}" if after else "?limit=100"
+            page = (await self._send("GET", f"{self.base}/messages/batches{query}")).json()
+            for batch in page.get("data") or []:
+                seen += 1
+                created = _epoch_s(batch.get("created_at"))
+                if created is None or created > until + CLOCK_SKEW_S:
+                    continue
+                if created < since - CLOCK_SKEW_S:
+                    return _only(fits, size, tag)
+                counts = batch.get("request_counts") or {}
+                if sum(int(counts.get(k) or 0) for k in _COUNTED) == size:
+                    fits.append(str(batch["id"]))
+            after = page.get("last_id")
+            if not page.get("has_more") or not after:
+                break
+        return _only(fits, size, tag)
 
     async def poll(self, batch_id: str) -> BatchState:
         batch = (await self._send("GET", f"{self.base}/messages/batches/{batch_id}")).json()
@@ -161,25 +202,56 @@ class AnthropicBatches:
         files = [(f"batch {state.id}, {url}", (await self._send("GET", url)).text)] if url else []
         return merge_results(files, _anthropic_line, custom_ids, "not in the batch's results")
 
-    async def _send(self, method: str, url: str, body: Any = None) -> httpx2.Response:
-        """One request with Anthropic's headers; 429, 5xx and 529 retried with backoff (``max_retries``), any
-        other error raised with Anthropic's message."""
+    async def _send(self, method: str, url: str, body: Any = None, *, retried: bool = True) -> httpx2.Response:
+        """One request with Anthropic's headers; 429, 5xx and 529 retried (``max_retries``, none when not
+        ``retried``), each after the wait it asks for (``retry-after-ms`` or ``Retry-After``, the longer, read as
+        admission reads them) or a backoff, counted from when it arrived; no retry that would end past
+        ``rate_limit_wait_s`` from the first refusal. Any other error raised with Anthropic's message."""
         headers = {"anthropic-version": ANTHROPIC_VERSION}
         # the key goes only to the entry's own origin: a results_url elsewhere is the provider's to sign, not our key's
         if _origin(url) == _origin(self.base):
             headers["x-api-key"] = self.entry.api_key()
-        for attempt in range(self.entry.max_retries + 1):
+        retries = self.entry.max_retries if retried else 0
+        first_refused: float | None = None
+        for attempt in range(retries + 1):
             response = await self.http.request(method, url, json=body, headers=headers, timeout=self.entry.timeout_s)
             if response.status_code < 400:
                 return response
-            if (response.status_code != 429 and response.status_code < 500) or attempt == self.entry.max_retries:
+            if (response.status_code != 429 and response.status_code < 500) or attempt == retries:
                 break
-            await asyncio.sleep(backoff_s(attempt + 1))
+            arrived = time.monotonic()
+            first_refused = arrived if first_refused is None else first_refused
+            wait = retry_after_s(response.headers) or backoff_s(attempt + 1)  # a Retry-After of 0 asks nothing
+            if attempt >= 3:  # told again and again: at least a growing backoff, as admission does
+                wait = max(wait, backoff_s(attempt - 2))
+            if arrived + wait > first_refused + self.entry.rate_limit_wait_s:
+                break
+            await asyncio.sleep(wait)
         raise httpx2.HTTPStatusError(
             f"{self.entry.name}: {method} {url}: HTTP {response.status_code}: {_message(response)}",
             request=response.request,
             response=response,
         )
+
+
+def _only(fits: list[str], size: int, tag: str) -> str | None:
+    """The one batch that fits a lookup, None for none; more than one cannot be told apart."""
+    if len(fits) > 1:
+        raise BatchCreateError(
+            f"batch {tag}: {len(fits)} batches of {size} requests were made while it was being created "
+            f"({', '.join(fits)}): which is gradebench's cannot be told, so none is used and none is made again",
+            made_maybe=True,
+        )
+    return fits[0] if fits else None
+
+
+def _epoch_s(value: Any) -> float | None:
+    """An RFC 3339 time (``2024-09-24T18:37:24.100435Z``) in seconds since the epoch, or None."""
+    try:
+        when = datetime.datetime.fromisoformat(str(value).replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    return when.timestamp() if when.tzinfo is not None else None
 
 
 def _origin(url: str) -> tuple[str, str, int | None]:

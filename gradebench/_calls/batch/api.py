@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import json
 import re
+import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final, Protocol
@@ -26,6 +27,7 @@ from typing import Any, Final, Protocol
 import openai
 
 from ..._catalog.catalog import Entry
+from .create import create_once
 
 __all__ = ["BatchAPI", "BatchState", "LineResult", "OpenAIBatches", "RESENT_STATUSES", "batch_api_of", "merge_results"]
 
@@ -108,11 +110,15 @@ class BatchAPI(Protocol):
         ...
 
     async def submit(self, lines: Sequence[Mapping[str, Any]], tag: str) -> str:
-        """Submit a batch of these lines, tagged ``tag`` where the API keeps metadata; its id."""
+        """Submit a batch of these lines, tagged ``tag`` where the API keeps metadata; its id. Made at most once
+        (`gradebench._calls.batch.create.create_once`): a failed create is looked up (`find`) before it is sent
+        again."""
         ...
 
-    async def find(self, tag: str) -> str | None:
-        """The id of a batch submitted with ``tag`` (a process that died between submitting and noting the id)."""
+    async def find(self, tag: str, *, size: int, since: float, until: float) -> str | None:
+        """The id of a batch of ``size`` requests submitted with ``tag`` between the times ``since`` and ``until``
+        (seconds since the epoch) — a create that failed after the provider made it, or a process that died between
+        submitting and noting the id — or None when there is none."""
         ...
 
     async def poll(self, batch_id: str) -> BatchState:
@@ -207,24 +213,38 @@ class OpenAIBatches:
     max_requests = 50_000
     max_bytes = 190 * 1024 * 1024  # OpenAI takes input files up to 200 MB: a margin for the JSONL framing
 
-    def __init__(self, client: openai.AsyncOpenAI):
+    def __init__(self, client: openai.AsyncOpenAI, *, rate_limit_wait_s: float = 300.0):
         self.client = client
+        self.rate_limit_wait_s = rate_limit_wait_s
+        """The longest wait a 429 on a batch create is waited out for (the entry's ``rate_limit_wait_s``)."""
 
     def line(self, custom_id: str, body: Mapping[str, Any]) -> dict[str, Any]:
         return {"custom_id": custom_id, "method": "POST", "url": OPENAI_ENDPOINT, "body": dict(body)}
 
     async def submit(self, lines: Sequence[Mapping[str, Any]], tag: str) -> str:
         data = "".join(json.dumps(line, ensure_ascii=False) + "\n" for line in lines).encode()
+        # The upload keeps the SDK's retries: a file stored by an upload that then failed costs nothing and is unused.
         uploaded = await self.client.files.create(file=(f"{tag}.jsonl", data, "application/jsonl"), purpose="batch")
-        batch = await self.client.batches.create(
-            input_file_id=uploaded.id,
-            endpoint=OPENAI_ENDPOINT,
-            completion_window="24h",
-            metadata={"gradebench": tag},
-        )
-        return batch.id
+        once = self.client.with_options(max_retries=0)  # a create retried blindly may bill a second batch
 
-    async def find(self, tag: str) -> str | None:
+        async def create() -> str:
+            batch = await once.batches.create(
+                input_file_id=uploaded.id,
+                endpoint=OPENAI_ENDPOINT,
+                completion_window="24h",
+                metadata={"gradebench": tag},
+            )
+            return batch.id
+
+        since = time.time()
+        return await create_once(
+            create,
+            lambda: self.find(tag, size=len(lines), since=since, until=time.time()),
+            attempts=self.client.max_retries + 1,
+            wait_cap_s=self.rate_limit_wait_s,
+        )
+
+    async def find(self, tag: str, *, size: int, since: float, until: float) -> str | None:
         seen = 0
         async for batch in self.client.batches.list(limit=100):
             if (batch.metadata or {}).get("gradebench") == tag:

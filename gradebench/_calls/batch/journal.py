@@ -4,7 +4,8 @@ A batch outlives the process that submitted it (a notebook stopped tonight and r
 what it asks (each request's ``custom_id`` and cache key) are written down before anything waits on it: a later
 process that asks any of those requests again waits for that batch instead of paying for a new one, and stores
 every answer it brings under its key. A batch is noted before it is created (no id yet) and again once it has one:
-a process that died in between finds it again by its tag, where the API keeps one (OpenAI's ``metadata``). The
+a process that died in between finds it again by what gradebench chose for it (``BatchAPI.find``: OpenAI's tag in
+its ``metadata``; Anthropic's size and creation time). The
 note goes once the batch's answers are in the cache. One JSON file per batch, written whole (a temporary file
 renamed), so a process killed while writing leaves the last whole note.
 """

@@ -10,7 +10,9 @@ What a request goes through:
    `hold`), then until none has come for `LINGER_S`, or until the batch is as large as the API takes.
 2. **Noted, then submitted.** The batch's requests (``custom_id`` → cache key) are written to the cache's batch notes
    (`gradebench._calls.batch.journal`) before it is created and again with its id, so a process started later — a
-   notebook run again tomorrow — that asks any of them waits for that batch instead of paying again.
+   notebook run again tomorrow — that asks any of them waits for that batch instead of paying again. A batch is
+   created at most once: a create that fails after the provider may have made it is looked up before it is sent again
+   (`gradebench._calls.batch.create`).
 3. **Polled** every ``batch_poll_s`` (the entry's); a progress bar and the log say its status and counts.
 4. **Collected** (`gradebench._calls.batch.collect`). Answers come in any order and are matched by ``custom_id``;
    every one is stored in the cache (also those no request of this process waits for), then the note is dropped. A
@@ -41,10 +43,12 @@ from tqdm.auto import tqdm
 from ..._base.errors import CallError
 from ..._base.protocol import batch_custom_id
 from ..._catalog.catalog import Entry
+from ..admission import BACKOFF_MAX_S
 from ..cache import CallCache
 from ..path import CallAnswer, CallLayer, CallRequest
 from .api import BatchAPI, BatchState, LineResult
 from .collect import RESEND, collect
+from .create import BatchCreateError
 from .journal import Journal, Submitted, endpoint_of
 
 __all__ = ["LINGER_S", "POLL_FAILURES", "BatchLayer"]
@@ -216,9 +220,12 @@ class BatchLayer:
     async def _submit(self, note: Submitted, lines: list[dict[str, Any]]) -> None:
         try:
             note.batch_id = await self.api.submit(lines, note.tag)
-        except (openai.OpenAIError, httpx2.HTTPError, ValueError, KeyError) as exc:
-            self.journal.drop(note)
-            self._fail(note, f"{self.entry.name}: the batch could not be submitted to {self.entry.base_url}: {exc}")
+        except (openai.OpenAIError, httpx2.HTTPError, BatchCreateError, ValueError, KeyError) as exc:
+            made_maybe = isinstance(exc, BatchCreateError) and exc.made_maybe
+            if not made_maybe:  # known not made: nothing to look for later
+                self.journal.drop(note)
+            what = f"{self.entry.name}: the batch could not be submitted to {self.entry.base_url}: {exc}"
+            self._fail(note, what, keep=made_maybe)
             return
         self.journal.write(note)
         self.submitted.append(note.batch_id)
@@ -255,9 +262,14 @@ class BatchLayer:
 
     async def _recover(self, note: Submitted) -> None:
         """A batch noted while it was being created: found by its tag, or asked again in a new batch."""
+        # it was sent between the note and the last attempt's timeout (the waits between: a backoff or 429s)
+        attempts = self.entry.max_retries + 1
+        until = note.submitted_at + attempts * (self.entry.timeout_s + BACKOFF_MAX_S) + self.entry.rate_limit_wait_s
         try:
-            note.batch_id = await self.api.find(note.tag)
-        except (openai.OpenAIError, httpx2.HTTPError) as exc:  # an API that cannot list its batches, say
+            note.batch_id = await self.api.find(
+                note.tag, size=len(note.requests), since=note.submitted_at, until=min(until, time.time())
+            )
+        except (openai.OpenAIError, httpx2.HTTPError, BatchCreateError) as exc:  # cannot list, or cannot tell which
             log.warning(
                 "gradebench: batch %s could not be looked for (%s); if it was made, it is paid twice", note.tag, exc
             )
