@@ -1,0 +1,173 @@
+"""Two rejudges of one report on one cache, started at once, each in a process of its own
+(`gradebench.rejudge_report` in `tests/rejudge_child.py`, and the `gradebench rejudge` command): the second waits for
+the first's hold on that report's judging, then is served its verdicts from the cache, so each verdict is paid once —
+one request sent alone, or one batch — and both reports agree. The judge is the simulated fleet served over loopback
+in the test's process, which holds the first rejudge mid-way until the second has shown what it does, and counts what
+it was asked."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+import httpx2
+import polars as pl
+
+import gradebench as gb
+from gradebench.jobs import OrderAgent, load_inputs
+from gradebench.sim import SimFleet, start_server
+
+from .rejudge_child import RUBRIC
+from .test_processes import finished, said, until
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def judge_request(request: httpx2.Request) -> bool:
+    return request.url.path.endswith("/chat/completions") and request.headers.get("x-gradebench-role") == "judge"
+
+
+def batch_create(request: httpx2.Request) -> bool:
+    return request.method == "POST" and request.url.path.endswith("/batches")
+
+
+class Holding(SimFleet):
+    """The simulated fleet, holding every request ``holds`` picks after the first it answers until released (so a
+    rejudge is under way, paying, while another starts); keeps every body it was sent, to see one sent twice."""
+
+    def __init__(self, holds: Callable[[httpx2.Request], bool], *, answer_first: bool):
+        super().__init__(latency_scale=0)
+        self.holds, self.answer_first = holds, answer_first
+        self.picked: list[bytes] = []
+        self.release = asyncio.Event()
+
+    async def handle(self, request: httpx2.Request) -> httpx2.Response:
+        if self.holds(request):
+            self.picked.append(await request.aread())
+            if len(self.picked) > 1 or not self.answer_first:
+                await self.release.wait()
+        return await super().handle(request)
+
+    @property
+    def held(self) -> int:
+        return 0 if self.release.is_set() else len(self.picked) - self.answer_first
+
+    def asked_twice(self) -> bool:
+        return len(self.picked) != len(set(self.picked))
+
+
+async def raced(folder: Path) -> Path:
+    """A small race's report, written to ``folder`` (raced in-process on a cache of its own: the rejudges below pay
+    for their verdicts)."""
+    catalog, cache = gb.sim.catalog(latency_scale=0), folder / "race-cache"
+    bench = gb.Benchmark(OrderAgent, runs=1, catalog=catalog, grade="standard", cache=cache, progress=False)
+    bench = bench.set_spec(candidates=["sim/swift", "sim/steady"]).set_inputs(load_inputs("orders")[:3])
+    await bench.run()
+    bench.report().to_parquet(folder / "report")
+    return folder / "report"
+
+
+async def command(base_url: str, report: Path, cache: Path, out: Path) -> asyncio.subprocess.Process:
+    """``gradebench rejudge`` with a new rubric, its catalog the fleet at ``base_url`` (`tests/served_sim.py`)."""
+    argv = ["rejudge", str(report), "--rubric", RUBRIC, "--catalog", "tests.served_sim:catalog"]
+    argv += ["--cache", str(cache), "--out", str(out)]
+    return await process(["-m", "gradebench", *argv], GRADEBENCH_TEST_SIM_URL=base_url)
+
+
+async def child(base_url: str, report: Path, cache: Path, out: Path, *, batch: bool) -> asyncio.subprocess.Process:
+    """`gradebench.rejudge_report` with a new rubric (`tests/rejudge_child.py`), ``batch``: through the Batch API."""
+    argv = ["-m", "tests.rejudge_child", base_url, str(report), str(cache), str(out), "1" if batch else "0"]
+    return await process(argv)
+
+
+async def process(argv: list[str], **env: str) -> asyncio.subprocess.Process:
+    return await asyncio.create_subprocess_exec(
+        sys.executable,
+        *argv,
+        cwd=ROOT,
+        env={**os.environ, "PYTHONPATH": str(ROOT), **env},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+
+
+async def second_waits_or_pays(second: asyncio.subprocess.Process, fleet: Holding, enough: Callable[[], bool]) -> str:
+    """What the second process said up to saying it waits; or, as soon as it asks what the first asks (``enough``),
+    an empty string: it did not wait."""
+    waiting = asyncio.create_task(said(second, "waiting for it", timeout=120))
+    await until(lambda: waiting.done() or enough(), timeout=120)
+    if not waiting.done():
+        waiting.cancel()
+        return ""
+    return waiting.result()
+
+
+async def both_done(*processes: asyncio.subprocess.Process) -> None:
+    for code, _, err in [await finished(p, timeout=120) for p in processes]:
+        assert code == 0, err
+
+
+def verdicts(out: Path) -> pl.DataFrame:
+    runs = pl.read_parquet(out / "runs.parquet").filter(pl.col("role") == "candidate")
+    return runs.select("run_id", "score", "reason").sort("run_id")
+
+
+def judge_calls(out: Path) -> pl.DataFrame:
+    return pl.read_parquet(out / "calls.parquet").filter(pl.col("role") == "judge")
+
+
+def judge_bodies(fleet: SimFleet) -> list[str]:
+    """Every judge request the fleet answered sent alone, as sent."""
+    return [
+        repr(r.body)
+        for r in fleet.requests
+        if r.path.endswith("/chat/completions") and r.headers.get("x-gradebench-role") == "judge"
+    ]
+
+
+async def test_two_rejudges_of_one_report_pay_each_verdict_once_and_agree(tmp_path: Path) -> None:
+    report = await raced(tmp_path)
+    fleet = Holding(judge_request, answer_first=True)
+    cache, one, two = tmp_path / "cache", tmp_path / "one", tmp_path / "two"
+    async with await start_server(fleet=fleet) as server:
+        try:  # the first calls rejudge_report, the second is the command (its charts take seconds: one is enough)
+            first = await child(server.base_url, report, cache, one, batch=False)
+            await until(lambda: fleet.held >= 1, timeout=120)  # the first is judging: one verdict paid, more asked
+            second = await command(server.base_url, report, cache, two)
+            waited = await second_waits_or_pays(second, fleet, fleet.asked_twice)
+        finally:
+            fleet.release.set()
+        await both_done(first, second)
+    sent = judge_bodies(fleet)
+    assert len(sent) == len(set(sent)), "a verdict was asked twice"
+    assert "another process is rejudging report" in waited and "with sim/oracle" in waited
+    paid = judge_calls(one).filter(~pl.col("cache_hit"))
+    assert len(sent) == paid.height > 0
+    assert judge_calls(two)["cache_hit"].all()  # the second paid nothing: it was served the first's verdicts
+    assert verdicts(one).equals(verdicts(two))
+
+
+async def test_two_batched_rejudges_of_one_report_submit_one_batch_and_agree(tmp_path: Path) -> None:
+    report = await raced(tmp_path)
+    fleet = Holding(batch_create, answer_first=False)  # the first's batch is created once the second has started
+    cache, one, two = tmp_path / "cache", tmp_path / "one", tmp_path / "two"
+    async with await start_server(fleet=fleet) as server:
+        try:
+            first = await child(server.base_url, report, cache, one, batch=True)
+            await until(lambda: fleet.held >= 1, timeout=120)  # the first is creating its batch
+            second = await child(server.base_url, report, cache, two, batch=True)
+            waited = await second_waits_or_pays(second, fleet, lambda: len(fleet.picked) >= 2)
+        finally:
+            fleet.release.set()
+        await both_done(first, second)
+    assert len(fleet.batch.batches) == 1, "a second batch was submitted"
+    assert "another process is rejudging report" in waited
+    (only,) = fleet.batch.batches.values()
+    assert not judge_bodies(fleet)  # nothing sent alone
+    assert only.counts["total"] == judge_calls(one).filter(~pl.col("cache_hit")).height > 0
+    assert judge_calls(two)["cache_hit"].all()
+    assert verdicts(one).equals(verdicts(two))
