@@ -13,9 +13,11 @@ import subprocess
 import sys
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import httpx2
 import polars as pl
+import pytest
 
 import gradebench as gb
 from gradebench.jobs import OrderAgent, load_inputs
@@ -60,12 +62,12 @@ class Holding(SimFleet):
         return len(self.picked) != len(set(self.picked))
 
 
-async def raced(folder: Path) -> Path:
+async def raced(folder: Path, inputs: slice = slice(0, 3)) -> Path:
     """A small race's report, written to ``folder`` (raced in-process on a cache of its own: the rejudges below pay
     for their verdicts)."""
     catalog, cache = gb.sim.catalog(latency_scale=0), folder / "race-cache"
     bench = gb.Benchmark(OrderAgent, runs=1, catalog=catalog, grade="standard", cache=cache, progress=False)
-    bench = bench.set_spec(candidates=["sim/swift", "sim/steady"]).set_inputs(load_inputs("orders")[:3])
+    bench = bench.set_spec(candidates=["sim/swift", "sim/steady"]).set_inputs(load_inputs("orders")[inputs])
     await bench.run()
     bench.report().to_parquet(folder / "report")
     return folder / "report"
@@ -171,3 +173,43 @@ async def test_two_batched_rejudges_of_one_report_submit_one_batch_and_agree(tmp
     assert only.counts["total"] == judge_calls(one).filter(~pl.col("cache_hit")).height > 0
     assert judge_calls(two)["cache_hit"].all()
     assert verdicts(one).equals(verdicts(two))
+
+
+async def test_a_rejudge_by_another_judge_or_of_another_report_does_not_wait(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    report = gb.BenchmarkReport.read_parquet(await raced(tmp_path))
+    other = gb.BenchmarkReport.read_parquet(await raced(tmp_path / "other", slice(3, 5)))
+    mine = set(report.runs["run_id"])
+
+    def its_judging(request: httpx2.Request) -> bool:  # the first rejudge's verdicts alone: by its judge, of its runs
+        return (
+            judge_request(request)
+            and b"sim-oracle-1" in request.content
+            and request.headers["x-gradebench-run"] in mine
+        )
+
+    fleet = Holding(its_judging, answer_first=True)
+    async with await start_server(fleet=fleet) as server:
+        catalog = gb.sim.catalog(base_url=server.base_url, latency_scale=0)
+
+        def rejudge(made: gb.BenchmarkReport, judge: str | None = None) -> Any:
+            judging = gb.JudgeSpec(rubric=RUBRIC, judge=judge)
+            return gb.rejudge_report(made, catalog, judging, cache=tmp_path / "cache", progress=False)
+
+        held = asyncio.create_task(rejudge(report))
+        try:
+            await until(lambda: fleet.held >= 1, timeout=60)
+            by_another = await asyncio.wait_for(rejudge(report, "sim/sage"), 60)
+            of_another = await asyncio.wait_for(rejudge(other), 60)
+            assert not held.done()  # both were judged while the first still held its own
+        finally:
+            fleet.release.set()
+        first = await held
+    assert "waiting for it" not in caplog.text
+    assert [r.meta.judge_entry for r in (first, by_another, of_another)] == ["sim/oracle", "sim/sage", "sim/oracle"]
+    assert judge_calls_of(by_another)["cache_hit"].not_().all() and judge_calls_of(of_another)["cache_hit"].not_().all()
+
+
+def judge_calls_of(report: gb.BenchmarkReport) -> pl.DataFrame:
+    return report.calls.filter(pl.col("role") == "judge")
