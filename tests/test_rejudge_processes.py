@@ -8,6 +8,7 @@ it was asked."""
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import os
 import subprocess
 import sys
@@ -21,7 +22,7 @@ import pytest
 
 import gradebench as gb
 from gradebench.jobs import OrderAgent, load_inputs
-from gradebench.sim import SimFleet, start_server
+from gradebench.sim import BatchOptions, SimFleet, start_server
 
 from .rejudge_child import RUBRIC
 from .test_processes import finished, said, until
@@ -173,6 +174,27 @@ async def test_two_batched_rejudges_of_one_report_submit_one_batch_and_agree(tmp
     assert only.counts["total"] == judge_calls(one).filter(~pl.col("cache_hit")).height > 0
     assert judge_calls(two)["cache_hit"].all()
     assert verdicts(one).equals(verdicts(two))
+
+
+async def test_a_waiting_rejudge_takes_up_the_batch_of_a_first_killed_while_it_runs(tmp_path: Path) -> None:
+    report = await raced(tmp_path)
+    fleet = SimFleet(latency_scale=0, batch=BatchOptions(polls=10**9))  # its batch runs until the test lets it end
+    cache, two = tmp_path / "cache", tmp_path / "two"
+    async with await start_server(fleet=fleet) as server:
+        first = await child(server.base_url, report, cache, tmp_path / "one", batch=True)
+        await until(lambda: any(b.looks >= 2 for b in fleet.batch.batches.values()), timeout=120)  # noted with its id
+        second = await child(server.base_url, report, cache, two, batch=True)
+        waited = await said(second, "waiting for it", timeout=120)
+        first.kill()  # kill -9 while its batch runs: its hold goes with it, its note stays
+        await first.wait()
+        (only,) = fleet.batch.batches.values()
+        only.options = dataclasses.replace(only.options, polls=1)
+        await both_done(second)
+    assert "another process is rejudging report" in waited
+    assert len(fleet.batch.batches) == 1 and not judge_bodies(fleet)  # the second collected the first's batch
+    paid = judge_calls(two).filter(~pl.col("cache_hit"))
+    assert only.counts["total"] == paid.height > 0 and paid["error"].null_count() == paid.height
+    assert not list((cache / "batches").glob("*.json"))  # collected: its note is dropped
 
 
 async def test_a_rejudge_by_another_judge_or_of_another_report_does_not_wait(
