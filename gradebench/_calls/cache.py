@@ -17,7 +17,8 @@ What a user can rely on:
   race goes on (the report is still made) with the answers it could not store; a cache on a disk full when it is
   opened is opened read-only, saying why, and serves what it holds.
 - **One race at a time per benchmark.** `CallCache.hold` keeps two processes from racing the same benchmark on one
-  cache at once: the second waits, then is served from the cache, so both pay once and report the same rows.
+  cache at once: the second waits, then is served from the cache, so both pay once and report the same rows. Two
+  rejudges of one report with the same judges are held apart the same way.
 """
 
 from __future__ import annotations
@@ -237,9 +238,11 @@ class CallCache:
             self._refused = True
 
     @contextlib.asynccontextmanager
-    async def hold(self, name: str) -> AsyncIterator[None]:
+    async def hold(self, name: str, *, doing: str | None = None) -> AsyncIterator[None]:
         """Hold this cache for one race of ``name`` (a benchmark id) against other processes: a second race of the
-        same benchmark on the same cache waits for the first, then reads its answers instead of paying again."""
+        same benchmark on the same cache waits for the first, then reads its answers instead of paying again.
+        ``doing`` names other work held the same way (a rejudge: ``name`` then keys its report and judges), for the
+        line a waiting process writes."""
         lock = self._lock_file(name)
         if lock is None:
             yield
@@ -255,9 +258,8 @@ class CallCache:
                 except BlockingIOError:
                     if not waited:
                         log.warning(
-                            "another process is racing benchmark %s on the cache at %s: waiting for it (its answers "
-                            "are then free here)",
-                            name,
+                            "another process is %s on the cache at %s: waiting for it (its answers are then free here)",
+                            doing or f"racing benchmark {name}",
                             self.directory,
                         )
                         waited = True

@@ -329,17 +329,33 @@ async def rejudge_report(
             return await judge_control(session, planted[run.run_id], references, inputs, setup)
         return await judge_run(session, run, references[run.input_id], inputs.get(run.input_id), setup, judging.scorer)
 
-    rejudged = await _judge_each(
-        catalog,
-        [*candidates, *(planted_run(p, references) for p in plants)],
-        again,
-        setup=setup,
-        cache=cache,
-        concurrency=concurrency or report.meta.spec.concurrency,
-        progress=progress,
-        desc="rejudge",
-    )
+    runs = [*candidates, *(planted_run(p, references) for p in plants)]
+    store = cache if isinstance(cache, CallCache) else CallCache(cache)
+    key, doing = _rejudging(report, setup, runs)
+    async with store.hold(key, doing=doing):  # a second rejudge alike waits, then is served the first's verdicts
+        rejudged = await _judge_each(
+            catalog,
+            runs,
+            again,
+            setup=setup,
+            cache=store,
+            concurrency=concurrency or report.meta.spec.concurrency,
+            progress=progress,
+            desc="rejudge",
+        )
     return BenchmarkReport([*references.values(), *rejudged], _rejudged_meta(report, setup, judging, plants))
+
+
+def _rejudging(report: BenchmarkReport, setup: JudgeSetup, runs: Sequence[Run]) -> tuple[str, str]:
+    """What a rejudge holds its cache by (see `CallCache.hold`), and how a process waiting for it says so: the report
+    (its benchmark and runs) and the judging (the judges, rubric, order check, reasoning shown) — the verdicts two
+    rejudges would both ask for. Whether it batches is left out: a batch answer and a direct one are the same entry
+    in the cache."""
+    judges = [j.identity() for j in setup.judges]
+    run_ids = sorted(r.run_id for r in runs)
+    key = short_hash("rejudge", report.meta.benchmark_id, run_ids, judges, setup.rubric, setup.swap, setup.reasoning)
+    judge = panel_label(j.name for j in setup.judges)
+    return f"rejudge-{key}", f"rejudging report {report.meta.benchmark_id} with {judge}"
 
 
 def _rejudged_meta(
