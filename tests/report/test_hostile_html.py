@@ -173,6 +173,7 @@ def escaped_only(surfaces: dict[str, str]) -> None:
 
 def test_the_notebook_views_show_hostile_text_escaped_only(notebook_views: dict[str, str]) -> None:
     escaped_only(notebook_views)
+    assert all(isinstance(markup, Markup) for markup in notebook_views.values())  # built, not concatenated by hand
 
 
 def test_the_builder_escapes_all_but_its_own_fragments() -> None:
