@@ -268,3 +268,15 @@ def test_no_surface_runs_or_loads_anything_in_chromium(
             assert seen["drawn"] == 1 and IMG in seen["text"], seen
         if name in ("estimate", "report", "page", "panel"):  # the surfaces that show an entry's name as text
             assert IMG in seen["text"], name
+
+
+def test_html_is_escaped_in_one_place() -> None:
+    """No module escapes HTML by hand: the builder is the one place (an escape made by hand can be forgotten)."""
+    package = Path(gb.__file__).parent
+    builder = package / "_base" / "html.py"
+    by_hand = [
+        str(path.relative_to(package))
+        for path in package.rglob("*.py")
+        if path != builder and ("html.escape" in (text := path.read_text(encoding="utf-8")) or "import html\n" in text)
+    ]
+    assert not by_hand, by_hand
