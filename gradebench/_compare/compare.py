@@ -25,6 +25,7 @@ from pathlib import Path
 
 import polars as pl
 
+from .._base.html import Markup
 from .._base.vocab import Role
 from .._records.codec import Columns, frame
 from .._report.report import REPORT_FILES, BenchmarkReport
@@ -101,7 +102,7 @@ class Comparison:
     def __repr__(self) -> str:
         return f"Comparison(job={self.job!r}, entries={len(self.rows)}, changed={self.changed!r})"
 
-    def _repr_html_(self) -> str:
+    def _repr_html_(self) -> Markup:
         return text.html_view(self)
 
 

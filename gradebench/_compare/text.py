@@ -8,10 +8,10 @@ sentence, with its most common error and the change among the runs that finished
 
 from __future__ import annotations
 
-import html
 from collections.abc import Callable, Sequence
 from typing import Protocol
 
+from .._base.html import Markup, join, tag
 from .._base.numbers import money
 from .._stats.paired import number_text, plural
 from .pairing import (
@@ -208,17 +208,12 @@ def table(comparison: Comparison) -> str:
     return "\n".join(lines)
 
 
-def html_view(comparison: Comparison) -> str:
+def html_view(comparison: Comparison) -> Markup:
     """The comparison as an HTML fragment for a notebook: the header, the table, the sentences (all escaped)."""
-    esc = html.escape
-    head = "".join(f"<th style='text-align:left'>{esc(c)}</th>" for c in _COLUMNS)
-    body = "".join(
-        "<tr>" + "".join(f"<td style='text-align:left;white-space:nowrap'>{esc(c)}</td>" for c in _cells(r)) + "</tr>"
-        for r in comparison.rows
-    )
-    said = "".join(f"<li>{esc(s)}</li>" for s in comparison.sentences())
-    header = "<br>".join(esc(line) for line in _header(comparison))
-    return (
-        f"<div class='gradebench-compare'><p>{header}</p><table><thead><tr>{head}</tr></thead><tbody>{body}</tbody>"
-        f"</table><ul>{said}</ul></div>"
-    )
+    head = tag("tr", *(tag("th", c, style="text-align:left") for c in _COLUMNS))
+    cell = "text-align:left;white-space:nowrap"
+    body = (tag("tr", *(tag("td", c, style=cell) for c in _cells(r))) for r in comparison.rows)
+    said = (tag("li", s) for s in comparison.sentences())
+    header = tag("p", join(_header(comparison), tag("br")))
+    table = tag("table", tag("thead", head), tag("tbody", *body))
+    return tag("div", header, table, tag("ul", *said), class_="gradebench-compare")

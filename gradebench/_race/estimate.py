@@ -16,6 +16,7 @@ from typing import Any, TypeVar
 import polars as pl
 
 from .._base.fanout import fan_out, lane_width
+from .._base.html import Markup
 from .._base.numbers import money
 from .._base.vocab import Role
 from .._calls.path import NotCached
@@ -264,9 +265,8 @@ class Estimate:
         lines.extend(f"  {note}" for note in self.notes)
         return "\n".join(lines)
 
-    def _repr_html_(self) -> str:
-        # the text view escaped whole: entry names, judges and notes are untrusted text, and none reaches the page
-        # but through `pre`'s escaping
+    def _repr_html_(self) -> Markup:
+        # the text view as one escaped block: entry names, judges and notes are untrusted text
         return pre(str(self))
 
 

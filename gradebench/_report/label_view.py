@@ -7,11 +7,11 @@ report) and the panel's Models tab; a report without labels says nothing here, s
 
 from __future__ import annotations
 
-import html
 from typing import Any
 
 import polars as pl
 
+from .._base.html import Markup, tag
 from .._base.numbers import figure, signed
 from .._base.vocab import VerdictBasis
 from .._verdict.label_agreement import ALL_ENTRIES, interval_text
@@ -54,13 +54,12 @@ def agreement_lines(agreement: pl.DataFrame) -> list[str]:
     return [AGREEMENT_TITLE, *(f"{'  ' + name:<{width}}  {said}" for name, said in items)]
 
 
-def agreement_html(agreement: pl.DataFrame) -> str:
+def agreement_html(agreement: pl.DataFrame) -> Markup:
     """The agreement block as escaped HTML ('' without labels)."""
     if not agreement.height:
-        return ""
-    esc = html.escape
-    items = "".join(f"<li><b>{esc(name)}</b>: {esc(said)}</li>" for name, said in _items(agreement))
-    return f'<div class="gb-agreement"><p>{esc(AGREEMENT_TITLE)}</p><ul>{items}</ul></div>'
+        return Markup()
+    items = (tag("li", tag("b", name), ": ", said) for name, said in _items(agreement))
+    return tag("div", tag("p", AGREEMENT_TITLE), tag("ul", *items), class_="gb-agreement")
 
 
 def label_notes(agreement: pl.DataFrame, row: EntrySummary) -> list[str]:

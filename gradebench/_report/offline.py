@@ -3,10 +3,13 @@ anywidget `JupyterChart` whose Vega bundle is inlined (Altair 6 otherwise loads 
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
 import altair as alt
+
+from .._base.html import script_json
 
 __all__ = ["enable_offline", "offline_widget", "save_chart"]
 
@@ -30,8 +33,22 @@ def save_chart(chart: alt.TopLevelSpec | alt.JupyterChart, path: str | Path) -> 
     elif suffix == ".png":
         out.write_bytes(vlc.vegalite_to_png(spec, vl_version=version, scale=2))
     else:
-        out.write_text(vlc.vegalite_to_html(spec, vl_version=version, bundle=True), encoding="utf-8")
+        out.write_text(_html_page(vlc, spec, version), encoding="utf-8")
     return out
+
+
+_PLACEHOLDER = {"description": "gradebench-spec-placeholder"}
+
+
+def _html_page(vlc: Any, spec: dict[str, Any], version: str) -> str:
+    """vl-convert's self-contained page with the spec written as `script_json`. vl-convert embeds a spec as plain
+    JSON, where ``</script>`` or ``<!--`` in a value (an entry name, a title) would end the script and run what
+    follows: so it is given a placeholder, and the placeholder is replaced by the escaped spec."""
+    page = vlc.vegalite_to_html(_PLACEHOLDER, vl_version=version, bundle=True)
+    written = json.dumps(_PLACEHOLDER, separators=(",", ":"))
+    if page.count(written) != 1:
+        raise RuntimeError(f"vl-convert's HTML page does not hold its spec as {written}: cannot write the chart safely")
+    return page.replace(written, script_json(spec))
 
 
 def enable_offline() -> None:

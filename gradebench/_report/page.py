@@ -1,6 +1,7 @@
 """The report as HTML: escaped fragments (tables, transcripts, a run beside its reference) and one page to share.
 
-Everything rendered is escaped: outputs, transcripts, reasons and errors are untrusted text. The panel's tabs
+Everything rendered is escaped by construction: outputs, transcripts, reasons and errors are untrusted text, and every
+fragment is built with `gradebench._base.html`'s `tag`, which escapes any value it did not build. The panel's tabs
 (`gradebench.widgets`) lay these fragments out; `page` — what `BenchmarkReport.to_html` writes — puts the presenter's
 summary (`_present.html`), the charts as inline SVG, the diagnostics and each entry's lowest-scoring runs beside the
 reference into one file that loads nothing: no script, no stylesheet, no image from anywhere, so it opens offline.
@@ -12,7 +13,6 @@ reading a report never loads Altair.
 
 from __future__ import annotations
 
-import html
 import json
 import re
 import tempfile
@@ -22,6 +22,7 @@ from typing import Any
 
 import polars as pl
 
+from .._base.html import Markup, concat, esc, join, tag
 from .._base.numbers import money, plain
 from .._base.vocab import Role
 from . import present as _present
@@ -29,11 +30,11 @@ from .view import ReportView
 
 __all__ = [
     "CSS",
-    "FLEX",
     "LOWEST",
     "REPORT_HTML",
     "esc",
     "events_html",
+    "flex",
     "html_table",
     "lowest_runs",
     "page",
@@ -48,7 +49,7 @@ REPORT_HTML = "report.html"
 """The HTML report's file name beside the parquet files (the command line's and the panel's Export)."""
 LOWEST = 2
 """How many of each entry's lowest-scoring runs the HTML report shows beside the reference."""
-CSS = (
+CSS = Markup(
     "<style>.gb-t{border-collapse:collapse;font-size:12px}.gb-t th,.gb-t td{border:1px solid #ddd;padding:2px 6px;"
     "text-align:left;vertical-align:top}.gb-t th{background:#f4f4f4}.gb-t td.n{text-align:right}"
     ".gb-t.gb-line td{white-space:nowrap;line-height:18px}.gb-t.gb-line th{white-space:nowrap}"
@@ -66,8 +67,7 @@ _COLOURS = {
     "error": "#b00020",
     "answer": "#6a3fb5",
 }
-FLEX = "<div style='flex:1;min-width:0'>"
-_PAGE_CSS = (
+_PAGE_CSS = Markup(
     "<style>body{font-family:system-ui,sans-serif;font-size:14px;margin:24px auto;max-width:1400px;padding:0 16px;"
     "color:#222}h1{font-size:20px}h2{font-size:17px;border-bottom:1px solid #ddd;padding-bottom:4px;margin-top:28px}"
     "h3{font-size:15px}.gb-chart{overflow-x:auto;margin:8px 0}.gb-run{border:1px solid #e4e4e4;padding:6px 10px;"
@@ -76,10 +76,6 @@ _PAGE_CSS = (
 
 
 # -------------------------------------------------------------------------------------------------------- fragments
-
-
-def esc(value: Any) -> str:
-    return html.escape(str(value), quote=True)
 
 
 def text(value: Any) -> str:
@@ -92,18 +88,23 @@ def text(value: Any) -> str:
     return str(value)
 
 
-def td(value: Any, cut: int | None = None) -> str:
+def flex(*children: Any) -> Markup:
+    """A box that takes an equal share of a flex row (a run beside its reference)."""
+    return tag("div", *children, style="flex:1;min-width:0")
+
+
+def td(value: Any, cut: int | None = None) -> Markup:
     """A cell; with ``cut``, text longer than that many characters is cut to one line, whole in its tooltip."""
     number = isinstance(value, int | float) and not isinstance(value, bool)
     shown = " ".join(text(value).split()) if cut else text(value)
     if cut and len(shown) > cut:
-        return f'<td title="{esc(text(value))}">{esc(shown[: cut - 1])}…</td>'
-    return f"<td{' class=n' if number else ''}>{esc(shown)}</td>"
+        return tag("td", shown[: cut - 1] + "…", title=text(value))
+    return tag("td", shown, class_="n" if number else None)
 
 
-def _head(name: str) -> str:
+def _head(name: str) -> Markup:
     """A header that may break after an underscore (so a long column name does not widen its column)."""
-    return "_<wbr>".join(esc(part) for part in name.split("_"))
+    return join(name.split("_"), concat("_", tag("wbr")))
 
 
 def html_table(
@@ -113,7 +114,7 @@ def html_table(
     empty: str = "(no rows)",
     cut: int | None = None,
     fit: bool = False,
-) -> str:
+) -> Markup:
     """An escaped HTML table of ``df`` (all columns, or ``columns`` in that order).
 
     ``cut``: one line per row, text longer than ``cut`` characters cut (the whole text in the cell's tooltip).
@@ -121,50 +122,50 @@ def html_table(
     """
     columns = list(columns or df.columns)
     if not df.height:
-        return f"<p><i>{esc(empty)}</i></p>"
+        return tag("p", tag("i", empty))
     kind = " gb-line" if cut else " gb-fit" if fit else ""
-    heads = "".join(f"<th>{_head(c) if fit else esc(c)}</th>" for c in columns)
-    body = "".join("<tr>" + "".join(td(v, cut) for v in row) + "</tr>" for row in df.select(columns).iter_rows())
-    return f'{CSS}<table class="gb-t{kind}"><thead><tr>{heads}</tr></thead><tbody>{body}</tbody></table>'
+    heads = tag("tr", *(tag("th", _head(c) if fit else c) for c in columns))
+    body = (tag("tr", *(td(v, cut) for v in row)) for row in df.select(columns).iter_rows())
+    return concat(CSS, tag("table", tag("thead", heads), tag("tbody", *body), class_="gb-t" + kind))
 
 
-def pre(value: Any) -> str:
+def pre(value: Any) -> Markup:
     text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, indent=2, default=str)
-    return f'<pre class="gb-pre">{esc(text)}</pre>'
+    return tag("pre", text, class_="gb-pre")
 
 
-def events_html(events: Sequence[Mapping[str, Any]]) -> str:
+def events_html(events: Sequence[Mapping[str, Any]]) -> Markup:
     """A transcript (`transcript_events`) as escaped HTML: messages, tool calls with arguments and results, answer.
 
     It carries its own styles, so it reads the same in a notebook cell as in the panel.
     """
     parts = [CSS]
     for e in events:
-        kind, name = str(e.get("kind")), f"<code>{esc(e.get('name'))}</code>"
+        kind, name = str(e.get("kind")), tag("code", e.get("name"))
         if kind == "system":
-            parts.append(f'<details class="gb-ev"><summary>system prompt</summary>{pre(e.get("content"))}</details>')
+            parts.append(tag("details", tag("summary", "system prompt"), pre(e.get("content")), class_="gb-ev"))
             continue
         title, body = {
-            "tool_call": (f"tool call {name}", e.get("arguments")),
-            "tool_result": (f"result of {name}", e.get("result")),
-            "tool_error": (f"tool error of {name}", e.get("error")),
+            "tool_call": (concat("tool call ", name), e.get("arguments")),
+            "tool_result": (concat("result of ", name), e.get("result")),
+            "tool_error": (concat("tool error of ", name), e.get("error")),
             "answer": ("answer", e.get("output")),
             "error": ("error", e.get("error")),
-        }.get(kind, (esc(kind), e.get("content", {k: v for k, v in e.items() if k != "kind"})))
+        }.get(kind, (kind, e.get("content", {k: v for k, v in e.items() if k != "kind"})))
         colour = _COLOURS.get(kind, "#999")
-        parts.append(f'<div class="gb-ev" style="border-left-color:{colour}"><b>{title}</b>{pre(body)}</div>')
-    return "".join(parts)
+        parts.append(tag("div", tag("b", title), pre(body), class_="gb-ev", style=f"border-left-color:{colour}"))
+    return concat(*parts)
 
 
-def run_pair(report: ReportView, run_id: str) -> str:
+def run_pair(report: ReportView, run_id: str) -> Markup:
     """A candidate run beside the reference run of its input: the judge's verdict and reason, then both transcripts
     (messages, tool calls with arguments and results, the answer or the error), with each run's facts."""
     row = report.runs.filter(run_id=run_id).row(0, named=True)
     refs = report.runs.filter(role=Role.REFERENCE, input_id=row["input_id"])
 
-    def side(r: dict[str, Any] | None, title: str) -> str:
+    def side(r: dict[str, Any] | None, title: str) -> Markup:
         if r is None:
-            return f"{FLEX}<h4>{title}</h4><i>missing</i></div>"
+            return flex(tag("h4", title), tag("i", "missing"))
         events = report.transcript(r["run_id"])
         facts = (
             f"{r['entry']} ({r['model']}) · input {r['input_id']} · repeat {r['repeat']} · "
@@ -172,21 +173,20 @@ def run_pair(report: ReportView, run_id: str) -> str:
             f"{_present.plural(r['tool_calls'], 'tool call')} · {text(r['latency_s'])}s · "
             f"cost {money(r['cost'])} {r['currency']}"
         )
-        return f"{FLEX}<h4>{title}</h4><p>{esc(facts)}</p>{events_html(events)}</div>"
+        return flex(tag("h4", title), tag("p", facts), events_html(events))
 
-    t = {k: esc(text(row[k])) for k in ("score", "accuracy", "work", "judge_entry", "judge_path", "scorer")}
+    t = {k: text(row[k]) for k in ("score", "accuracy", "work", "judge_entry", "judge_path", "scorer")}
     if row["ok"]:
-        verdict = (
-            f"<p><b>verdict</b>: score {t['score']}/10 (accuracy {t['accuracy']}/7, work {t['work']}/3) · "
-            f"judge {t['judge_entry']} via {t['judge_path']} · scorer {t['scorer']}</p>"
+        said = (
+            f": score {t['score']}/10 (accuracy {t['accuracy']}/7, work {t['work']}/3) · "
+            f"judge {t['judge_entry']} via {t['judge_path']} · scorer {t['scorer']}"
         )
+        verdict = tag("p", tag("b", "verdict"), said)
     else:
-        verdict = f"<p><b>failed</b>: not judged; a failed run scores {t['score']}/10 in every figure</p>"
-    verdict += pre(row["reason"] or "")
-    for key in ("judge_error", "scorer_error"):
-        verdict += f'<p class="gb-bad">{key}: {esc(row[key])}</p>' if row[key] else ""
-    sides = side(row, Role.CANDIDATE) + side(refs.row(0, named=True) if refs.height else None, Role.REFERENCE)
-    return f"{verdict}<div style='display:flex;gap:16px'>{sides}</div>"
+        verdict = tag("p", tag("b", "failed"), f": not judged; a failed run scores {t['score']}/10 in every figure")
+    errors = [tag("p", f"{key}: {row[key]}", class_="gb-bad") for key in ("judge_error", "scorer_error") if row[key]]
+    sides = (side(row, Role.CANDIDATE), side(refs.row(0, named=True) if refs.height else None, Role.REFERENCE))
+    return concat(verdict, pre(row["reason"] or ""), *errors, tag("div", *sides, style="display:flex;gap:16px"))
 
 
 # ------------------------------------------------------------------------------------------------------------ page
@@ -223,7 +223,7 @@ def _charts(report: ReportView) -> list[tuple[str, Any]]:
     return made
 
 
-def _svg(chart: Any, n: int) -> str:
+def _svg(chart: Any, n: int) -> Markup:
     """A chart as inline SVG (vl-convert, through `save_chart`: offline), its ids made unique to the page."""
     from .charts import save_chart
 
@@ -231,24 +231,31 @@ def _svg(chart: Any, n: int) -> str:
         svg = save_chart(chart, Path(tmp) / "chart.svg").read_text(encoding="utf-8")
     svg = re.sub(r"<\?xml[^>]*\?>", "", svg)
     # two inline SVGs sharing an id would resolve each other's clip paths and gradients
-    return re.sub(r'(id="|url\(#|href="#)([^")]+)', lambda m: f"{m.group(1)}gb{n}-{m.group(2)}", svg)
+    svg = re.sub(r'(id="|url\(#|href="#)([^")]+)', lambda m: f"{m.group(1)}gb{n}-{m.group(2)}", svg)
+    # vl-convert's SVG is markup it escaped itself (every label and title is an XML text node or attribute); the
+    # hostile-names browser test holds it to that
+    return Markup(svg)
 
 
-def _charts_html(report: ReportView) -> str:
+def _unavailable(exc: Exception) -> Markup:
+    return tag("p", f"chart unavailable: {type(exc).__name__}: {exc}", class_="gb-bad")
+
+
+def _charts_html(report: ReportView) -> Markup:
     parts = []
     for n, (title, chart) in enumerate(_charts(report)):
         if isinstance(chart, Exception):
-            body = f'<p class="gb-bad">chart unavailable: {esc(type(chart).__name__)}: {esc(chart)}</p>'
+            body = _unavailable(chart)
         else:
             try:
                 body = _svg(chart, n)
             except Exception as exc:
-                body = f'<p class="gb-bad">chart unavailable: {esc(type(exc).__name__)}: {esc(exc)}</p>'
-        parts.append(f'<figure class="gb-chart" aria-label="{esc(title)}">{body}</figure>')
-    return "".join(parts)
+                body = _unavailable(exc)
+        parts.append(tag("figure", body, class_="gb-chart", aria_label=title))
+    return concat(*parts)
 
 
-def _runs_html(report: ReportView, per_entry: int) -> str:
+def _runs_html(report: ReportView, per_entry: int) -> Markup:
     runs = report.runs
     parts = []
     for entry, ids in lowest_runs(report, per_entry).items():
@@ -257,24 +264,22 @@ def _runs_html(report: ReportView, per_entry: int) -> str:
             r = runs.filter(run_id=run_id).row(0, named=True)
             how = "failed" if not r["ok"] else f"score {text(r['score'])}" if r["score"] is not None else "no score"
             title = f"input {r['input_id']} · repeat {r['repeat']} · {how}"
-            blocks.append(
-                f'<div class="gb-run" data-run="{esc(run_id)}"><h4>{esc(title)}</h4>{run_pair(report, run_id)}</div>'
-            )
-        parts.append(f"<h3>{esc(entry)}</h3>" + ("".join(blocks) or "<p><i>no candidate run</i></p>"))
-    return "".join(parts) or "<p><i>no candidate runs</i></p>"
+            blocks.append(tag("div", tag("h4", title), run_pair(report, run_id), class_="gb-run", data_run=run_id))
+        parts += [tag("h3", entry), concat(*blocks) if blocks else tag("p", tag("i", "no candidate run"))]
+    return concat(*parts) if parts else tag("p", tag("i", "no candidate runs"))
 
 
-def _controls_html(report: ReportView) -> list[str]:
+def _controls_html(report: ReportView) -> list[Markup]:
     """The negative controls: what the judge made of each planted wrong answer (nothing when none were asked)."""
     said = report.controls_outcome().sentence()
     if said is None:
         return []
     rows = report.controls.select("entry", "input_id", "score", "accuracy", "work", "reason", "judge_error")
     table = html_table(rows, empty="no control was judged", cut=160)
-    return [f"<h2>Negative controls</h2><p>{esc(said)}</p>{table}"]
+    return [concat(tag("h2", "Negative controls"), tag("p", said), table)]
 
 
-def page(report: ReportView, *, lowest: int = LOWEST) -> str:
+def page(report: ReportView, *, lowest: int = LOWEST) -> Markup:
     """The whole report as one HTML document that loads nothing: the summary (header, stop marker, judge headlines,
     models table, verdicts, recommendation), the rubric, the charts as inline SVG, the diagnostics and each entry's
     ``lowest`` lowest-scoring runs beside the reference run of the same input."""
@@ -283,23 +288,22 @@ def page(report: ReportView, *, lowest: int = LOWEST) -> str:
         f"benchmark {m.benchmark_id or '-'} · salt {m.spec.salt!r} · scorer {m.spec.scorer or 'none'} · "
         f"gradebench {m.gradebench_version or '?'}"
     )
-    rubric = f"<details><summary>the rubric the judge read</summary>{pre(m.spec.rubric or '(none)')}</details>"
+    rubric = tag("details", tag("summary", "the rubric the judge read"), pre(m.spec.rubric or "(none)"))
     head = _present.header(report)
     low = f"{_present.plural(lowest, 'lowest-scoring run')} of each entry, beside the reference run of its input"
     sections = [
-        f"<h1>{esc(m.job or 'gradebench report')}</h1>",
+        tag("h1", m.job or "gradebench report"),
         _present.html(report),
-        f'<p style="color:#666">{esc(facts)}</p>{rubric}',
-        f"<h2>Charts</h2>{_charts_html(report)}",
-        f"<h2>Diagnostics</h2>{html_table(report.diagnostics(), empty='nothing to flag')}",
+        concat(tag("p", facts, style="color:#666"), rubric),
+        concat(tag("h2", "Charts"), _charts_html(report)),
+        concat(tag("h2", "Diagnostics"), html_table(report.diagnostics(), empty="nothing to flag")),
         *_controls_html(report),
-        f"<h2>Transcripts</h2><p>{esc(low)}</p>{_runs_html(report, lowest)}",
+        concat(tag("h2", "Transcripts"), tag("p", low), _runs_html(report, lowest)),
     ]
-    return (
-        '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
-        '<meta name="viewport" content="width=device-width, initial-scale=1">'
-        f"<title>{esc(head)}</title>{_PAGE_CSS}{CSS}</head>\n<body>\n" + "\n".join(sections) + "\n</body></html>\n"
-    )
+    viewport = tag("meta", name="viewport", content="width=device-width, initial-scale=1")
+    head_html = tag("head", tag("meta", charset="utf-8"), viewport, tag("title", head), _PAGE_CSS, CSS)
+    body = tag("body", Markup("\n"), join(sections, Markup("\n")), Markup("\n"))
+    return concat(Markup("<!DOCTYPE html>\n"), tag("html", head_html, Markup("\n"), body, lang="en"), Markup("\n"))
 
 
 def write_page(report: ReportView, path: str | Path, *, lowest: int = LOWEST) -> Path:

@@ -12,11 +12,11 @@ beside Run: `gradebench.widgets._estimator`).
 
 from __future__ import annotations
 
-import html as _html
 from dataclasses import dataclass
 
 import polars as pl
 
+from .._base.html import Markup, concat, join, tag
 from .._base.numbers import fit_line, money
 from .._base.vocab import Role, Stopped, VerdictBasis
 from .._judge.agreement import judges_lines, judges_text
@@ -411,7 +411,7 @@ def _models_table(report: ReportView, gold: bool, width: int | None) -> tuple[li
     return out, dropped
 
 
-HTML_STYLE = (
+HTML_STYLE = Markup(
     "<style>.gb-report p{margin:4px 0}.gb-models{border-collapse:collapse;font-size:12px;margin:6px 0}"
     ".gb-models th,.gb-models td{border:1px solid #ddd;padding:2px 6px;white-space:nowrap;text-align:left}"
     ".gb-models th{background:#f4f4f4}.gb-models td.n{text-align:right;font-variant-numeric:tabular-nums}"
@@ -420,12 +420,11 @@ HTML_STYLE = (
 """The styles of `html`: the models table's cells never wrap, so a figure is never split across lines."""
 
 
-def models_html(report: ReportView) -> str:
+def models_html(report: ReportView) -> Markup:
     """The models table as an escaped HTML table: the text table's columns and formats, and each entry's verdict."""
-    esc = _html.escape
     rows = report.model_rows()
     if not rows:
-        return "<p><i>(no candidate runs)</i></p>"
+        return tag("p", tag("i", "(no candidate runs)"))
     gold = gold_line(report) is not None  # as in the text table: against gold labels, the scorer's column is gold
     heads = ["entry", "verdict", *("gold" if gold and h == "scorer" else h for h in model_cells(rows[0]))]
     body = []
@@ -436,39 +435,39 @@ def models_html(report: ReportView) -> str:
         cells["cost/run"] = f"{cells['cost/run']} {r.currency or ''}".rstrip()
         if gold:
             cells["scorer"] = _num(r.gold_mean)
-        figures = "".join(f'<td class="n">{esc(v)}</td>' for v in cells.values())
-        body.append(f"<tr><td>{esc(name)}</td><td><b>{esc(verdict)}</b></td>{figures}</tr>")
-    head = "".join(f"<th>{esc(h)}</th>" for h in heads)
-    return f'<table class="gb-models"><thead><tr>{head}</tr></thead><tbody>{"".join(body)}</tbody></table>'
+        figures = (tag("td", v, class_="n") for v in cells.values())
+        body.append(tag("tr", tag("td", name), tag("td", tag("b", verdict)), *figures))
+    head = tag("tr", *(tag("th", h) for h in heads))
+    return tag("table", tag("thead", head), tag("tbody", *body), class_="gb-models")
 
 
-def html(report: ReportView) -> str:
+def html(report: ReportView) -> Markup:
     """The report as a notebook shows it (and the HTML report opens with): the header, the stop marker, the judge's
     headlines, the models table (an HTML table, formatted as the text table is) and the reference's gold score, the
     entries not judged or skipped, the cost, the verdict lines and the recommendation."""
-    esc = _html.escape
-    parts = [HTML_STYLE, '<div class="gb-report">', f"<p><b>{esc(header(report))}</b></p>"]
+    parts = [tag("p", tag("b", header(report)))]
     if (marker := stopped(report)) is not None:
-        parts.append(f'<p style="color:#b45309"><b>{esc(marker)}</b></p>')
-    parts += [f'<p style="color:#b91c1c"><b>{esc(line)}</b></p>' for line in headlines(report)]
+        parts.append(tag("p", tag("b", marker), style="color:#b45309"))
+    parts += [tag("p", tag("b", line), style="color:#b91c1c") for line in headlines(report)]
     parts.append(models_html(report))
     if (gold := gold_line(report)) is not None:
-        parts.append(f"<p>{esc(gold)}</p>")
+        parts.append(tag("p", gold))
     parts += [agreement_html(report.agreement)] if report.agreement.height else []
     if absent := not_judged(report):
-        parts.append(f"<p><b>{NOT_JUDGED}</b> (no judged run): {esc(', '.join(absent))}</p>")
+        parts.append(tag("p", tag("b", NOT_JUDGED), " (no judged run): ", ", ".join(absent)))
     if report.meta.skipped:
-        items = "".join(f"<li>{esc(str(e))}: {esc(str(w))}</li>" for e, w in report.meta.skipped.items())
-        parts.append(f"<p>skipped:</p><ul>{items}</ul>")
-    parts.append(f"<p>{esc(totals(report))}</p>")
+        items = (tag("li", f"{e}: {w}") for e, w in report.meta.skipped.items())
+        parts.append(concat(tag("p", "skipped:"), tag("ul", *items)))
+    parts.append(tag("p", totals(report)))
     if verdicts := verdict_lines(report):
-        items = "".join(f"<li><b>{esc(v.verdict)}</b> {esc(v.entry)}: {esc(v.evidence())}</li>" for v in verdicts)
+        said = [tag("li", tag("b", v.verdict), f" {v.entry}: {v.evidence()}") for v in verdicts]
         agreement = self_agreement(report)
-        items += f"<li>{esc(agreement)}</li>" if agreement else ""
-        parts.append(f"<p>{esc(verdicts_title(report))}</p><ul>{items}</ul>")
-    parts += [f"<p>{esc(line)}</p>" for line in judges_lines(report)]
-    parts += [f"<p>{esc(said)}</p>" for said in [report.controls_outcome().sentence()] if said]
+        parts.append(
+            concat(tag("p", verdicts_title(report)), tag("ul", *said, tag("li", agreement) if agreement else None))
+        )
+    parts += [tag("p", line) for line in judges_lines(report)]
+    parts += [tag("p", said) for said in [report.controls_outcome().sentence()] if said]
     if (pick := recommendation(report)) is not None:
-        parts.append(f"<p><b>{esc(pick)}</b></p>")
-    parts.append("</div>")
-    return "\n".join(parts)
+        parts.append(tag("p", tag("b", pick)))
+    lines = join(parts, Markup("\n"))  # a line per part, as a notebook's saved output has always held it
+    return concat(HTML_STYLE, Markup("\n"), tag("div", Markup("\n"), lines, Markup("\n"), class_="gb-report"))

@@ -16,6 +16,7 @@ from typing import Any
 
 import polars as pl
 
+from .._base.html import Markup
 from .._base.vocab import Role
 from .._judge.agreement import JudgeAgreement, judge_agreement
 from .._judge.panel import VERDICTS_FILE, VERDICTS_SCHEMA, verdicts_frame, with_panels
@@ -294,7 +295,7 @@ class BenchmarkReport:
         between words; None: no limit."""
         return _present.render(self, width)
 
-    def _repr_html_(self) -> str:
+    def _repr_html_(self) -> Markup:
         return _present.html(self)
 
     def to_html(self, path: str | Path, *, lowest: int = 2) -> Path:

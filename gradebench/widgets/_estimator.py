@@ -18,7 +18,7 @@ import ipywidgets as w
 from .._race.estimate import Estimate
 from .._report import present as _present
 from ._form import Form
-from ._html import CSS, esc
+from ._html import CSS, concat, tag
 
 __all__ = ["ESTIMATE_AFTER_S", "Estimator"]
 
@@ -147,9 +147,8 @@ class Estimator:
         return made
 
     def _say(self, text: str, *, error: bool = False, quiet: bool = False) -> None:
-        kind = ' class="gb-bad"' if error else ""
-        colour = "color:#666;" if quiet else ""
-        self.line.value = f'{CSS}<span{kind} style="{colour}display:inline-block;line-height:1.4">{esc(text)}</span>'
+        style = ("color:#666;" if quiet else "") + "display:inline-block;line-height:1.4"
+        self.line.value = concat(CSS, tag("span", text, class_="gb-bad" if error else None, style=style))
 
 
 def estimate_text(made: Estimate, *, to_verdict: bool = False, budget: float | None = None) -> str:

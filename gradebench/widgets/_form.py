@@ -22,7 +22,7 @@ from .._race.job import JobSpec
 from .._race.plan import resolve_scorer
 from .._records.spec import DEFAULT_CONTROLS, DEFAULT_RUNS, JOB_SCORER, MAX_RUNS_PER_INPUT, NO_SCORER, RaceSpec
 from ..jobs import EXAMPLE_INPUTS, EXAMPLE_JOBS, load_inputs
-from ._html import CSS, esc
+from ._html import CSS, concat, esc, join, tag
 
 __all__ = ["Form"]
 
@@ -234,16 +234,16 @@ class Form:
             self.candidates.value = tuple(n for n in self.candidates.value if n not in uncallable)
         notes = [f"ignored {', '.join(dropped)}: not callable"] if dropped else []
         notes += [f"not callable, so not selectable: {n} ({why})" for n, why in uncallable.items()]
-        self.candidates_note.value = CSS + "<br>".join(f'<span class="gb-bad">{esc(n)}</span>' for n in notes)
+        self.candidates_note.value = concat(CSS, join((tag("span", n, class_="gb-bad") for n in notes), tag("br")))
 
     def _inputs_changed(self) -> None:
         self.n_inputs.disabled = self.all_inputs.value
         try:
             total, chosen = len(self._inputs_for(self.job.value)), len(self.selected_inputs())
         except Exception as exc:
-            self.inputs_note.value = f'{CSS}<span class="gb-bad">{esc(exc)}</span>'
+            self.inputs_note.value = concat(CSS, tag("span", exc, class_="gb-bad"))
         else:
-            self.inputs_note.value = f"{chosen} of {total} inputs"
+            self.inputs_note.value = esc(f"{chosen} of {total} inputs")
             if self._max_runs_follow:
                 self._max_runs_follow = False  # not an edit: set it, then follow again
                 self.max_runs.value = MAX_RUNS_PER_INPUT * chosen
@@ -263,7 +263,7 @@ class Form:
         try:
             budget = self.selected_budget()
         except ValueError as exc:
-            self.budget_note.value = f'{CSS}<span class="gb-bad">{esc(exc)}</span>'
+            self.budget_note.value = concat(CSS, tag("span", exc, class_="gb-bad"))
         else:
             said = [currency] if budget is not None else [currency, "empty: no budget"]
             self.budget_note.value = esc(" · ".join(part for part in said if part))

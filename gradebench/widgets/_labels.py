@@ -11,7 +11,6 @@ same file and seed carries on where it stopped.
 
 from __future__ import annotations
 
-import html
 import numbers
 import os
 import re
@@ -26,7 +25,7 @@ from .._base.vocab import Role
 from .._report.report import BenchmarkReport
 from .._stats.ppi import MIN_LABELS
 from .._verdict.labels import FAIL_SCORE, PASS_SCORE, HumanLabels, draw_runs, labellable
-from ._html import CSS, FLEX, events_html, pre
+from ._html import CSS, Markup, concat, events_html, flex, pre, tag
 
 __all__ = ["SCALES", "LabelPanel"]
 
@@ -142,8 +141,8 @@ class LabelPanel(w.VBox):
             try:
                 self.answer(value)
             except Exception as exc:  # a click has no caller to raise to: say it where the person looks
-                why = html.escape(f"{type(exc).__name__}: {exc}")
-                self.status.value = f'{CSS}<p class="gb-bad">not saved: {why}</p>'
+                why = f"not saved: {type(exc).__name__}: {exc}"
+                self.status.value = concat(CSS, tag("p", why, class_="gb-bad"))
 
         return click
 
@@ -153,22 +152,20 @@ class LabelPanel(w.VBox):
         run_id, total = self.current, len(self.queue)
         saved = f"{len(self.labels)} labels in {self.path}"
         if run_id is None:
-            self.title.value = f"<b>all {total} drawn runs are labelled</b> · {html.escape(saved)}"
-            done = "<i>Nothing left to label: <code>panel.labelled_report()</code>, or <code>extend(k)</code>.</i>"
-            self.candidate_view.value, self.reference_view.value = done, ""
+            self.title.value = concat(tag("b", f"all {total} drawn runs are labelled"), f" · {saved}")
+            how = ("Nothing left to label: ", tag("code", "panel.labelled_report()"), ", or ", tag("code", "extend(k)"))
+            self.candidate_view.value, self.reference_view.value = tag("i", *how, "."), Markup()
         else:
             place = self.answered + 1
-            self.title.value = (
-                f"<b>run {place} of {total} to label</b> · score it as the judge would, against the reference · "
-                f"{html.escape(saved)}"
-            )
+            said = f" · score it as the judge would, against the reference · {saved}"
+            self.title.value = concat(tag("b", f"run {place} of {total} to label"), said)
             self.candidate_view.value, self.reference_view.value = self._pair(run_id)
         for button in self.buttons.values():
             button.disabled = run_id is None
-        self.status.value = ""
+        self.status.value = Markup()
         self.revealed.value = self._reveal()
 
-    def _pair(self, run_id: str) -> tuple[str, str]:
+    def _pair(self, run_id: str) -> tuple[Markup, Markup]:
         """The run to label and its input's reference run, blind: no entry, model or judge score in either."""
         runs = self.report.runs
         row = runs.filter(pl.col("run_id") == run_id).row(0, named=True)
@@ -176,29 +173,28 @@ class LabelPanel(w.VBox):
         names = [str(n) for n in (*runs["entry"].unique(), *runs["model"].unique()) if n]
         task = self.report.meta.instructions or "(no instructions)"
         rubric = self.report.meta.spec.rubric or "(none)"
-        head = (
-            f"{CSS}<details><summary>the task and the rubric</summary>{pre(task)}{pre(rubric)}</details>"
-            f"<h4>the run to label · input {html.escape(str(row['input_id']))}</h4>"
+        mine = flex(
+            CSS,
+            tag("details", tag("summary", "the task and the rubric"), pre(task), pre(rubric)),
+            tag("h4", f"the run to label · input {row['input_id']}"),
+            events_html(_blind(self.report.transcript(run_id), names)),
         )
-        mine = head + events_html(_blind(self.report.transcript(run_id), names))
         if not refs.height:
-            return f"{FLEX}{mine}</div>", "<i>no reference run for this input</i>"
-        theirs = "<h4>the reference run (the yardstick)</h4>" + events_html(
-            _blind(self.report.transcript(refs["run_id"][0]), names)
-        )
-        return f"{FLEX}{mine}</div>", f"{FLEX}{theirs}</div>"
+            return mine, tag("i", "no reference run for this input")
+        theirs = events_html(_blind(self.report.transcript(refs["run_id"][0]), names))
+        return mine, flex(tag("h4", "the reference run (the yardstick)"), theirs)
 
-    def _reveal(self) -> str:
+    def _reveal(self) -> Markup:
         last = self.last
         if last is None:
-            return ""
+            return Markup()
         judged = (
             f"the judge gave {last['score']:g} (accuracy {last['accuracy']:g}/7, work {last['work']:g}/3)"
             if last["score"] is not None
             else "the judge gave no score"
         )
         text = f"last answer: you gave {last['label']:g}; {judged}; it was {last['entry']}"
-        return f"{CSS}<p class='gb-label-revealed'>{html.escape(text)}</p>{pre(last['reason'] or '')}"
+        return concat(CSS, tag("p", text, class_="gb-label-revealed"), pre(last["reason"] or ""))
 
 
 def _blind(events: Any, names: list[str]) -> Any:

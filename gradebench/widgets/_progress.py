@@ -18,7 +18,7 @@ import ipywidgets as w
 
 from .._base.vocab import EventKind
 from .._race.race import RaceEvent
-from ._html import CSS, td
+from ._html import CSS, concat, tag, td
 
 __all__ = ["PROGRESS_EVERY_S", "Progress"]
 
@@ -107,22 +107,21 @@ class Progress:
             planned = landed if done_early else most
             total += 0 if is_reference else planned
             share = 100 * (landed if is_reference else done + failed) / planned if planned else 0
-            bar = (
-                f'<div style="width:120px;background:#eee"><div style="width:{share:.0f}%;height:8px;background:#4a8">'
-            )
+            filled = tag("div", style=f"width:{share:.0f}%;height:8px;background:#4a8")
+            bar = tag("td", tag("div", filled, style="width:120px;background:#eee"))
             judged_cell = "–" if is_reference else done
             at_most = self._open_ended and not is_reference
-            cells = f"{td(label)}{td(f'{landed} / ≤{most}' if at_most else f'{landed} / {most}')}{td(judged_cell)}"
-            cells += f"{td(failed)}<td>{bar}</div></div></td>"
+            cells = [td(label), td(f"{landed} / ≤{most}" if at_most else f"{landed} / {most}"), td(judged_cell)]
+            cells += [td(failed), bar]
             if show_stops:
                 why = stopped or ("–" if ended or is_reference or not self._open_ended else RACING)
-                cells += td(why)
-            rows.append(f"<tr>{cells}</tr>")
+                cells.append(td(why))
+            rows.append(tag("tr", *cells))
         self.bar.max = max(1, total)
         finished = sum(c[2] + c[3] for c in self._counts.values())  # candidate runs: the reference's are not judged
         self.bar.value = min(finished, self.bar.max)
         if finished and finished >= self.bar.max:
             self.bar.bar_style = "success"
         heads = ("entry", "landed", "judged", "failed", "", *(("stopped",) if show_stops else ()))
-        head = "".join(f"<th>{h}</th>" for h in heads)
-        self.table.value = f'{CSS}<table class="gb-t"><tr>{head}</tr>{"".join(rows)}</table>'
+        head = tag("tr", *(tag("th", h) for h in heads))
+        self.table.value = concat(CSS, tag("table", head, *rows, class_="gb-t"))

@@ -25,7 +25,7 @@ from .._report.page import REPORT_HTML
 from .._report.report import REPORT_FILES, BenchmarkReport
 from ._estimator import Estimator
 from ._form import Form
-from ._html import CSS, esc, marker
+from ._html import CSS, concat, marker, tag
 from ._progress import PROGRESS_EVERY_S, Progress
 from ._views import Views
 
@@ -53,7 +53,7 @@ class Task:
         self.export_button = w.Button(
             description="Export", icon="download", tooltip="write the report: parquet, meta.json and report.html"
         )
-        self.status = w.HTML("<i>ready</i>")
+        self.status = w.HTML(tag("i", "ready"))
         self.run_button.on_click(lambda _: self.begin_race())
         self.stop_button.on_click(lambda _: self.stop())
         self.rejudge_button.on_click(lambda _: self.begin_rejudge())
@@ -239,7 +239,7 @@ class Task:
             if partial is not None and partial.meta.stopped:
                 self._show(partial)  # the runs judged before the stop
             else:  # stopped before the reference runs landed: nothing of this race to show
-                self.views.clear(f"{CSS}{marker('STOPPED before any run was judged: nothing to show')}")
+                self.views.clear(concat(CSS, marker("STOPPED before any run was judged: nothing to show")))
             self.say(
                 f"stopped: {self.progress.landed()} of {self.progress.planned()} runs had landed (the tabs show those "
                 "judged); what finished is in the cache, so Run with the same settings resumes from there"
@@ -261,8 +261,8 @@ class Task:
 
     def say(self, text: str, *, error: bool = False, stop: BenchmarkReport | None = None) -> None:
         """The status line (and, for a report from a stopped race, its stop marker)."""
-        line = f"{CSS}<span{' class=gb-bad' if error else ''}>{esc(text)}</span>"
-        self.status.value = line + (marker(_present.stopped(stop)) if stop is not None else "")
+        line = tag("span", text, class_="gb-bad" if error else None)
+        self.status.value = concat(CSS, line, marker(_present.stopped(stop)) if stop is not None else None)
 
     def fail(self, what: str, exc: BaseException) -> None:
         """Say what failed and why; ``error`` keeps it. The progress bar is left to the race it shows."""

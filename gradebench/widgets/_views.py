@@ -20,7 +20,7 @@ from .._records.meta import ReportMeta
 from .._report import present as _present
 from .._report.label_view import agreement_html
 from .._report.report import BenchmarkReport
-from ._html import CSS, esc, html_table, marker, pre, run_pair, scroll
+from ._html import CSS, Markup, concat, html_table, marker, pre, run_pair, scroll, tag
 
 __all__ = ["MODEL_COLUMNS", "RUN_COLUMNS", "TAB_TITLES", "Views"]
 
@@ -88,7 +88,7 @@ MODEL_COLUMNS = (
 )
 """The columns of the Models tab."""
 TAB_TITLES = ("Runs", "Models", "Cost vs quality", "Latency vs quality", "Transcript", "Diagnostics")
-HINT = "<i>Run the benchmark to fill this tab.</i>"
+HINT = tag("i", "Run the benchmark to fill this tab.")
 PREVIOUS = "PREVIOUS RACE — a new one is running: the tabs show the last race's report until it ends"
 """What every tab says at its top while a new race runs (`Views.mark_previous`)."""
 
@@ -124,8 +124,8 @@ class Views:
         ):
             widget.observe(lambda _, react=react: react(), "value")
 
-    def clear(self, note: str) -> None:
-        """Every tab says ``note`` (HTML) instead of a report."""
+    def clear(self, note: Markup) -> None:
+        """Every tab says ``note`` instead of a report."""
         self.report, self.banner = None, ""
         for widget in (self.runs_table, self.models_table, self.transcript, self.diagnostics_table):
             widget.value = note
@@ -157,26 +157,26 @@ class Views:
         for draw in (self.draw_runs, self.draw_models, self.draw_transcript, self.draw_diagnostics):
             draw()
         for box in (self.cost_chart, self.latency_chart):
-            box.children = (w.HTML(f"{CSS}{marker(note)}"), box.children[-1])  # [-1]: the chart drawn
+            box.children = (w.HTML(concat(CSS, marker(note))), box.children[-1])  # [-1]: the chart drawn
 
     # ---------------------------------------------------------------------------------------------------- heads
 
-    def _head(self) -> str:
+    def _head(self) -> Markup:
         """The presenter's header line, what the panel adds (salt, scorer), the stop marker and the headlines."""
         report = self.report
         assert report is not None
         m: ReportMeta = report.meta
         facts = f"salt {m.spec.salt!r} · scorer {m.spec.scorer or 'none'}"
-        judge = "".join(f'<p class="gb-bad"><b>{esc(line)}</b></p>' for line in _present.headlines(report))
-        head = f"{CSS}{marker(self.banner)}<p><b>{esc(_present.header(report))}</b> · {esc(facts)}</p>"
-        return f"{head}{marker(_present.stopped(report))}{judge}"
+        judge = (tag("p", tag("b", line), class_="gb-bad") for line in _present.headlines(report))
+        head = tag("p", tag("b", _present.header(report)), f" · {facts}")
+        return concat(CSS, marker(self.banner), head, marker(_present.stopped(report)), *judge)
 
-    def _not_judged(self) -> str:
+    def _not_judged(self) -> Markup:
         assert self.report is not None
         absent = _present.not_judged(self.report)
         if not absent:
-            return ""
-        return f"<p><b>{_present.NOT_JUDGED}</b> (no judged run): {esc(', '.join(absent))}</p>"
+            return Markup()
+        return tag("p", tag("b", _present.NOT_JUDGED), " (no judged run): ", ", ".join(absent))
 
     # ----------------------------------------------------------------------------------------------------- runs
 
@@ -188,16 +188,14 @@ class Views:
             return
         runs = self.report.runs.sort(self.runs_sort.value, descending=not up, nulls_last=True, maintain_order=True)
         rubric = pre(self.report.meta.spec.rubric or "(none)")
-        caption = f"<details><summary>judged under this rubric</summary>{rubric}</details>"
+        caption = [tag("details", tag("summary", "judged under this rubric"), rubric)]
         if runs.height > RUN_ROWS:
             order = f"{self.runs_sort.value}, {'ascending' if up else 'descending'}"
-            caption += (
-                f"<p>the first {RUN_ROWS:,} of {runs.height:,} runs, sorted by {esc(order)}: sort the other way for "
-                "the other end; <code>report.runs</code> holds every one</p>"
-            )
+            first = f"the first {RUN_ROWS:,} of {runs.height:,} runs, sorted by {order}: sort the other way for "
+            caption.append(tag("p", first, "the other end; ", tag("code", "report.runs"), " holds every one"))
             runs = runs.head(RUN_ROWS)
         table = html_table(runs, RUN_COLUMNS, cut=RUN_CUT)
-        self.runs_table.value = self._head() + caption + scroll(table)
+        self.runs_table.value = concat(self._head(), *caption, scroll(table))
 
     # --------------------------------------------------------------------------------------------------- models
 
@@ -210,14 +208,19 @@ class Views:
             star.add(pl.col("entry")).alias("entry"),
             pl.Series("score [95% CI]", scores, dtype=pl.String),
         )
-        skipped = "".join(f"<li>skipped {esc(e)}: {esc(r)}</li>" for e, r in report.meta.skipped.items())
+        skipped = (tag("li", f"skipped {e}: {r}") for e, r in report.meta.skipped.items())
         table = html_table(models, MODEL_COLUMNS, empty="no candidate runs", fit=True)
-        self.models_table.value = (
-            f"{self._head()}{self._verdicts()}{agreement_html(report.agreement)}{self._not_judged()}"
-            f'<div style="overflow-x:auto">{table}</div><ul>{skipped}</ul><p>{esc(_present.totals(report))}</p>'
+        self.models_table.value = concat(
+            self._head(),
+            self._verdicts(),
+            agreement_html(report.agreement),
+            self._not_judged(),
+            tag("div", table, style="overflow-x:auto"),
+            tag("ul", *skipped),
+            tag("p", _present.totals(report)),
         )
 
-    def _verdicts(self) -> str:
+    def _verdicts(self) -> Markup:
         """Each tested entry's verdict line as a coloured badge with its evidence, and the recommendation."""
         from .._report.charts import VERDICT_COLOURS
 
@@ -225,18 +228,18 @@ class Views:
         assert report is not None
         lines = _present.verdict_lines(report)
         pick = _present.recommendation(report)
-        recommendation = f"<p><b>{esc(pick)}</b></p>" if pick is not None else ""
+        recommendation = tag("p", tag("b", pick)) if pick is not None else Markup()
         if not lines:
             return recommendation
         items = []
         for v in lines:
-            badge = f'<b style="color:{VERDICT_COLOURS.get(v.verdict, "#999")}">■ {esc(v.verdict)}</b>'
-            items.append(f"<li>{badge} {esc(v.entry)}: {esc(v.evidence())}</li>")
+            badge = tag("b", f"■ {v.verdict}", style=f"color:{VERDICT_COLOURS.get(v.verdict, '#999')}")
+            items.append(tag("li", badge, f" {v.entry}: {v.evidence()}"))
         agreement, planted = _present.self_agreement(report), report.controls_outcome().sentence()
-        agrees = "".join(f"<li>{esc(line)}</li>" for line in (agreement, planted) if line)
-        agrees += "".join(f"<li>{esc(line)}</li>" for line in judges_lines(report))  # a panel's judges
-        title = f"<h4>verdict against the reference</h4><p>{esc(_present.verdicts_title(report))}</p>"
-        return f"{title}<ul>{''.join(items)}{agrees}</ul>{recommendation}"
+        items += [tag("li", line) for line in (agreement, planted) if line]
+        items += [tag("li", line) for line in judges_lines(report)]  # a panel's judges
+        title = concat(tag("h4", "verdict against the reference"), tag("p", _present.verdicts_title(report)))
+        return concat(title, tag("ul", *items), recommendation)
 
     # --------------------------------------------------------------------------------------------------- charts
 
@@ -248,7 +251,7 @@ class Views:
                 box.children = (charts.offline_widget(getattr(charts, name)(self.report)),)
             except Exception as exc:
                 note = f"chart unavailable: {type(exc).__name__}: {exc}"
-                box.children = (w.HTML(f'{CSS}<p class="gb-bad">{esc(note)}</p>'),)
+                box.children = (w.HTML(concat(CSS, tag("p", note, class_="gb-bad"))),)
 
     # ----------------------------------------------------------------------------------------------- transcript
 
@@ -273,13 +276,13 @@ class Views:
         if report is None:
             return
         if run_id is None:
-            self.transcript.value = self._head() + "<i>no candidate run to show</i>"
+            self.transcript.value = concat(self._head(), tag("i", "no candidate run to show"))
             return
-        self.transcript.value = self._head() + run_pair(report, run_id)
+        self.transcript.value = concat(self._head(), run_pair(report, run_id))
 
     # ---------------------------------------------------------------------------------------------- diagnostics
 
     def draw_diagnostics(self) -> None:
         assert self.report is not None
         found = html_table(self.report.diagnostics(), empty="nothing to flag")
-        self.diagnostics_table.value = self._head() + scroll(found)
+        self.diagnostics_table.value = concat(self._head(), scroll(found))

@@ -144,7 +144,7 @@ async def test_start_fills_every_tab() -> None:
     for verdict in report.models["verdict"].drop_nulls().to_list():
         assert f"■ {verdict}" in plain(panel.models_table.value)
     for name in ("sim/steady", "sim/swift"):  # progress: every run landed and judged
-        assert f"<td>{name}</td><td>4 / 4</td><td class=n>4</td><td class=n>0</td>" in panel.progress_table.value
+        assert f'<td>{name}</td><td>4 / 4</td><td class="n">4</td><td class="n">0</td>' in panel.progress_table.value
     assert panel.progress_bar.value == panel.progress_bar.max == 8
 
     for box in (panel.cost_chart, panel.latency_chart):
@@ -980,7 +980,7 @@ async def test_a_failed_run_counts_as_failed_never_as_judged() -> None:
     report = await panel.start()
     assert report is not None and not report.runs.filter(role="candidate")["ok"].any()
     table = panel.progress_table.value
-    assert "<td>test/candidate</td><td>15 / 15</td><td class=n>0</td><td class=n>15</td>" in table  # 0 judged
+    assert '<td>test/candidate</td><td>15 / 15</td><td class="n">0</td><td class="n">15</td>' in table  # 0 judged
     assert panel.progress_bar.value == panel.progress_bar.max == 15 and panel.progress_bar.description == "done"
     assert "18 runs (15 raced + 3 reference), 15 failed, 1 entry" in plain(panel.status.value)
 
