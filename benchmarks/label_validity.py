@@ -29,12 +29,16 @@ import time
 
 import numpy as np
 
+from gradebench._stats.active import FLOOR, ask, judge_uncertainty, label_chances
 from gradebench._stats.ppi import corrected_difference
-from gradebench.sim._label_world import JUDGES, Scenario, draw
+from gradebench.sim._label_world import JUDGES, Scenario, World, draw
 
 MARGIN = 1.0
 Z = 1.959963984540054
-FLOOR = 0.93
+COVERAGE_FLOOR = 0.93
+BOUNDARY, WIDTH = 7.0, 3.0
+"""Active labelling here: a run's uncertainty is how near its judge score lies to 7, within 3 points (a judge with
+one rating a run has no spread to show): between a right answer's 8–10 and a wrong one's 4–6."""
 
 
 def wilson(hits: int, n: int) -> list[float]:
@@ -50,11 +54,29 @@ def rate(hit: np.ndarray) -> dict:
     return {"rate": round(count / hit.size, 4), "mc95": wilson(count, hit.size)}
 
 
-def cell(judge: Scenario, seed: list[int], *, races: int, inputs: int, runs: int, labels: int) -> dict:
+def actively(world: World, labels: int, rng: np.random.Generator, floor: float) -> tuple[np.ndarray, ...]:
+    """The arrays with ``labels`` runs a side expected, drawn by active labelling (`gradebench._stats.active`), each
+    run's chance in place of the labellable mask."""
+    arrays: list[np.ndarray] = []
+    for judge, human in ((world.judge_c, world.human_c), (world.judge_r, world.human_r)):
+        flat = judge.reshape(judge.shape[0], -1, 1)
+        uncertainty = judge_uncertainty(flat, boundary=BOUNDARY, width=WIDTH)
+        chances = label_chances(uncertainty, labels, floor=floor).reshape(judge.shape)
+        labelled, _ = ask(chances, rng)
+        arrays += [judge, np.where(labelled, human, np.nan), chances]
+    return tuple(arrays)
+
+
+def cell(judge: Scenario, seed: list[int], *, races: int, inputs: int, runs: int, labels: int, **active: float) -> dict:
+    """One judge and label count; with ``floor`` given, the labels drawn by active labelling with that floor."""
     world = draw(judge, np.random.default_rng(seed), races=races, inputs=inputs, runs=runs)
-    found = corrected_difference(*world.arrays(labels))
-    alone = corrected_difference(*world.arrays(labels), judge_weight=0.0)
-    classic = corrected_difference(*world.arrays(labels), judge_weight=1.0)
+    if active:
+        arrays = actively(world, labels, np.random.default_rng([*seed, 1]), active["floor"])
+    else:
+        arrays = world.arrays(labels)
+    found = corrected_difference(*arrays)
+    alone = corrected_difference(*arrays, judge_weight=0.0)
+    classic = corrected_difference(*arrays, judge_weight=1.0)
     truth = judge.truth
     return {
         "cover_lower": rate(found.lower <= truth),
@@ -68,6 +90,7 @@ def cell(judge: Scenario, seed: list[int], *, races: int, inputs: int, runs: int
         "cover_lower_classic": round(float(np.mean(classic.lower <= truth)), 4),
         "weight_c": round(float(found.weights[:, 0].mean()), 3),
         "weight_r": round(float(found.weights[:, 1].mean()), 3),
+        "labels_mean": [round(float(x), 2) for x in found.labels.mean(axis=0)],
     }
 
 
@@ -80,23 +103,26 @@ def main() -> None:
     parser.add_argument("--long-runs", type=int, default=25)
     parser.add_argument("--long-labels", type=int, default=30)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--active", action="store_true", help="draw the labels by active labelling")
+    parser.add_argument("--floor", type=float, default=FLOOR, help="the active chances' floor, × the mean chance")
     args = parser.parse_args()
+    active = {"floor": args.floor} if args.active else {}
     started = time.perf_counter()
-    result: dict = {k: getattr(args, k) for k in ("races", "labels", "inputs", "runs", "seed")}
+    result: dict = {k: getattr(args, k) for k in ("races", "labels", "inputs", "runs", "seed", "active", "floor")}
     result["margin"], result["truth"] = MARGIN, -MARGIN
     holds = dict.fromkeys(args.labels, True)
     for j, judge in enumerate(JUDGES):
         entry: dict = {"about": judge.about}
         for labels in args.labels:
             size = {"races": args.races, "inputs": args.inputs, "runs": args.runs, "labels": labels}
-            figures = cell(judge, [args.seed, j], **size)
+            figures = cell(judge, [args.seed, j], **size, **active)
             entry[f"labels_{labels}"] = figures
-            holds[labels] &= min(figures["cover_lower"]["rate"], figures["cover_upper"]["rate"]) >= FLOOR
+            holds[labels] &= min(figures["cover_lower"]["rate"], figures["cover_upper"]["rate"]) >= COVERAGE_FLOOR
             print(judge.name, labels, json.dumps(figures), flush=True)
         result[judge.name] = entry
     rare = next(j for j in JUDGES if j.name == "rare")
     long = {"races": args.races, "inputs": args.inputs, "runs": args.long_runs, "labels": args.long_labels}
-    result["rare_long"] = {**long, **cell(rare, [args.seed, 100], **long)}
+    result["rare_long"] = {**long, **cell(rare, [args.seed, 100], **long, **active)}
     result["minimum"] = next((m for m in sorted(args.labels) if holds[m]), None)
     result["wall_s"] = round(time.perf_counter() - started, 1)
     print(json.dumps(result))

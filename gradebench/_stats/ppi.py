@@ -75,6 +75,7 @@ from typing import Final
 
 import numpy as np
 
+from .paired import AS_GOOD, INCONCLUSIVE, WORSE
 from .t import t_quantile
 
 __all__ = [
@@ -84,6 +85,7 @@ __all__ = [
     "POWER",
     "Corrected",
     "corrected_difference",
+    "corrected_verdicts",
     "more_labels",
 ]
 
@@ -149,22 +151,28 @@ class _Side:
     labelled: np.ndarray  # (B, n, k)
     m: np.ndarray  # (B,)
     big_n: np.ndarray  # (B,)
+    effective: np.ndarray  # (B,): Kish's effective number of labels, (Σ w)² / Σ w² over the Hájek weights (m if even)
 
 
 def _side(judge: np.ndarray, human: np.ndarray, labellable: np.ndarray) -> _Side:
     usable = ~np.isnan(judge)
     k = np.maximum(usable.sum(axis=-1), 1)  # (B, n)
-    labelled = labellable & usable & ~np.isnan(human)
-    big_n = (labellable & usable).sum(axis=(-2, -1)).astype(float)
+    asked = labellable.dtype != np.bool_  # the chance each run was asked with, not just whether it could be
+    can = (labellable > 0) if asked else labellable
+    labelled = can & usable & ~np.isnan(human)
+    big_n = (can & usable).sum(axis=(-2, -1)).astype(float)
     m = labelled.sum(axis=(-2, -1)).astype(float)
     f = np.where(usable, judge, 0.0)
     h = np.where(labelled, human, 0.0)
-    w = np.where(labelled, 1.0 / k[..., None], 0.0)  # a run's share of its input
-    total = np.maximum(w.sum(axis=(-2, -1)), 1e-300)
-    weight = (big_n / np.maximum(m, 1))[:, None] / k  # W_{e,i}
+    # a labelled run's share of its input over π_s, the chance it was labelled: as given, or m_e / N_e for a simple
+    # random sample (a constant, left out of the Hájek means' weights so that they stay exact)
+    share = np.where(labelled, 1.0 / k[..., None], 0.0)
+    hajek = share / np.where(labelled, labellable, 1.0) if asked else share
+    weight = hajek if asked else share * (big_n / np.maximum(m, 1))[:, None, None]
+    total = np.maximum(hajek.sum(axis=(-2, -1)), 1e-300)
 
     def centred(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        mean = (w * values).sum(axis=(-2, -1)) / total  # the Hájek mean over the labelled runs
+        mean = (hajek * values).sum(axis=(-2, -1)) / total  # the Hájek mean over the labelled runs
         resid = np.where(labelled, values - mean[:, None, None], 0.0)
         return mean, resid
 
@@ -172,14 +180,15 @@ def _side(judge: np.ndarray, human: np.ndarray, labellable: np.ndarray) -> _Side
     judge_mean, judge_resid = centred(np.where(labelled, f, 0.0))
     n = judge.shape[1]
     return _Side(
-        human=human_mean[:, None] + weight * human_resid.sum(axis=-1),
-        judge=f.sum(axis=-1) / k - judge_mean[:, None] - weight * judge_resid.sum(axis=-1),
+        human=human_mean[:, None] + (weight * human_resid).sum(axis=-1),
+        judge=f.sum(axis=-1) / k - judge_mean[:, None] - (weight * judge_resid).sum(axis=-1),
         human_resid=human_resid,
         judge_resid=judge_resid,
-        scale=big_n[:, None, None] / (n * k)[..., None] * np.ones_like(f),
+        scale=np.where(labelled, m[:, None, None] * weight / n, 0.0),
         labelled=labelled,
         m=m,
         big_n=big_n,
+        effective=total**2 / np.maximum((hajek**2).sum(axis=(-2, -1)), 1e-300) if asked else m,
     )
 
 
@@ -291,7 +300,9 @@ def corrected_difference(
     u = human + (judge * weights).sum(axis=-1)
     run_var = _run_variance(cand, ref, human, judge)
     # the label part of the variance is estimated from the fewer side's labels: a t with no more degrees of freedom
-    df = np.where(labelled.min(axis=1) >= 2, np.minimum(n - 1, labelled.min(axis=1) - 1), n - 1).astype(int)
+    # ... counted by their effective number: labels weighted unevenly (active labelling) carry fewer
+    fewer = np.floor(np.minimum(labelled, np.stack([cand.effective, ref.effective], axis=1)) + 1e-9).min(axis=1)
+    df = np.where(fewer >= 2, np.minimum(n - 1, fewer - 1), n - 1).astype(int)
     estimate = u.mean(axis=1)
     sd = u.std(axis=1, ddof=1)
     se = sd / math.sqrt(n)
@@ -317,6 +328,12 @@ def corrected_difference(
         n_inputs=n,
         level=level,
     )
+
+
+def corrected_verdicts(found: Corrected, margin: float) -> np.ndarray:
+    """Each race's verdict from its bounds: ``as good`` when the lower bound is above −``margin``, ``worse`` when the
+    upper bound is below it, else ``inconclusive`` (the rule `gradebench._verdict.corrected.correct` applies)."""
+    return np.where(found.lower > -margin, AS_GOOD, np.where(found.upper < -margin, WORSE, INCONCLUSIVE))
 
 
 def more_labels(found: Corrected, margin: float, row: int = 0) -> tuple[int, int] | None:

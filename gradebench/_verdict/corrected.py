@@ -28,7 +28,7 @@ from .._base.vocab import Role, VerdictBasis
 from .._records.codec import frame
 from .._records.meta import ReportMeta
 from .._stats.paired import AS_GOOD, INCONCLUSIVE, MIN_INPUTS, WORSE, number_text, plural
-from .._stats.ppi import FEWEST_LABELS, MIN_LABELS, corrected_difference, more_labels
+from .._stats.ppi import FEWEST_LABELS, MIN_LABELS, corrected_difference, corrected_verdicts, more_labels
 from .evidence import Evidence
 from .label_agreement import AGREEMENT_SCHEMA, ALL_ENTRIES, agreement_rows
 from .labels import HumanLabels, labellable
@@ -98,11 +98,17 @@ def _allowed_inputs(runs: pl.DataFrame, entry: str, reference: str, complete: in
     return {i for (e, i), n in landed.items() if e == entry and min(n, landed.get((reference, i), 0)) >= complete}
 
 
-def _side(runs: pl.DataFrame, entry: str, scores: Mapping[str, float]) -> dict[str, list[tuple[float, float, bool]]]:
-    """Per input, the entry's usable runs as (judge score, human score or NaN, labellable)."""
+Run = tuple[float, float, bool, float]
+"""A usable run as (judge score, human score or NaN, labellable, the chance it was asked with or NaN)."""
+
+
+def _side(
+    runs: pl.DataFrame, entry: str, scores: Mapping[str, float], chances: Mapping[str, float]
+) -> dict[str, list[Run]]:
+    """Per input, the entry's usable runs (`Run`)."""
     part = runs.filter((pl.col("role") == Role.CANDIDATE) & (pl.col("entry") == entry))
     part = part.with_columns(labellable().alias("_labellable")).sort("input_id", "repeat")
-    out: dict[str, list[tuple[float, float, bool]]] = {}
+    out: dict[str, list[Run]] = {}
     for input_id, run_id, ok, score, can in part.select("input_id", "run_id", "ok", "score", "_labellable").iter_rows():
         if ok is False:
             value = FAILED_SCORE
@@ -111,36 +117,54 @@ def _side(runs: pl.DataFrame, entry: str, scores: Mapping[str, float]) -> dict[s
         else:
             value = float(score)
         human = scores.get(run_id, np.nan) if can else np.nan
-        out.setdefault(input_id, []).append((value, float(human), bool(can)))
+        out.setdefault(input_id, []).append((value, float(human), bool(can), chances.get(run_id, np.nan)))
     return out
 
 
-def _arrays(sides: list[dict[str, list[tuple[float, float, bool]]]], inputs: list[str]) -> list[np.ndarray]:
+def _design(side: dict[str, list[Run]], inputs: list[str]) -> str | None:
+    """How a side's labels were drawn: ``random`` (no chance recorded), ``active`` (every label's chance recorded),
+    or None (some of each: two designs in one sample, which neither weighting describes)."""
+    recorded = [not np.isnan(p) for i in inputs for _, h, can, p in side[i] if can and not np.isnan(h)]
+    return "active" if recorded and all(recorded) else "random" if not any(recorded) else None
+
+
+def _arrays(sides: list[dict[str, list[Run]]], inputs: list[str]) -> list[np.ndarray]:
+    """`corrected_difference`'s arrays; a side whose labels were drawn by active labelling has, in place of the
+    labellable mask, each labelled run's chance (1 marks the others labellable: only a labelled run's chance counts)."""
     width = max(len(side[i]) for side in sides for i in inputs)
     arrays = []
     for side in sides:
         judge, human = np.full((1, len(inputs), width), np.nan), np.full((1, len(inputs), width), np.nan)
-        can = np.zeros((1, len(inputs), width), dtype=bool)
+        active = _design(side, inputs) == "active"
+        can = np.zeros((1, len(inputs), width), dtype=float if active else bool)
         for row, input_id in enumerate(inputs):
-            for col, (value, label, ok) in enumerate(side[input_id]):
-                judge[0, row, col], human[0, row, col], can[0, row, col] = value, label, ok
+            for col, (value, label, ok, chance) in enumerate(side[input_id]):
+                judge[0, row, col], human[0, row, col] = value, label
+                can[0, row, col] = (chance if not np.isnan(label) else 1.0) if active and ok else ok
         arrays += [judge, human, can]
     return arrays
 
 
 def correct(
-    runs: pl.DataFrame, scores: Mapping[str, float], entry: str, meta: ReportMeta, *, level: float = 0.95
+    runs: pl.DataFrame,
+    scores: Mapping[str, float],
+    entry: str,
+    meta: ReportMeta,
+    *,
+    level: float = 0.95,
+    chances: Mapping[str, float] | None = None,
 ) -> Correction:
-    """``entry``'s label-corrected verdict against the reference entry (module docstring), or why there is none."""
+    """``entry``'s label-corrected verdict against the reference entry (module docstring), or why there is none.
+    ``chances``: the chance each run labelled by active labelling was asked with (`HumanLabels.chances`)."""
     reference, margin = meta.reference_entry, meta.spec.margin
     if meta.spec.design.to_verdict:
         why = "raced to a verdict: its stopping read the judge's scores, so a fixed-sample correction would not hold"
         return Correction(entry=entry, reason=f"no label-corrected verdict: {why}; race runs=N to correct by labels")
     allowed = _allowed_inputs(runs, entry, reference, int(meta.spec.runs) if meta.stopped is not None else None)
-    cand, ref = _side(runs, entry, scores), _side(runs, reference, scores)
+    cand, ref = _side(runs, entry, scores, chances or {}), _side(runs, reference, scores, chances or {})
     inputs = sorted(i for i in cand if i in ref and (allowed is None or i in allowed))
     count = {
-        name: sum(1 for i in inputs for _, h, can in side[i] if can and not np.isnan(h))
+        name: sum(1 for i in inputs for _, h, can, _ in side[i] if can and not np.isnan(h))
         for name, side in ((entry, cand), (reference, ref))
     }
     labels = (count[entry], count[reference])
@@ -155,6 +179,11 @@ def correct(
         )
     if len(inputs) < 2:
         return Correction(entry=entry, labels=labels, reason="no label-corrected verdict: fewer than 2 paired inputs")
+    if mixed := [name for name, side in ((entry, cand), (reference, ref)) if _design(side, inputs) is None]:
+        why = "some were asked by active labelling (a chance recorded) and some drawn at random (none)"
+        return Correction(
+            entry=entry, labels=labels, reason=f"no label-corrected verdict: of {mixed[0]}'s labels {why}"
+        )
     found = corrected_difference(*_arrays([cand, ref], inputs), level=level)
     lower, upper, estimate = float(found.lower[0]), float(found.upper[0]), float(found.estimate[0])
     on = basis_text(labels, entry, reference)
@@ -173,9 +202,10 @@ def correct(
     if len(inputs) < MIN_INPUTS:
         settle = f"a verdict needs {MIN_INPUTS} inputs: {MIN_INPUTS - len(inputs)} more"
         return make(verdict=INCONCLUSIVE, reason=f"{on}: bounds {bounds}, but {settle}", settle=settle)
-    if lower > -margin:
+    verdict = str(corrected_verdicts(found, margin)[0])
+    if verdict == AS_GOOD:
         return make(verdict=AS_GOOD, reason=f"{on}: lower bound {number_text(lower, 2)} > {line}: within the margin")
-    if upper < -margin:
+    if verdict == WORSE:
         reason = f"{on}: upper bound {number_text(upper, 2)} < {line}: worse by more than the margin"
         return make(verdict=WORSE, reason=reason)
     more = more_labels(found, margin)
@@ -215,7 +245,7 @@ def with_labels(
         if not tested[row["entry"]]:
             updated.append(row)
             continue
-        fix = correct(runs, scores, row["entry"], meta)
+        fix = correct(runs, scores, row["entry"], meta, chances=labels.chances)
         judge_only = {"judge_verdict": row["verdict"], "judge_mean_diff": row["mean_diff"], "judge_lower": row["lower"]}
         if fix.verdict is None:
             row = {**row, "verdict_reason": f"{row['verdict_reason']}; {fix.reason}"}

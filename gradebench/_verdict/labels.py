@@ -59,9 +59,12 @@ LABELS_SCHEMA: dict[str, pl.DataType] = {
     "passed": pl.Boolean(),
     "labeller": pl.String(),
     "labelled_at": pl.Datetime("us", "UTC"),
+    "chance": pl.Float64(),
 }
-"""One row per labelled run: its score on the judge's scale, the pass/fail said (null for a score), who and when."""
-_OPTIONAL = ("passed", "labeller", "labelled_at")
+"""One row per labelled run: its score on the judge's scale, the pass/fail said (null for a score), who and when, and
+the chance it was asked with when the runs were chosen by active labelling (`gradebench._stats.active`; null: drawn
+as a simple random sample, as `draw_runs` does)."""
+_OPTIONAL = ("passed", "labeller", "labelled_at", "chance")
 
 
 class HumanLabels:
@@ -97,6 +100,12 @@ class HumanLabels:
     def scores(self) -> dict[str, float]:
         """``{run_id: score}``."""
         return dict(self.frame.select("run_id", "score").iter_rows())
+
+    @property
+    def chances(self) -> dict[str, float]:
+        """``{run_id: chance}`` for the runs asked by active labelling with a recorded chance (the others were drawn
+        as a simple random sample)."""
+        return dict(self.frame.filter(pl.col("chance").is_not_null()).select("run_id", "chance").iter_rows())
 
     @classmethod
     def from_scores(cls, scores: Mapping[str, float | int | str | bool], *, labeller: str | None = None) -> HumanLabels:
@@ -134,10 +143,13 @@ class HumanLabels:
         *,
         labeller: str | None = None,
         at: datetime | None = None,
+        chance: float | None = None,
     ) -> HumanLabels:
-        """These labels with ``run_id`` labelled ``score`` (now, unless ``at``): a run labelled before gets the new
-        label in its place (the latest answer is the person's)."""
+        """These labels with ``run_id`` labelled ``score`` (now, unless ``at``; ``chance``: the chance active
+        labelling asked it with): a run labelled before gets the new label in its place (the latest answer is the
+        person's)."""
         row = {"run_id": run_id, "score": score, "labeller": labeller, "labelled_at": at or datetime.now(UTC)}
+        row["chance"] = chance
         new = _validated(_as_frame([row]), "added")
         kept = self.frame.filter(pl.col("run_id") != run_id)
         return HumanLabels(pl.concat([kept, new]), source=self.source)
@@ -258,10 +270,24 @@ def _validated(df: pl.DataFrame, source: str) -> pl.DataFrame:
     _one_scale(run_ids, said, source)
     labeller = df["labeller"].cast(pl.String).to_list() if "labeller" in df.columns else [None] * len(ids)
     at = _times(df, source)
+    chance = _chances(df, run_ids, source)
     return pl.DataFrame(
-        {"run_id": run_ids, "score": scores, "passed": said, "labeller": labeller, "labelled_at": at},
+        {"run_id": run_ids, "score": scores, "passed": said, "labeller": labeller, "labelled_at": at, "chance": chance},
         schema=LABELS_SCHEMA,
     )
+
+
+def _chances(df: pl.DataFrame, run_ids: list[str], source: str) -> list[float | None]:
+    """The ``chance`` column: each a number in (0, 1], or null (a simple random sample)."""
+    if "chance" not in df.columns or df["chance"].null_count() == df.height:
+        return [None] * df.height
+    values = df["chance"].to_list()
+    for run_id, value in zip(run_ids, values, strict=True):
+        if value is not None and not (isinstance(value, numbers.Real) and 0.0 < float(value) <= 1.0):
+            raise ValueError(
+                f"{source}: 'chance' of run_id {run_id!r} is {value!r}: the chance a run was asked with is in (0, 1]"
+            )
+    return [None if v is None else float(v) for v in values]
 
 
 def _one_scale(run_ids: list[str], said: list[bool | None], source: str) -> None:

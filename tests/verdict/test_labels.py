@@ -119,6 +119,7 @@ def test_relabelling_a_run_keeps_the_latest_answer() -> None:
         "passed": None,
         "labeller": "ann",
         "labelled_at": at,
+        "chance": None,
     }
     with pytest.raises(ValueError, match="'score' of run_id 'c' is 12"):
         labels.added("c", 12)
