@@ -31,7 +31,8 @@ Printed per criterion, label count and design: coverage of each one-sided bound 
 every pair and draw, the wrong-verdict rate (``as good`` with truth below −margin, ``worse`` with truth above it), the
 settle rate (``as good`` or ``worse``), and the same on the *target* pairs, whose truth lies at least one margin from
 the boundary (|truth + margin| ≥ margin) — and the judge-only verdict's wrong rate on the same pairs (the product's
-paired bootstrap, `gradebench._stats.paired.non_inferiority`, on the judge scores). Ends with one JSON line.
+paired bootstrap, `gradebench._stats.paired.non_inferiority`, on the judge scores), and ``variance_at_best``: the
+variance the best label chances could reach, as a share of a uniform sample's (`headroom`). Ends with one JSON line.
 """
 
 from __future__ import annotations
@@ -140,6 +141,23 @@ def judge_only(data: Criterion) -> np.ndarray:
     return found
 
 
+def headroom(data: Criterion) -> dict:
+    """How much any choice of runs could gain: Var(θ̂) with the best chances π_s ∝ σ_s (Zrnic & Candès), over a
+    uniform sample's, is (E σ)² / E σ², σ_s² the expected squared residual of a random person's label against the
+    judge's linear prediction. With σ_s known only through the judge's uncertainty (its quintile's mean of σ²), and
+    with the people's own disagreement known (an oracle no judge has)."""
+    judge, people = data.judge.ravel(), data.people.reshape(-1, 3)
+    mean = people.mean(axis=1)
+    slope, intercept = np.polyfit(judge, mean, 1)
+    sigma2 = (mean - intercept - slope * judge) ** 2 + people.var(axis=1)  # a random one of three: ± its spread
+    found = {"oracle": round(float(np.mean(np.sqrt(sigma2)) ** 2 / np.mean(sigma2)), 3)}
+    for name, feature in (("by_spread", data.spread.ravel()), ("by_score", judge)):
+        bins = np.digitize(feature, np.quantile(feature, [0.2, 0.4, 0.6, 0.8]))
+        binned = np.array([sigma2[bins == b].mean() for b in range(5)])[bins]
+        found[name] = round(float(np.mean(np.sqrt(binned)) ** 2 / np.mean(binned)), 3)
+    return found
+
+
 def wrong(verdict: np.ndarray, truth: np.ndarray) -> np.ndarray:
     """A verdict the truth contradicts: as good with the truth below −margin, worse with it above."""
     return ((verdict == AS_GOOD) & (truth < -MARGIN)) | ((verdict == WORSE) & (truth > -MARGIN))
@@ -196,6 +214,7 @@ def main() -> None:
             "judge_only_wrong": share(judged),
             "judge_only_target_wrong": share(judged[target]),
             "judge_only_settled": share(alone[cand, ref] != INCONCLUSIVE),
+            "variance_at_best": headroom(data),
         }
         print(criterion, "judge-only", json.dumps(entry), flush=True)
         for labels in args.labels:

@@ -18,6 +18,10 @@ Then ``rare_long``: the rare judge again with ``--long-runs`` runs an input (400
 ``--long-labels`` labels a side, where a bias on ~5% of the runs can escape the labels. Seeds: judge j is drawn by
 ``numpy.random.default_rng([seed, j])``, the long cell by ``[seed, 100]``. Ends with one JSON line (also the
 ``minimum``: the fewest labels of those measured at which every judge's one-sided coverages are ≥ 0.93).
+
+``--active`` draws the labels by active labelling instead (`gradebench._stats.active`: chances led by how near a
+run's judge score is to 7, ``--floor`` and ``--ceiling`` × the mean chance, a Poisson draw with ``labels`` expected a
+side, seeded ``[seed, j, 1]``) and the corrected verdict weights each label by 1/chance.
 """
 
 from __future__ import annotations
@@ -29,7 +33,7 @@ import time
 
 import numpy as np
 
-from gradebench._stats.active import FLOOR, ask, judge_uncertainty, label_chances
+from gradebench._stats.active import CEILING, FLOOR, ask, judge_uncertainty, label_chances
 from gradebench._stats.ppi import corrected_difference
 from gradebench.sim._label_world import JUDGES, Scenario, World, draw
 
@@ -54,24 +58,26 @@ def rate(hit: np.ndarray) -> dict:
     return {"rate": round(count / hit.size, 4), "mc95": wilson(count, hit.size)}
 
 
-def actively(world: World, labels: int, rng: np.random.Generator, floor: float) -> tuple[np.ndarray, ...]:
+def actively(
+    world: World, labels: int, rng: np.random.Generator, floor: float, ceiling: float
+) -> tuple[np.ndarray, ...]:
     """The arrays with ``labels`` runs a side expected, drawn by active labelling (`gradebench._stats.active`), each
     run's chance in place of the labellable mask."""
     arrays: list[np.ndarray] = []
     for judge, human in ((world.judge_c, world.human_c), (world.judge_r, world.human_r)):
         flat = judge.reshape(judge.shape[0], -1, 1)
         uncertainty = judge_uncertainty(flat, boundary=BOUNDARY, width=WIDTH)
-        chances = label_chances(uncertainty, labels, floor=floor).reshape(judge.shape)
+        chances = label_chances(uncertainty, labels, floor=floor, ceiling=ceiling).reshape(judge.shape)
         labelled, _ = ask(chances, rng)
         arrays += [judge, np.where(labelled, human, np.nan), chances]
     return tuple(arrays)
 
 
 def cell(judge: Scenario, seed: list[int], *, races: int, inputs: int, runs: int, labels: int, **active: float) -> dict:
-    """One judge and label count; with ``floor`` given, the labels drawn by active labelling with that floor."""
+    """One judge and label count; with ``floor`` and ``ceiling`` given, the labels drawn by active labelling."""
     world = draw(judge, np.random.default_rng(seed), races=races, inputs=inputs, runs=runs)
     if active:
-        arrays = actively(world, labels, np.random.default_rng([*seed, 1]), active["floor"])
+        arrays = actively(world, labels, np.random.default_rng([*seed, 1]), active["floor"], active["ceiling"])
     else:
         arrays = world.arrays(labels)
     found = corrected_difference(*arrays)
@@ -105,10 +111,13 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--active", action="store_true", help="draw the labels by active labelling")
     parser.add_argument("--floor", type=float, default=FLOOR, help="the active chances' floor, × the mean chance")
+    parser.add_argument("--ceiling", type=float, default=CEILING, help="the active chances' ceiling, × the mean")
     args = parser.parse_args()
-    active = {"floor": args.floor} if args.active else {}
+    active = {"floor": args.floor, "ceiling": args.ceiling} if args.active else {}
     started = time.perf_counter()
-    result: dict = {k: getattr(args, k) for k in ("races", "labels", "inputs", "runs", "seed", "active", "floor")}
+    result: dict = {
+        k: getattr(args, k) for k in ("races", "labels", "inputs", "runs", "seed", "active", "floor", "ceiling")
+    }
     result["margin"], result["truth"] = MARGIN, -MARGIN
     holds = dict.fromkeys(args.labels, True)
     for j, judge in enumerate(JUDGES):

@@ -8,11 +8,13 @@ repeats or panel, and how near its score lies to a boundary). With a budget of b
 
     π_s = b/N · (floor + (1 − floor) · u_s / mean(u)),
 
-capped at 1 (what a cap removes is spread over the uncapped runs in proportion, until none exceeds 1): the mean
-chance is b/N, and every run's is at least ``floor`` × the mean (`FLOOR`), so no run is all but never asked and no
-label's weight 1/π_s is more than 1/floor times a uniform sample's — the floor bounds how much a judge whose
-uncertainty points the wrong way can cost (it mixes the uncertainty-led chances with uniform sampling, as Zrnic &
-Candès do). Uncertainty that is the same for every run gives π_s = b/N: a uniform sample.
+capped at ``ceiling`` × b/N and at 1 (what a cap removes is spread over the uncapped runs in proportion, until none
+exceeds it): the mean chance is b/N, every run's at least ``floor`` × the mean (`FLOOR`) and at most ``ceiling`` ×
+(`CEILING`). The floor mixes the uncertainty-led chances with uniform sampling, as Zrnic & Candès do, so no run is
+all but never asked and no label's weight 1/π_s is more than 1/floor times a uniform sample's; the ceiling keeps a
+few runs from taking the budget. Together they bound how unevenly labels are weighted, which is what the interval
+pays for (`gradebench._stats.ppi`, "Labels asked with chances"). Uncertainty that is the same for every run gives
+π_s = b/N: a uniform sample.
 
 **The draw.** Poisson sampling: run s is labelled when U_s < π_s, U_s uniform and independent (`ask`), so the number
 of labels is random with mean b. Independence across runs is what the interval needs: each input's share of the
@@ -32,10 +34,15 @@ from typing import Final
 
 import numpy as np
 
-__all__ = ["FLOOR", "ask", "judge_uncertainty", "label_chances"]
+__all__ = ["CEILING", "FLOOR", "ask", "judge_uncertainty", "label_chances"]
 
-FLOOR: Final = 0.3
-"""Every run's chance is at least this share of the mean chance (benchmarks/label_hanna.py measures it)."""
+FLOOR: Final = 0.6
+"""Every run's chance is at least this share of the mean chance (`CEILING` says how it was chosen)."""
+CEILING: Final = 1.5
+"""No run's chance is above this many times the mean chance (nor above 1). With `FLOOR`, chances differ at most
+2.5-fold: the widest range measured at which every one-sided bound of benchmarks/label_validity.py's judges covered
+within 0.003 of 93% of races at 20 labels a side (lowest 0.927; floor 0.5 and ceiling 2: 0.921; 0.3 and 3: 0.905;
+docs/labels.md, "Fewer labels")."""
 
 
 def judge_uncertainty(ratings: np.ndarray, *, boundary: float | None = None, width: float = 1.0) -> np.ndarray:
@@ -55,11 +62,13 @@ def judge_uncertainty(ratings: np.ndarray, *, boundary: float | None = None, wid
     return np.where(counted > 0, spread, np.nan)
 
 
-def label_chances(uncertainty: np.ndarray, budget: float, *, floor: float = FLOOR) -> np.ndarray:
+def label_chances(
+    uncertainty: np.ndarray, budget: float, *, floor: float = FLOOR, ceiling: float = CEILING
+) -> np.ndarray:
     """π_s for each run (module docstring): ``uncertainty`` is (..., runs), NaN where a run cannot be labelled (its
     chance is then 0); ``budget`` the expected number of labels along the last axis (all labellable runs at most)."""
-    if not 0.0 < floor <= 1.0:
-        raise ValueError(f"floor must be in (0, 1], got {floor}")
+    if not 0.0 < floor <= 1.0 <= ceiling:
+        raise ValueError(f"need 0 < floor <= 1 <= ceiling, got floor {floor} and ceiling {ceiling}")
     if budget <= 0:
         raise ValueError(f"budget must be > 0, got {budget}")
     u = np.asarray(uncertainty, dtype=float)
@@ -71,18 +80,19 @@ def label_chances(uncertainty: np.ndarray, budget: float, *, floor: float = FLOO
     relative = np.where(mean > 0, np.where(can, u, 0.0) / np.where(mean > 0, mean, 1.0), 1.0)
     shape = np.where(can, floor + (1.0 - floor) * relative, 0.0)  # mean 1 over the labellable runs
     want = np.minimum(float(budget), count)
+    cap = np.minimum(ceiling * want / np.maximum(count, 1), 1.0)  # (..., 1): no chance above it
     chances = np.zeros_like(shape)
     capped = np.zeros(shape.shape, dtype=bool)
     for _ in range(shape.shape[-1] + 1):  # each pass caps at least one more run, or is the last
         free = np.where(capped, 0.0, shape)
-        left = want - capped.sum(axis=-1, keepdims=True)
+        left = want - (capped * cap).sum(axis=-1, keepdims=True)
         scale = left / np.maximum(free.sum(axis=-1, keepdims=True), 1e-300)
-        chances = np.where(capped, 1.0, free * scale)
-        over = chances > 1.0
+        chances = np.where(capped, cap, free * scale)
+        over = chances > cap * (1 + 1e-12)
         if not over.any():
             break
         capped |= over
-    return np.clip(chances, 0.0, 1.0)
+    return np.clip(chances, 0.0, cap)
 
 
 def ask(chances: np.ndarray, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:

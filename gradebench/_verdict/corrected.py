@@ -12,6 +12,9 @@ marked ``judge-only``, and its reason says why no corrected one was given: too f
 two paired inputs, or a race to a verdict (its stopping read the judge's scores, so a fixed-sample correction over
 the runs it chose would not hold). Never a judge-only verdict under the corrected name. The evidence rules hold
 both kinds alike (`gradebench._verdict.evidence`): an entry cut off or refused on most runs is never as good.
+Labels that carry the chance their run was asked with (active labelling, `HumanLabels.chances`) are weighted by its
+inverse; an entry whose labels are some with a chance and some without gets no corrected verdict (two designs in
+one sample, which neither weighting describes), and its line says so.
 """
 
 from __future__ import annotations

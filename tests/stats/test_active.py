@@ -20,14 +20,17 @@ RACES, INPUTS, RUNS = 4000, 16, 4
 """Races in the fast slice: a coverage of 0.95 is measured to ±0.007, a mean estimate to about ±0.01."""
 
 
-def test_chances_spend_the_budget_never_fall_below_the_floor_and_cap_at_one() -> None:
+def test_chances_spend_the_budget_stay_between_floor_and_ceiling_and_cap_at_one() -> None:
     uncertainty = np.array([[0.0, 0.0, 1.0, 2.0, 40.0, np.nan], [1.0, 1.0, 1.0, 1.0, 1.0, 1.0]])
-    chances = label_chances(uncertainty, 3, floor=0.2)
+    chances = label_chances(uncertainty, 3, floor=0.2, ceiling=10.0)
     assert chances.sum(axis=1) == pytest.approx([3.0, 3.0])
     assert chances[0, 5] == 0.0  # cannot be labelled
     assert chances[0, 4] == 1.0  # capped: what it would have had beyond 1 goes to the others
     assert chances[0, :4].min() >= 0.2 * 3 / 5 - 1e-12  # the floor: a fifth of the mean chance
     assert chances[1].tolist() == pytest.approx([0.5] * 6)  # equal uncertainty: a uniform sample
+    bounded = label_chances(uncertainty[0], 3)  # the defaults: 0.6 to 1.5 times the mean chance of 0.6
+    assert bounded.sum() == pytest.approx(3.0) and bounded[4] == pytest.approx(1.5 * 0.6)
+    assert bounded[:5].min() >= 0.6 * 0.6 - 1e-12 and bounded[5] == 0.0
 
 
 def test_the_judges_uncertainty_is_its_spread_and_nearness_to_a_boundary() -> None:
@@ -55,7 +58,7 @@ def active_world(seed: int) -> tuple[tuple[np.ndarray, ...], tuple[np.ndarray, .
     weighted, uniform = [], []
     for judge, human in ((world.judge_c, world.human_c), (world.judge_r, world.human_r)):
         flat = judge.reshape(RACES, -1)
-        chances = label_chances((10.0 - flat) ** 2, MIN_LABELS, floor=0.3).reshape(judge.shape)
+        chances = label_chances((10.0 - flat) ** 2, MIN_LABELS, floor=0.3, ceiling=10.0).reshape(judge.shape)
         labelled, _ = ask(chances, rng)
         said = np.where(labelled, human, np.nan)
         weighted += [judge, said, chances]
