@@ -21,11 +21,12 @@ story per system per prompt (so systems are paired by prompt), each rated 1–5 
   difference over all 96 prompts (the three's mean rating of C's story less R's, averaged over prompts), 0..10.
 - **Races.** Every ordered pair of the 11 systems (110 a criterion) as candidate and reference entry, one run a
   side on each prompt. A draw labels ``labels`` stories a side: *random*, a simple random sample of each side
-  (today's `gradebench._verdict.labels.draw_runs`); *active*, a Poisson sample with chances led by the judge's
-  uncertainty (`gradebench._stats.active.label_chances`, expected ``labels`` a side, each chance at least ``--floor``
-  × the mean), weighted by their inverse. The verdict is the product's: `gradebench._stats.ppi.corrected_difference`
-  and `corrected_verdicts` (what `gradebench._verdict.corrected.correct` calls), one-sided 95% bounds, margin 1.
-  Draw d of criterion c, label count m and design is seeded ``numpy.random.default_rng([seed, c, m, design])``.
+  (today's `gradebench._verdict.labels.draw_runs`); *active*, ``labels`` a side by sequential Poisson sampling with
+  chances led by the judge's uncertainty (`gradebench._stats.active`: ``label_chances``, each chance ``--floor`` to
+  1.5 × the mean; ``ask``), each label weighted by the inverse of its chance. The verdict is the product's:
+  `gradebench._stats.ppi.corrected_difference` and `corrected_verdicts` (what `gradebench._verdict.corrected.correct`
+  calls), one-sided 95% bounds, margin 1. The draws of criterion c (its place in RE, CH, EM), label count m and
+  design (0 random, 1 active) are seeded ``numpy.random.default_rng([seed, c, m, design])``.
 
 Printed per criterion, label count and design: coverage of each one-sided bound (lower ≤ truth, upper ≥ truth) over
 every pair and draw, the wrong-verdict rate (``as good`` with truth below −margin, ``worse`` with truth above it), the
@@ -47,7 +48,7 @@ import numpy as np
 import polars as pl
 
 from gradebench._base.vocab import Role
-from gradebench._stats.active import FLOOR, judge_uncertainty, label_chances
+from gradebench._stats.active import FLOOR, ask, judge_uncertainty, label_chances
 from gradebench._stats.paired import AS_GOOD, DEFAULT_MARGIN, INCONCLUSIVE, WORSE, non_inferiority
 from gradebench._stats.ppi import corrected_difference, corrected_verdicts
 
@@ -120,7 +121,7 @@ def side(
         labelled, labellable = ranks < labels, np.ones(judge.shape, dtype=bool)
     else:
         labellable = label_chances(data.spread[system], labels, floor=floor)
-        labelled = rng.random(judge.shape) < labellable
+        labelled, _ = ask(labellable, rng)
     human = np.where(labelled, said, np.nan)
     return judge[..., None], human[..., None], labellable[..., None]
 

@@ -20,8 +20,8 @@ Then ``rare_long``: the rare judge again with ``--long-runs`` runs an input (400
 ``minimum``: the fewest labels of those measured at which every judge's one-sided coverages are ≥ 0.93).
 
 ``--active`` draws the labels by active labelling instead (`gradebench._stats.active`: chances led by how near a
-run's judge score is to 7, ``--floor`` and ``--ceiling`` × the mean chance, a Poisson draw with ``labels`` expected a
-side, seeded ``[seed, j, 1]``) and the corrected verdict weights each label by 1/chance.
+run's judge score is to 7, ``--floor`` to ``--ceiling`` × the mean chance; ``labels`` a side by sequential Poisson
+sampling, seeded ``[seed, j, 1]``) and the corrected verdict weights each label by 1/chance.
 """
 
 from __future__ import annotations
@@ -61,15 +61,15 @@ def rate(hit: np.ndarray) -> dict:
 def actively(
     world: World, labels: int, rng: np.random.Generator, floor: float, ceiling: float
 ) -> tuple[np.ndarray, ...]:
-    """The arrays with ``labels`` runs a side expected, drawn by active labelling (`gradebench._stats.active`), each
-    run's chance in place of the labellable mask."""
+    """The arrays with ``labels`` runs a side drawn by active labelling (`gradebench._stats.active`, over each side's
+    runs of a race), each run's chance in place of the labellable mask."""
     arrays: list[np.ndarray] = []
     for judge, human in ((world.judge_c, world.human_c), (world.judge_r, world.human_r)):
         flat = judge.reshape(judge.shape[0], -1, 1)
         uncertainty = judge_uncertainty(flat, boundary=BOUNDARY, width=WIDTH)
-        chances = label_chances(uncertainty, labels, floor=floor, ceiling=ceiling).reshape(judge.shape)
+        chances = label_chances(uncertainty, labels, floor=floor, ceiling=ceiling)
         labelled, _ = ask(chances, rng)
-        arrays += [judge, np.where(labelled, human, np.nan), chances]
+        arrays += [judge, np.where(labelled.reshape(judge.shape), human, np.nan), chances.reshape(judge.shape)]
     return tuple(arrays)
 
 

@@ -48,7 +48,8 @@ part labels can shrink and the part only runs can (what `more_labels` needs); an
 tens of thousands of simulated races (tests/stats/test_ppi.py, benchmarks/label_validity.py and judge_labels.py).
 
 **Labels asked with chances (active labelling, `gradebench._stats.active`).** When run s was labelled with its own
-chance π_s (a Poisson draw: each run independently), ``labellable`` carries the chances (floats; only a labelled run's
+chance π_s (a Poisson draw, each run independently, or the sequential Poisson sample of a fixed size that
+approximates it), ``labellable`` carries the chances (floats; only a labelled run's
 counts) and each label is weighted by 1/π_s: H̄_e and F̄_e become the Hájek means with weights 1/(k_{e,i} π_s), and
 W_{e,i} Σ_labelled (·) becomes Σ_labelled (·)/(k_{e,i} π_s). A simple random sample is the case π_s = m_e/N_e, and
 gives the same numbers. Why the interval still holds: given the runs, E[Σ_{labelled s on i} r_s/π_s] = Σ_{s on i} r_s
@@ -56,9 +57,9 @@ for any residual r, so each u_i is, to first order, input i's full-label share p
 Σ_{s on i} (1 − π_s)/π_s · (r_s/k_{e,i})²; with the coins independent across runs, the u_i stay independent across
 inputs, and s²(u)/n estimates the inputs' variance and the design's together — as for a simple random sample, which
 is the case where that label variance is (1/m − 1/N)·S². Uneven weights make u heavier-tailed and s²(u) less sure of
-itself, so the t's degrees of freedom count a side's labels by Kish's effective number (Σw)²/Σw². Measured: unbiased
-and covering where the chances vary about 3-fold (tests/stats/test_active.py), but with 16 inputs and 20 labels a
-side and chances varying 8-fold the lower bound covered 0.90–0.93 (docs/labels.md, "Fewer labels").
+itself, so the t's degrees of freedom count a side's labels by Kish's effective number (Σw)²/Σw². Measured with 16
+inputs × 4 runs and 20 labels a side: chances at most 2.5-fold apart (`gradebench._stats.active`'s defaults) kept
+every lower bound at 0.930 or above; up to 10-fold apart (floor 0.3, ceiling 3), 0.905 (docs/labels.md, "Fewer labels").
 
 **How many labels.** benchmarks/label_validity.py measures the bounds against a known truth for seven judges (fair,
 lenient, biased by input, rare, constant, offset, pure noise; `gradebench.sim._label_world.JUDGES`), at the margin

@@ -43,8 +43,19 @@ import numpy as np
 import polars as pl
 
 from .._base.vocab import Role
+from .._stats.active import label_chances
 
-__all__ = ["FAIL_SCORE", "LABELS_FILE", "LABELS_SCHEMA", "PASS_SCORE", "HumanLabels", "draw_runs", "labellable"]
+__all__ = [
+    "FAIL_SCORE",
+    "LABELS_FILE",
+    "LABELS_SCHEMA",
+    "PASS_SCORE",
+    "HumanLabels",
+    "ask_runs",
+    "asked_chances",
+    "draw_runs",
+    "labellable",
+]
 
 PASS_SCORE: Final = 10.0
 """What a ``pass`` label counts on the judge's 0..10 scale."""
@@ -153,6 +164,13 @@ class HumanLabels:
         new = _validated(_as_frame([row]), "added")
         kept = self.frame.filter(pl.col("run_id") != run_id)
         return HumanLabels(pl.concat([kept, new]), source=self.source)
+
+    def with_chances(self, chances: Mapping[str, float]) -> HumanLabels:
+        """These labels with the chance of each run in ``chances`` set to it (active labelling: a person who has
+        answered more runs of an entry was, in effect, asked with the chances of the larger budget)."""
+        column = [chances.get(r, c) for r, c in self.frame.select("run_id", "chance").iter_rows()]
+        frame = self.frame.with_columns(pl.Series("chance", column, dtype=pl.Float64()))
+        return HumanLabels(frame, source=self.source)
 
     def validate(self, runs: pl.DataFrame) -> None:
         """Refuse labels that cannot belong to these runs (a report's ``runs`` frame): a run id it does not have, or
@@ -341,6 +359,13 @@ def draw_runs(runs: pl.DataFrame, n: int, *, seed: int = 0) -> list[str]:
     for entry, run_id in pool.sort("run_id").iter_rows():
         by_entry.setdefault(entry, []).append(run_id)
     queues = {e: [ids[i] for i in _entry_seed(seed, e).permutation(len(ids))] for e, ids in sorted(by_entry.items())}
+    return _round_robin(queues, n, seed)
+
+
+def _round_robin(queues: dict[str, list[str]], n: int, seed: int) -> list[str]:
+    """Up to ``n`` runs from the entries' queues, one of each entry a round, the entries in a fresh seeded order every
+    round (an entry out of runs drops out)."""
+    queues = {e: list(q) for e, q in queues.items()}
     rounds = np.random.default_rng(seed)
     drawn: list[str] = []
     while len(drawn) < n and any(queues.values()):
@@ -349,3 +374,45 @@ def draw_runs(runs: pl.DataFrame, n: int, *, seed: int = 0) -> list[str]:
             if len(drawn) < n:
                 drawn.append(queues[names[k]].pop(0))
     return drawn
+
+
+def _uncertainty(pool: pl.DataFrame) -> np.ndarray:
+    """A run's judge uncertainty as the runs frame knows it: how far the judge's scores of the two presentation
+    orders differed (``swap_gap``, under the label-bias check), 0 where not measured."""
+    return pool["swap_gap"].cast(pl.Float64).abs().fill_nan(0.0).fill_null(0.0).to_numpy().astype(float)
+
+
+def _entry_pools(runs: pl.DataFrame) -> dict[str, pl.DataFrame]:
+    pool = runs.filter(labellable()).select("entry", "run_id", "swap_gap").sort("run_id")
+    return {entry: pool.filter(pl.col("entry") == entry) for entry in sorted(pool["entry"].unique().to_list())}
+
+
+def ask_runs(runs: pl.DataFrame, n: int, *, seed: int = 0) -> list[str]:
+    """``n`` run ids to label by active labelling (`gradebench._stats.active`), stratified by entry, in the order to
+    ask: each entry's labellable runs in the order of sequential Poisson sampling, led by how unsure the judge was
+    of each (its swap gap; without one every run alike, and the order is a random sample's), taken round by round
+    as `draw_runs` takes them. The same seed and a larger n extend the order. Record with each label the chance
+    `asked_chances` gives, or the corrected verdict reads the labels as a random sample.
+    """
+    if isinstance(n, bool) or not isinstance(n, int) or n < 1:
+        raise ValueError(f"n must be an integer >= 1, got {n!r}")
+    queues = {}
+    for entry, pool in _entry_pools(runs).items():
+        shape = label_chances(_uncertainty(pool), 1.0)
+        keys = _entry_seed(seed, entry).random(pool.height) / shape
+        queues[entry] = [pool["run_id"][int(i)] for i in np.argsort(keys, kind="stable")]
+    return _round_robin(queues, n, seed)
+
+
+def asked_chances(runs: pl.DataFrame, asked: Iterable[str]) -> dict[str, float]:
+    """The chance each run in ``asked`` (labelled in `ask_runs`'s order) had, for as many runs of its entry as were
+    asked: `gradebench._stats.active.label_chances` with that many as the budget."""
+    asked = set(asked)
+    found: dict[str, float] = {}
+    for pool in _entry_pools(runs).values():
+        ids = pool["run_id"].to_list()
+        count = sum(r in asked for r in ids)
+        if count:
+            chances = label_chances(_uncertainty(pool), float(count))
+            found.update({r: float(p) for r, p in zip(ids, chances, strict=True) if r in asked})
+    return found

@@ -24,25 +24,30 @@ import polars as pl
 from .._base.vocab import Role
 from .._report.report import BenchmarkReport
 from .._stats.ppi import MIN_LABELS
-from .._verdict.labels import FAIL_SCORE, PASS_SCORE, HumanLabels, draw_runs, labellable
+from .._verdict.labels import FAIL_SCORE, PASS_SCORE, HumanLabels, ask_runs, asked_chances, draw_runs, labellable
 from ._html import CSS, Markup, concat, events_html, flex, pre, tag
 
-__all__ = ["SCALES", "LabelPanel"]
+__all__ = ["ORDERS", "SCALES", "LabelPanel"]
 
 SCALES = ("score", "pass/fail")
 """How a `LabelPanel` asks: a score 0..10 on the judge's scale, or pass/fail (10 and 0 on it)."""
+ORDERS = ("random", "active")
+"""Which runs a `LabelPanel` asks about: a random sample (`draw_runs`), or active labelling's order (`ask_runs`:
+the runs the judge was least sure of more often, each label recorded with the chance it was asked with)."""
 BUTTON_CLASS = "gb-label-button"
 """The class every answer button carries; each also has ``gb-label-<value>`` (``gb-label-7``, ``gb-label-pass``)."""
 
 
 class LabelPanel(w.VBox):
-    """Label a random sample of ``report``'s runs, one at a time, each beside its input's reference run.
+    """Label a sample of ``report``'s runs, one at a time, each beside its input's reference run.
 
     ``path``: the labels file (parquet), written after every answer; labels already there are kept and their runs
     skipped. ``n``: how many runs to draw (default `MIN_LABELS` a tested entry, the number a label-corrected verdict
     needs to act on), drawn with ``seed`` (`gradebench._verdict.labels.draw_runs`: the same seed and a larger n extend
     the sample).
-    ``scale``: ``"score"`` (buttons 0..10) or ``"pass/fail"``. ``labeller``: recorded with each label.
+    ``scale``: ``"score"`` (buttons 0..10) or ``"pass/fail"``. ``labeller``: recorded with each label. ``order``:
+    ``"random"`` or ``"active"`` (`ORDERS`). After each answer the panel says where each verdict stands and what
+    would settle it (``progress``).
     Everything a click does is a method: `answer` (also the buttons: ``buttons``, by their value), `extend`.
     """
 
@@ -55,10 +60,14 @@ class LabelPanel(w.VBox):
         seed: int = 0,
         scale: str = "score",
         labeller: str | None = None,
+        order: str = "random",
     ):
         super().__init__()
         if scale not in SCALES:
             raise ValueError(f"scale must be one of {list(SCALES)}, got {scale!r}")
+        if order not in ORDERS:
+            raise ValueError(f"order must be one of {list(ORDERS)}, got {order!r}")
+        self.order = order
         self.report, self.path, self.seed, self.scale, self.labeller = report, Path(path), seed, scale, labeller
         self.labels: HumanLabels = HumanLabels.read(self.path) if self.path.is_file() else HumanLabels()
         """The labels given so far (the file's, then this panel's)."""
@@ -66,11 +75,11 @@ class LabelPanel(w.VBox):
         entries = report.runs.filter(labellable())["entry"].n_unique()
         if not entries:
             raise ValueError("nothing to label: the report has no candidate run that succeeded and was judged")
-        self.queue: list[str] = draw_runs(report.runs, n if n is not None else MIN_LABELS * entries, seed=seed)
+        self.queue: list[str] = self._draw_runs(n if n is not None else MIN_LABELS * entries)
         """The runs drawn to label, in the order shown."""
         self.last: dict[str, Any] | None = None
         """The run answered last, with the judge's score and the entry (what `revealed` shows)."""
-        self.title, self.status, self.revealed = w.HTML(), w.HTML(), w.HTML()
+        self.title, self.status, self.revealed, self.progress = w.HTML(), w.HTML(), w.HTML(), w.HTML()
         self.candidate_view, self.reference_view = w.HTML(), w.HTML()
         values: list[Any] = list(range(11)) if scale == "score" else ["pass", "fail"]
         self.buttons: dict[Any, w.Button] = {v: self._button(v) for v in values}
@@ -78,7 +87,8 @@ class LabelPanel(w.VBox):
         views = w.HBox([self.candidate_view, self.reference_view], layout=w.Layout(width="100%"))
         for view in (self.candidate_view, self.reference_view):
             view.layout = w.Layout(flex="1 1 0", min_width="0")
-        self.children = [self.title, w.HBox(list(self.buttons.values())), self.status, self.revealed, views]
+        buttons = w.HBox(list(self.buttons.values()))
+        self.children = [self.title, buttons, self.status, self.revealed, self.progress, views]
         self.add_class("gb-label-panel")
         self._draw()
 
@@ -112,6 +122,8 @@ class LabelPanel(w.VBox):
         if self.scale == "score" and (isinstance(score, bool | str) or not isinstance(score, numbers.Real)):
             raise ValueError(f"this panel asks a score from 0 to 10, got {score!r}")
         labels = self.labels.added(run_id, score, labeller=self.labeller)
+        if self.order == "active":  # every answer so far was asked with the chances of this many a side
+            labels = labels.with_chances(asked_chances(self.report.runs, [r for r in self.queue if r in labels]))
         labels.write(self.path)  # written before it counts: a label the file lacks was never given
         self.labels = labels
         row = self.report.runs.filter(pl.col("run_id") == run_id).row(0, named=True)
@@ -123,9 +135,20 @@ class LabelPanel(w.VBox):
         """Draw ``k`` more runs to label (the same seeded sample, extended: still a random sample of each entry)."""
         if isinstance(k, bool) or not isinstance(k, int) or k < 1:
             raise ValueError(f"k must be an integer >= 1, got {k!r}")
-        self.queue = draw_runs(self.report.runs, len(self.queue) + k, seed=self.seed)
+        self.queue = self._draw_runs(len(self.queue) + k)
         self._draw()
         return self.queue
+
+    def _draw_runs(self, n: int) -> list[str]:
+        pick = ask_runs if self.order == "active" else draw_runs
+        return pick(self.report.runs, n, seed=self.seed)
+
+    def standing(self) -> list[str]:
+        """Where each tested entry's verdict stands on the labels so far, one line each: the verdict and its reason
+        (how many labels it rests on, its bounds, and how many more labels would likely settle it, or why there is
+        no label-corrected verdict yet)."""
+        models = self.labelled_report().models.filter(pl.col("verdict").is_not_null())
+        return [f"{e}: {v} · {r}" for e, v, r in models.select("entry", "verdict", "verdict_reason").iter_rows()]
 
     def _button(self, value: Any) -> w.Button:
         counts = PASS_SCORE if value == "pass" else FAIL_SCORE
@@ -164,6 +187,8 @@ class LabelPanel(w.VBox):
             button.disabled = run_id is None
         self.status.value = Markup()
         self.revealed.value = self._reveal()
+        lines = self.standing() if len(self.labels) else []
+        self.progress.value = concat(*(tag("p", line, class_="gb-label-standing") for line in lines))
 
     def _pair(self, run_id: str) -> tuple[Markup, Markup]:
         """The run to label and its input's reference run, blind: no entry, model or judge score in either."""

@@ -3,6 +3,7 @@ weights each label by its inverse: through `report.with_labels` and the labels f
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 import numpy as np
@@ -11,13 +12,21 @@ import pytest
 
 import gradebench as gb
 from gradebench._report.report import BenchmarkReport
+from gradebench._verdict.labels import asked_chances
+from gradebench.widgets import LabelPanel
 from tests.report.test_report import FAST, META, REF, make_run
+
+
+def swayed(run, gap: float):
+    """The run with the judge's scores of the two presentation orders ``gap`` apart."""
+    return dataclasses.replace(run, verdict=dataclasses.replace(run.verdict, swap_gap=gap))
 
 
 def two_entries(inputs: int = 12) -> tuple[BenchmarkReport, dict[str, float], list[str]]:
     """sim/steady and acme/fast, 3 runs an input; the person scores acme/fast's runs the judge scored low 3 points
-    lower (a judge lenient on its weak runs). Returns the report, every labellable run's score from the person, and
-    12 runs of each entry to label."""
+    lower (a judge lenient on its weak runs), and on acme/fast's first run of each input the judge's two presentation
+    orders differed by 3 points. Returns the report, every labellable run's score from the person, and 12 runs of each
+    entry to label."""
     rng = np.random.default_rng(5)
     runs = [make_run(REF, f"i{i}", 0, role="reference") for i in range(inputs)]
     runs += [
@@ -26,6 +35,7 @@ def two_entries(inputs: int = 12) -> tuple[BenchmarkReport, dict[str, float], li
         for i in range(inputs)
         for r in range(3)
     ]
+    runs = [swayed(r, 3.0) if r.entry == FAST and r.repeat == 0 and r.role == "candidate" else r for r in runs]
     report = BenchmarkReport(runs, META)
     scores = dict(report.runs.filter(pl.col("role") == "candidate").select("run_id", "score").iter_rows())
     person = {r: max(0.0, s - 3.0) if FAST in r and s < 6 else s for r, s in scores.items()}
@@ -69,3 +79,26 @@ def test_the_chance_travels_with_the_labels_file_and_a_bad_one_is_refused(tmp_pa
     assert labels.added("c", 5, chance=0.5).chances == {"a": 0.25, "c": 0.5}
     with pytest.raises(ValueError, match="'chance' of run_id 'a' is 0.0: the chance a run was asked with is in"):
         gb.HumanLabels([{"run_id": "a", "score": 4, "chance": 0.0}])
+
+
+def test_the_panel_asks_in_active_order_records_each_chance_and_says_where_the_verdict_stands(tmp_path: Path) -> None:
+    report, person, _ = two_entries()
+    path = tmp_path / "labels.parquet"
+    panel = LabelPanel(report, path, n=20, seed=1, order="active")
+    panel.answer(person[panel.current])
+    first = panel.standing()
+    assert [line.split(":")[0] for line in first] == [FAST]
+    assert "no label-corrected verdict: 1 label on acme/fast and 0 on sim/steady, it needs 10 on each" in first[0]
+    assert "gb-label-standing" in panel.progress.value
+    while panel.current is not None:
+        panel.answer(person[panel.current])
+    saved = gb.HumanLabels.read(path)
+    assert len(saved) == 20 and set(saved.chances) == set(panel.queue)  # every label says how it was asked
+    assert saved.chances == pytest.approx(asked_chances(report.runs, panel.queue))
+    gaps = dict(report.runs.select("run_id", "swap_gap").iter_rows())
+    unsure = [p for r, p in saved.chances.items() if FAST in r and gaps[r]]
+    sure = [p for r, p in saved.chances.items() if FAST in r and not gaps[r]]
+    assert unsure and sure and min(unsure) > 2 * max(sure)  # the runs the judge was unsure of were asked more
+    assert "label-corrected on 10 + 10 labels" in panel.standing()[0]
+    row = report.with_labels(saved).models.filter(entry=FAST).row(0, named=True)
+    assert row["verdict_basis"] == "label-corrected"
