@@ -76,9 +76,11 @@ class Correction:
     how many more labels the simulation asks for before acting on it."""
 
 
-def basis_text(labels: tuple[int, int], entry: str, reference: str) -> str:
-    """``label-corrected on C + R labels``, with the labels short of `MIN_LABELS` on either side named."""
+def basis_text(labels: tuple[int, int], entry: str, reference: str, *, active: bool = False) -> str:
+    """``label-corrected on C + R labels`` (``asked by active labelling`` when they were), with the labels short of
+    `MIN_LABELS` on either side named."""
     on = f"{VerdictBasis.LABEL_CORRECTED} on {labels[0]} + {labels[1]} labels"
+    on += " asked by active labelling" if active else ""
     short = [max(MIN_LABELS - n, 0) for n in labels]
     if not any(short):
         return on
@@ -189,7 +191,7 @@ def correct(
         )
     found = corrected_difference(*_arrays([cand, ref], inputs), level=level)
     lower, upper, estimate = float(found.lower[0]), float(found.upper[0]), float(found.estimate[0])
-    on = basis_text(labels, entry, reference)
+    on = basis_text(labels, entry, reference, active="active" in {_design(cand, inputs), _design(ref, inputs)})
     make = partial(
         Correction,
         basis=on,

@@ -60,6 +60,8 @@ def test_labels_asked_with_even_chances_give_the_random_samples_verdict_and_unev
     uneven = {r: (0.5 if scores[r] >= 6 else 0.25) for r in asked}
     moved = labelled(report, person, asked, uneven)
     assert moved["verdict_basis"] == "label-corrected"
+    assert moved["verdict_reason"].startswith("label-corrected on 12 + 12 labels asked by active labelling, fewer")
+    assert plain["verdict_reason"].startswith("label-corrected on 12 + 12 labels, fewer than the 20")
     assert moved["mean_diff"] != pytest.approx(plain["mean_diff"], abs=1e-3)
 
 
@@ -99,6 +101,6 @@ def test_the_panel_asks_in_active_order_records_each_chance_and_says_where_the_v
     unsure = [p for r, p in saved.chances.items() if FAST in r and gaps[r]]
     sure = [p for r, p in saved.chances.items() if FAST in r and not gaps[r]]
     assert unsure and sure and min(unsure) > 2 * max(sure)  # the runs the judge was unsure of were asked more
-    assert "label-corrected on 10 + 10 labels" in panel.standing()[0]
+    assert "label-corrected on 10 + 10 labels asked by active labelling" in panel.standing()[0]
     row = report.with_labels(saved).models.filter(entry=FAST).row(0, named=True)
     assert row["verdict_basis"] == "label-corrected"
