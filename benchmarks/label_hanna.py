@@ -33,12 +33,15 @@ every pair and draw, the wrong-verdict rate (``as good`` with truth below −mar
 settle rate (``as good`` or ``worse``), and the same on the *target* pairs, whose truth lies at least one margin from
 the boundary (|truth + margin| ≥ margin) — and the judge-only verdict's wrong rate on the same pairs (the product's
 paired bootstrap, `gradebench._stats.paired.non_inferiority`, on the judge scores), and ``variance_at_best``: the
-variance the best label chances could reach, as a share of a uniform sample's (`headroom`). Ends with one JSON line.
+variance the best label chances could reach, as a share of a uniform sample's (`headroom`). ``--steady`` labels each
+story with its three people's mean instead (three people's work a label: what steadier labels would settle). Ends
+with one JSON line.
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import time
 from dataclasses import dataclass
@@ -199,12 +202,15 @@ def main() -> None:
     parser.add_argument("--criteria", nargs="+", default=list(CRITERIA), choices=CRITERIA)
     parser.add_argument("--designs", nargs="+", default=list(DESIGNS), choices=DESIGNS)
     parser.add_argument("--floor", type=float, default=FLOOR)
+    parser.add_argument("--steady", action="store_true", help="label each story with its three people's mean")
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args()
     started = time.perf_counter()
-    result: dict = {k: getattr(args, k) for k in ("draws", "labels", "floor", "seed")} | {"margin": MARGIN}
+    result: dict = {k: getattr(args, k) for k in ("draws", "labels", "floor", "seed", "steady")} | {"margin": MARGIN}
     for criterion in args.criteria:
         data = load(args.data, criterion)
+        if args.steady:  # every label the three's mean: steadier labels, the same truth
+            data = dataclasses.replace(data, people=np.repeat(data.people.mean(axis=-1, keepdims=True), 3, axis=-1))
         truth, alone = data.truth, judge_only(data)
         cand, ref = pairs(len(data.systems))
         target = np.abs(truth[cand, ref] + MARGIN) >= MARGIN
