@@ -308,7 +308,7 @@ def cmd_catalog(args: argparse.Namespace) -> int:
 
 def cmd_check(args: argparse.Namespace) -> int:
     checked = until_stopped(check_catalog(catalog_of(args.catalog, Path()), grades=args.grade))
-    print(checked.table())
+    print(checked.table(terminal_width()))
     return int(checked.exit_status)
 
 
