@@ -254,7 +254,7 @@ class Estimate:
         if self.controls.controls:
             name = max(name, len("controls"))
         figures = [money(v) for e in self.entries for v in (e.cost, e.judge_cost)] + [money(self.controls.judge_cost)]
-        cost = 12 if width is None else max(len("judge"), *map(len, figures))
+        cost = 12 if width is None else max(len("judge"), *map(len, figures)) + 1  # a space between columns
         lines = [
             self.line(),
             f"{'entry':<{name}} {'runs':>5} {'cached':>6} {'calls':>6} {'cost':>{cost}} {'judge':>{cost}}",
