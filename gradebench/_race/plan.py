@@ -8,6 +8,7 @@ races, the run keys, one run of the job, the reference runs and what the judge s
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -252,9 +253,15 @@ def job_reference(factory: Any, found_in: Path | None = None) -> str | None:
     module, name = getattr(factory, "__module__", None), getattr(factory, "__qualname__", "")
     if not module or not name or "<" in name:
         return None
-    if found_in is not None and module_in(module, found_in):
+    if found_in is not None and module_in(module, found_in) and _loaded_from(module, found_in):
         return f"{found_in.resolve().as_posix()}/{module}:{name}"
     return f"{module}:{name}"
+
+
+def _loaded_from(module: str, folder: Path) -> bool:
+    """Whether the module was imported from a file in ``folder`` (not one of the same name found elsewhere first)."""
+    file = getattr(sys.modules.get(module), "__file__", None)
+    return file is not None and Path(file).resolve().is_relative_to(folder.resolve())
 
 
 def resolve_job(reference: str, base: Path | None = None) -> Any:
