@@ -121,9 +121,17 @@ def _key(text: str) -> str:
 def read_toml(path: Path, *, what: str, error: Callable[..., GradebenchError]) -> dict[str, Any]:
     """The parsed file, or ``error`` naming the file when it is missing or not TOML."""
     try:
-        return tomllib.loads(path.read_text())
+        text = path.read_text()
     except FileNotFoundError:
         raise error(f"{path}: no such {what} file", path=str(path)) from None
+    if not text.strip():  # a shell's `> FILE` makes it before the command runs: a command that failed leaves it so
+        raise error(
+            f"{path}: the {what} file is empty (a command whose output went to it with > and failed leaves it so): "
+            "make it again",
+            path=str(path),
+        )
+    try:
+        return tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise error(f"{path}: not valid TOML: {exc}", path=str(path)) from None
 

@@ -16,10 +16,12 @@ is skipped, and a model listed twice keeps its first listing: a warning says how
 from __future__ import annotations
 
 import difflib
+import os
 import warnings
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
+from pathlib import Path
 from typing import Any
 
 import httpx2
@@ -40,7 +42,9 @@ __all__ = [
     "build_catalog",
     "fetch_models",
     "from_openrouter",
+    "models_file",
     "read_model",
+    "read_models",
 ]
 
 DEFAULT_BASE_URL = "https://openrouter.ai/api/v1"
@@ -119,13 +123,30 @@ def fetch_models(base_url: str = DEFAULT_BASE_URL, *, timeout_s: float = FETCH_T
     if response.status_code != 200:
         said = " ".join(scrub(response.text).split())[:200]
         raise CatalogError(f"{url}: the model list answered HTTP {response.status_code}: {said}", path=url)
+    return read_models(response.content, source=url)
+
+
+def models_file(path: str | os.PathLike[str]) -> dict[str, dict[str, Any]]:
+    """The models of a saved ``GET /models`` answer (``curl https://openrouter.ai/api/v1/models -o models.json``),
+    by id, read as `fetch_models` reads the live one: a catalog made offline."""
     try:
-        listed = _ModelList.model_validate_json(response.content)
+        content = Path(path).read_bytes()
+    except OSError as exc:
+        raise CatalogError(f"{path}: the model list cannot be read: {exc.strerror or exc}", path=str(path)) from None
+    return read_models(content, source=str(path))
+
+
+def read_models(content: bytes | str, *, source: str) -> dict[str, dict[str, Any]]:
+    """The models of a model list's JSON (``{"data": [...]}``), by id, as listed; ``source`` names it in what is
+    said."""
+    try:
+        listed = _ModelList.model_validate_json(content)
     except pydantic.ValidationError as exc:
         loc, msg = first_problem(exc)
         where = ".".join(str(x) for x in loc) or "body"
         raise CatalogError(
-            f'{url}: not a model list ({{"data": [{{"id": ..., "pricing": {{...}}}}]}}): {where}: {msg}', path=url
+            f'{source}: not a model list ({{"data": [{{"id": ..., "pricing": {{...}}}}]}}): {where}: {msg}',
+            path=source,
         ) from None
     models: dict[str, dict[str, Any]] = {}
     odd = 0
@@ -138,10 +159,12 @@ def fetch_models(base_url: str = DEFAULT_BASE_URL, *, timeout_s: float = FETCH_T
         else:
             models[item["id"]] = item
     if odd:
-        warnings.warn(f"{url}: skipped {odd} item(s) of the model list that are not a model with an id", stacklevel=2)
+        warnings.warn(
+            f"{source}: skipped {odd} item(s) of the model list that are not a model with an id", stacklevel=2
+        )
     if twice:
         warnings.warn(
-            f"{url}: model(s) listed more than once, the first listing kept: {sorted(set(twice))}", stacklevel=2
+            f"{source}: model(s) listed more than once, the first listing kept: {sorted(set(twice))}", stacklevel=2
         )
     return models
 
@@ -358,12 +381,16 @@ def from_openrouter(
     base_url: str = DEFAULT_BASE_URL,
     api_key_env: str | None = DEFAULT_KEY_ENV,
     timeout_s: float = FETCH_TIMEOUT_S,
+    saved_list: str | os.PathLike[str] | None = None,
 ) -> tuple[Catalog, dict[str, OpenRouterModel]]:
-    """`build_catalog` from the list `fetch_models` reads at ``base_url`` (the catalog's source is the list's URL);
-    ``models``, ``grades`` and ``pick`` in any form `arrange` takes."""
+    """`build_catalog` from the list `fetch_models` reads at ``base_url`` — or, ``saved_list`` given, from that saved
+    list (`models_file`), nothing fetched, the entries still at ``base_url`` (the catalog's source is where the list
+    was read); ``models``, ``grades`` and ``pick`` in any form `arrange` takes."""
     grades, pick = arrange(models, grades, pick)
-    listed = fetch_models(base_url, timeout_s=timeout_s)
-    source = base_url.rstrip("/") + "/models"
+    if saved_list is not None:
+        listed, source = models_file(saved_list), str(saved_list)
+    else:
+        listed, source = fetch_models(base_url, timeout_s=timeout_s), base_url.rstrip("/") + "/models"
     return build_catalog(
         listed, grades=grades, pick=pick, ceiling=ceiling, base_url=base_url, api_key_env=api_key_env, source=source
     )
@@ -378,6 +405,7 @@ def catalog_from_openrouter(
     base_url: str = DEFAULT_BASE_URL,
     api_key_env: str | None = DEFAULT_KEY_ENV,
     timeout_s: float = FETCH_TIMEOUT_S,
+    saved_list: str | os.PathLike[str] | None = None,
 ) -> Catalog:
     """A catalog of OpenRouter models priced from its model list (``GET {base_url}/models``, no key needed).
 
@@ -385,7 +413,8 @@ def catalog_from_openrouter(
     read), each model to its grade, the grades weakest first in the order ``models`` names them. ``pick`` maps
     every grade to its reference (a model id or entry name), or is one model id; a grade of one model picks it.
     ``ceiling`` judges (default: the strongest grade's pick). Entries are named ``openrouter/<id>``, their base
-    URL ``base_url`` (where a test serves the list and the chat completions both).
+    URL ``base_url`` (where a test serves the list and the chat completions both). ``saved_list``: a saved
+    ``GET /models`` answer to read instead of fetching it (offline); the entries are still at ``base_url``.
     """
     made, _ = from_openrouter(
         grades,
@@ -395,5 +424,6 @@ def catalog_from_openrouter(
         base_url=base_url,
         api_key_env=api_key_env,
         timeout_s=timeout_s,
+        saved_list=saved_list,
     )
     return made

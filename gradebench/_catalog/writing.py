@@ -7,16 +7,18 @@ from __future__ import annotations
 
 import argparse
 import datetime
+import os
 import shlex
 import warnings
 from collections.abc import Callable, Iterable, Mapping
+from pathlib import Path
 
 from .._base.errors import ConfigError
 from .._base.tomlfile import TomlTable, write_toml
 from .catalog import Catalog
 from .openrouter import DEFAULT_BASE_URL, DEFAULT_KEY_ENV, NAME_PREFIX, OpenRouterModel, from_openrouter
 
-__all__ = ["add_catalog_arguments", "catalog_command", "catalog_toml", "cli_grades"]
+__all__ = ["add_catalog_arguments", "catalog_command", "catalog_toml", "cli_grades", "write_catalog"]
 
 
 def catalog_toml(catalog: Catalog, models: Mapping[str, OpenRouterModel] | None = None, *, note: str = "") -> str:
@@ -70,12 +72,13 @@ _FIELD_COMMENTS = {
 def add_catalog_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
     """``gradebench catalog openrouter MODEL... [--grade ...] [--pick ...]``'s arguments."""
     parser.description = (
-        "Write a catalog TOML file (to stdout) of OpenRouter models, priced from OpenRouter's model list (GET "
-        "BASE_URL/models, no key needed): edit it, then `gradebench check` it."
+        "Write a catalog TOML file (to -o PATH, else to stdout) of OpenRouter models, priced from OpenRouter's model "
+        "list (GET BASE_URL/models, no key needed; or a saved copy of it, --models-file): edit it, then `gradebench "
+        "check` it."
     )
     parser.epilog = (
         "example: gradebench catalog openrouter qwen/qwen3-32b --grade large=openai/gpt-5 --pick qwen/qwen3-32b "
-        "--pick openai/gpt-5 > catalog.toml"
+        "--pick openai/gpt-5 -o catalog.toml"
     )
     parser.add_argument("source", choices=["openrouter"], help="whose model list to read")
     parser.add_argument("models", nargs="*", metavar="MODEL", help="OpenRouter model ids of the default grade")
@@ -90,7 +93,23 @@ def add_catalog_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentP
         "--pick", action="append", metavar="MODEL", help="the reference of its grade: one for every grade"
     )
     parser.add_argument("--ceiling", metavar="MODEL", help="the model that judges (default: the last grade's pick)")
-    parser.add_argument("--base-url", default=DEFAULT_BASE_URL, help="the OpenRouter API base")
+    parser.add_argument(
+        "--base-url",
+        default=DEFAULT_BASE_URL,
+        help="the API base every entry calls, and where the model list is read unless --models-file is given",
+    )
+    parser.add_argument(
+        "--models-file",
+        metavar="PATH",
+        help="a saved GET /models answer to read instead (curl https://openrouter.ai/api/v1/models -o models.json): "
+        "offline, the entries still at --base-url",
+    )
+    parser.add_argument(
+        "-o",
+        "--out",
+        metavar="PATH",
+        help="write the catalog to this file, only once it is made (a failure leaves PATH as it was)",
+    )
     parser.add_argument("--api-key-env", default=DEFAULT_KEY_ENV, help="the variable the entries read their key from")
     return parser
 
@@ -116,7 +135,12 @@ def catalog_command(args: argparse.Namespace, *, warn: Callable[[str], None] | N
     with warnings.catch_warnings(record=warn is not None) as said:
         warnings.simplefilter("always", UserWarning)
         catalog, models = from_openrouter(
-            grades, pick=pick, ceiling=args.ceiling, base_url=args.base_url, api_key_env=args.api_key_env or None
+            grades,
+            pick=pick,
+            ceiling=args.ceiling,
+            base_url=args.base_url,
+            api_key_env=args.api_key_env or None,
+            saved_list=args.models_file,
         )
     for warning in said or []:
         assert warn is not None  # recorded only when there is a warn to tell
@@ -130,6 +154,14 @@ def catalog_command(args: argparse.Namespace, *, warn: Callable[[str], None] | N
     return catalog_toml(catalog, models, note=note)
 
 
+def write_catalog(path: Path, text: str) -> Path:
+    """Write the catalog to ``path`` whole or not at all: a file beside it, renamed over it once written."""
+    made = path.with_name(f".{path.name}.part")
+    made.write_text(text)
+    os.replace(made, path)
+    return path
+
+
 def _command_line(args: argparse.Namespace) -> str:
     """The command that makes this file again (no key is ever part of it)."""
     words = ["gradebench", "catalog", "openrouter", *args.models]
@@ -139,6 +171,8 @@ def _command_line(args: argparse.Namespace) -> str:
         words += ["--base-url", args.base_url]
     if args.api_key_env != DEFAULT_KEY_ENV:
         words += ["--api-key-env", args.api_key_env]
+    for option, value in (("--models-file", args.models_file), ("-o", args.out)):
+        words += [option, value] if value else []
     return " ".join(shlex.quote(w) for w in words)
 
 

@@ -24,10 +24,11 @@ from .._race.job import JobSpec
 from .._race.plan import job_reference, resolve_scorer
 from .._race.preflight import check_catalog
 from .._race.rejudge import estimate_rejudge, rejudge_report
-from .._records.spec import JudgeSpec, RaceSpec, Runs
+from .._records.spec import JOB_SCORER, JudgeSpec, RaceSpec, Runs
 from .._report.present import unmeasured
 from .._report.report import BenchmarkReport
 from .._verdict.evidence import judge_failure
+from .output import sim_models, terminal_width, write_charts
 from .runconfig import catalog_of, config_fields, job_of, load_config, read_inputs
 
 __all__ = ["main"]
@@ -40,15 +41,6 @@ UNMEASURED = 5
 """The exit status when an entry could not be raced: its endpoint failed most of its runs, so it has no verdict."""
 
 T = TypeVar("T")
-
-
-def terminal_width() -> int | None:
-    """The columns the table is fitted to: the terminal's, or ``$COLUMNS``; None (no limit) when output goes to a
-    file or a pipe that says nothing, so a log keeps every column."""
-    if sys.stdout.isatty():
-        return shutil.get_terminal_size().columns
-    columns = os.environ.get("COLUMNS", "")
-    return int(columns) if columns.isdigit() else None
 
 
 def _print_report(report: BenchmarkReport, out: Path) -> int:
@@ -66,33 +58,17 @@ def _print_report(report: BenchmarkReport, out: Path) -> int:
             line = f"  {first['kind']} ({part.height}): {first['entry']}: {first['detail']}"
             print(line if width is None else fit_line(line, width))
     report.to_parquet(out)
-    print(f"\nWrote {out}/runs.parquet, models.parquet, calls.parquet, noise.parquet, controls.parquet, meta.json")
-    print(f"Wrote {', '.join(write_charts(report, out))}")
-    print(f"Wrote {report.to_html(out / REPORT_HTML)}: the whole report in one file, to open offline in a browser")
+    wrote = [
+        f"Wrote {out}/runs.parquet, models.parquet, calls.parquet, noise.parquet, controls.parquet, meta.json",
+        f"Wrote {out}/{', '.join(Path(chart).name for chart in write_charts(report, out))}",
+        f"Wrote {report.to_html(out / REPORT_HTML)}: the whole report in one file, to open offline in a browser",
+    ]
+    print()
+    for line in wrote:  # a file's name whole on its line: wrapped only between names
+        print(line if width is None else fit_line(line, width))
     for line in (unreached := unmeasured(report)):  # an entry its endpoint failed is no finding: never exit 0 on it
         print(f"gradebench: {line}", file=sys.stderr)
     return UNMEASURED if unreached else 0
-
-
-def write_charts(report: BenchmarkReport, out: Path) -> list[str]:
-    """The report's charts as offline files beside its parquet: PNG to look at, SVG and self-contained HTML to embed.
-
-    Every chart is written, also when no run was judged: one with nothing to plot says so in its title.
-    """
-    from .._report import charts
-
-    made = {
-        "cost_quality": charts.cost_quality(report),
-        "latency_quality": charts.latency_quality(report),
-        "score_distribution": charts.score_distribution(report),
-    }
-    if report.runs["scorer"].drop_nulls().len():
-        made["scorer_agreement"] = charts.scorer_agreement(report)
-    written = []
-    for name, chart in made.items():
-        for suffix in (".png", ".svg", ".html") if name == "cost_quality" else (".png",):
-            written.append(str(charts.save_chart(chart, out / f"{name}{suffix}")))
-    return written
 
 
 def _race(bench: Benchmark, max_cost: float | None, out: Path) -> int:
@@ -101,7 +77,7 @@ def _race(bench: Benchmark, max_cost: float | None, out: Path) -> int:
     negative controls voided its verdicts, with one line saying so."""
     try:
         estimate = until_stopped(bench.estimate())
-        print(f"{estimate}\n")
+        print(f"{estimate.text(terminal_width())}\n")
         if max_cost is not None and estimate.cost > max_cost:
             print(
                 f"gradebench: error: the estimate {money(estimate.cost)} {estimate.currency} is above --max-cost "
@@ -174,7 +150,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     except ValueError as exc:
         raise ConfigError(str(exc), path=args.config, field="job") from None
     # the report records where the job and the catalog are found again, wherever a rerun starts from
-    spec = spec.replace(job=job_reference(job) or spec.job, catalog=catalog.reference)
+    spec = spec.replace(job=job_reference(job, found_in=base) or spec.job, catalog=catalog.reference)
     if args.budget is not None:
         spec = spec.replace(budget=args.budget)
     bench = Benchmark(job, catalog=catalog, spec=spec, cache=options.cache)
@@ -200,11 +176,12 @@ def cmd_demo(args: argparse.Namespace) -> int:
     if args.inputs > len(available):
         print(f"--inputs {args.inputs}: the order agent has {len(available)} example inputs; using all of them")
     bench.set_inputs(available[: args.inputs])
-    print(
+    racing = (
         f"Racing {OrderAgent.name} on the simulated '{bench.spec.grade}' grade: {len(bench.entries)} entries x "
         f"{args.runs} runs x {len(bench.inputs)} inputs, judged by {bench.judge_entry.name}"
-        f"{' through its Batch API' if bench.spec.judge_batch else ''}\n"
+        f"{' through its Batch API' if bench.spec.judge_batch else ''}"
     )
+    print(f"{racing if (width := terminal_width()) is None else fit_line(racing, width)}\n")
     return _race(bench, args.max_cost, Path(args.out))
 
 
@@ -213,8 +190,8 @@ def cmd_rejudge(args: argparse.Namespace) -> int:
     report = BenchmarkReport.read_parquet(directory)
     catalog = _rejudge_catalog(args.catalog, report, directory)
     scorer = None
-    if args.scorer:
-        job = JobSpec(job_of(report.meta.spec.job or report.meta.job))
+    if args.scorer:  # the job as a run found it (the report records its folder), or in the folder this runs in
+        job = JobSpec(job_of(report.meta.spec.job or report.meta.job, Path.cwd()))
         scorer = resolve_scorer(args.scorer, job)
     rubric = Path(args.rubric_file).read_text() if args.rubric_file else args.rubric
     if args.in_place and args.out:
@@ -224,7 +201,8 @@ def cmd_rejudge(args: argparse.Namespace) -> int:
     # a flag not given: as the report's race judged
     judging = JudgeSpec(rubric=rubric, judge=args.judge, batch=args.judge_batch or None, scorer=scorer)
     estimate = until_stopped(estimate_rejudge(report, catalog, judging, cache=args.cache))
-    print(f"Rejudging {directory}: {estimate.line()}; the new report goes to {out} ({where})\n")
+    said = f"Rejudging {directory}: {estimate.line()}; the new report goes to {out} ({where})"
+    print(f"{said if (width := terminal_width()) is None else fit_line(said, width)}\n")
     if args.max_cost is not None and estimate.cost > args.max_cost:
         print(
             f"gradebench: error: the estimate {money(estimate.cost)} {estimate.currency} is above --max-cost "
@@ -232,7 +210,10 @@ def cmd_rejudge(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return 3
-    return _print_report(until_stopped(rejudge_report(report, catalog, judging, cache=args.cache)), out)
+    rejudged = until_stopped(rejudge_report(report, catalog, judging, cache=args.cache))
+    if args.scorer == JOB_SCORER:  # the job's own scorer: the spec says so, for a rerun to find it again
+        rejudged = BenchmarkReport(rejudged.to_runs(), rejudged.meta.with_spec(scorer=JOB_SCORER), rejudged.noise)
+    return _print_report(rejudged, out)
 
 
 def cmd_compare(args: argparse.Namespace) -> int:
@@ -272,16 +253,6 @@ def _beside(directory: Path, what: str) -> Path:
     return made
 
 
-def _sim_models() -> str:
-    """The model ids the simulated fleet serves, by grade, with their entry names and prices: the help's epilog."""
-    from ..sim._profiles import PROFILES
-
-    lines = ["model ids served (entry name, grade, USD per 1M tokens in/out), listed by GET /v1/models:"]
-    for p in PROFILES:
-        lines.append(f"  {p.model:<14} {p.name:<12} {p.grade:<9} {p.price_in:g}/{p.price_out:g}")
-    return "\n".join(lines)
-
-
 def cmd_sim_serve(args: argparse.Namespace) -> int:
     from .. import jobs  # noqa: F401  (the example jobs register the policies the fleet answers them with)
     from ..sim import SimServer, serve
@@ -300,15 +271,19 @@ def cmd_sim_serve(args: argparse.Namespace) -> int:
 
 
 def cmd_catalog(args: argparse.Namespace) -> int:
-    from .._catalog.writing import catalog_command
+    from .._catalog.writing import catalog_command, write_catalog
 
-    sys.stdout.write(catalog_command(args, warn=lambda said: print(f"gradebench: warning: {said}", file=sys.stderr)))
+    made = catalog_command(args, warn=lambda said: print(f"gradebench: warning: {said}", file=sys.stderr))
+    if args.out is None:
+        sys.stdout.write(made)
+    else:  # written only now the catalog is made: a failure above leaves the file as it was
+        print(f"Wrote {write_catalog(Path(args.out), made)}")
     return 0
 
 
 def cmd_check(args: argparse.Namespace) -> int:
     checked = until_stopped(check_catalog(catalog_of(args.catalog, Path()), grades=args.grade))
-    print(checked.table())
+    print(checked.table(terminal_width()))
     return int(checked.exit_status)
 
 
@@ -378,7 +353,7 @@ def build_parser() -> argparse.ArgumentParser:
         "run",
         help="run the benchmark a TOML config describes",
         description="Run the benchmark a TOML config file describes (see data/run.example.toml).",
-        epilog="config fields:\n" + config_fields(),
+        epilog="config fields:\n" + config_fields(shutil.get_terminal_size().columns - 2),  # argparse's width
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     run.add_argument("config", help="the config file (TOML)")
@@ -428,8 +403,8 @@ def build_parser() -> argparse.ArgumentParser:
     serve = add_parser(
         "sim-serve",
         help="serve the simulated fleet over HTTP on 127.0.0.1",
-        description="Serve the simulated fleet over HTTP, for any OpenAI client (base URL http://HOST:PORT/v1).",
-        epilog=_sim_models(),
+        description="Serve the simulated fleet over HTTP, for any OpenAI client\n(base URL http://HOST:PORT/v1).",
+        epilog=sim_models(),
         formatter_class=_RawEpilogHelp,
     )
     serve.add_argument("--host", default="127.0.0.1", help="address to listen on")

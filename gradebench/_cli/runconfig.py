@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import textwrap
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -57,8 +58,9 @@ class RunConfig:
     """The config file's folder: inputs, the catalog and a job module are found relative to it."""
 
 
-def config_fields() -> str:
-    """The config's fields, one per line, for ``run --help``."""
+def config_fields(width: int | None = None) -> str:
+    """The config's fields, one per line, for ``run --help``: each wrapped to ``width`` columns when given, under
+    the column of descriptions."""
     lines = []
     for name, info in RunOptions.model_fields.items():
         described = info.description or ""
@@ -75,7 +77,13 @@ def config_fields() -> str:
             else f" (default {default})"
         )
         lines.append(f"  {name:<15} {described}{shown}")
-    return "\n".join(lines)
+    if width is None:
+        return "\n".join(lines)
+    indent = " " * 18  # under the descriptions, not the names
+    return "\n".join(
+        textwrap.fill(line, width, subsequent_indent=indent, break_long_words=False, break_on_hyphens=False)
+        for line in lines
+    )
 
 
 def load_config(path: Path) -> RunConfig:

@@ -17,7 +17,7 @@ import polars as pl
 
 from .._base.fanout import fan_out, lane_width
 from .._base.html import Markup
-from .._base.numbers import money
+from .._base.numbers import fit_line, money
 from .._base.vocab import Role
 from .._calls.path import NotCached
 from .._calls.session import Session
@@ -247,23 +247,35 @@ class Estimate:
             f"{money(self.candidates_cost)} + judge {money(self.judge_cost)}) · about {_duration(self.wall_s)}"
         )
 
-    def __str__(self) -> str:
-        width = max([len("entry"), *(len(e.entry) for e in self.entries)])
-        lines = [self.line(), f"{'entry':<{width}} {'runs':>5} {'cached':>6} {'calls':>6} {'cost':>12} {'judge':>12}"]
+    def text(self, width: int | None = None) -> str:
+        """The estimate as a small table, its line of totals above and its notes below; within ``width`` columns
+        when given (the money columns as wide as their figures, a line too long wrapped between words)."""
+        name = max([len("entry"), *(len(e.entry) for e in self.entries)])
+        if self.controls.controls:
+            name = max(name, len("controls"))
+        figures = [money(v) for e in self.entries for v in (e.cost, e.judge_cost)] + [money(self.controls.judge_cost)]
+        cost = 12 if width is None else max(len("judge"), *map(len, figures)) + 1  # a space between columns
+        lines = [
+            self.line(),
+            f"{'entry':<{name}} {'runs':>5} {'cached':>6} {'calls':>6} {'cost':>{cost}} {'judge':>{cost}}",
+        ]
         for e in self.entries:
             lines.append(
-                f"{e.entry:<{width}} {e.runs:>5} {e.cached_runs:>6} {e.calls:>6} "
-                f"{money(e.cost):>12} {money(e.judge_cost):>12}"
+                f"{e.entry:<{name}} {e.runs:>5} {e.cached_runs:>6} {e.calls:>6} "
+                f"{money(e.cost):>{cost}} {money(e.judge_cost):>{cost}}"
             )
         if self.controls.controls:
             c = self.controls
             cached = f", {c.cached} cached" if c.cached else ""
             lines.append(
-                f"{'controls':<{width}} {c.controls:>5} {c.cached:>6} {0:>6} {money(0.0):>12} {money(c.judge_cost):>12}"
-                f"  (negative controls{cached}: their verdicts alone)"
+                f"{'controls':<{name}} {c.controls:>5} {c.cached:>6} {0:>6} {money(0.0):>{cost}} "
+                f"{money(c.judge_cost):>{cost}}  (negative controls{cached}: their verdicts alone)"
             )
         lines.extend(f"  {note}" for note in self.notes)
-        return "\n".join(lines)
+        return "\n".join(line if width is None else fit_line(line, width) for line in lines)
+
+    def __str__(self) -> str:
+        return self.text()
 
     def _repr_html_(self) -> Markup:
         # the text view as one escaped block: entry names, judges and notes are untrusted text

@@ -8,6 +8,7 @@ races, the run keys, one run of the job, the reference runs and what the judge s
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -17,7 +18,7 @@ import httpx2
 
 from .. import scorers
 from .._base.fanout import fan_out, lane_width
-from .._base.importing import imported
+from .._base.importing import imported, module_in
 from .._base.protocol import content_text
 from .._base.vocab import Role
 from .._calls.batch.api import batch_api_of
@@ -242,15 +243,25 @@ def reference_failed(run: Run, error: BaseException) -> BaseException:
 # ------------------------------------------------------------------------------------------------------ references
 
 
-def job_reference(factory: Any) -> str | None:
+def job_reference(factory: Any, found_in: Path | None = None) -> str | None:
     """Where a job can be imported from again (``module:attribute``; a prompt job records its fields, see
-    `PromptJob.reference`), or None (a job defined inside a function)."""
+    `PromptJob.reference`), or None (a job defined inside a function). A job whose module was found in the folder
+    ``found_in`` (a run config's) is ``FOLDER/module:attribute``, that folder absolute: every command that reads the
+    report (a rejudge, a rerun) imports it from there, wherever it runs."""
     if isinstance(factory, PromptJob):
         return factory.reference
     module, name = getattr(factory, "__module__", None), getattr(factory, "__qualname__", "")
     if not module or not name or "<" in name:
         return None
+    if found_in is not None and module_in(module, found_in) and _loaded_from(module, found_in):
+        return f"{found_in.resolve().as_posix()}/{module}:{name}"
     return f"{module}:{name}"
+
+
+def _loaded_from(module: str, folder: Path) -> bool:
+    """Whether the module was imported from a file in ``folder`` (not one of the same name found elsewhere first)."""
+    file = getattr(sys.modules.get(module), "__file__", None)
+    return file is not None and Path(file).resolve().is_relative_to(folder.resolve())
 
 
 def resolve_job(reference: str, base: Path | None = None) -> Any:
@@ -261,12 +272,12 @@ def resolve_job(reference: str, base: Path | None = None) -> Any:
     return imported(reference, "job", base)
 
 
-def scorer_reference(scorer: AnyScorer | None, job: JobSpec) -> str:
-    """What a spec records of a scorer: ``job`` for the job's own, its spec when it was made from one, else its name
-    (``none`` for no scorer)."""
+def scorer_reference(scorer: AnyScorer | None, job: JobSpec | None) -> str:
+    """What a spec records of a scorer: ``job`` for the job's own (``job`` None: not known), its spec when it was made
+    from one, else its name (``none`` for no scorer)."""
     if scorer is None:
         return NO_SCORER
-    if scorer is job.scorer:
+    if job is not None and scorer is job.scorer:
         return JOB_SCORER
     made = getattr(scorer, "spec", None)
     if isinstance(made, str):

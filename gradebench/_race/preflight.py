@@ -24,12 +24,11 @@ import dataclasses
 import json
 import re
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .._base.errors import CallError
-from .._base.numbers import money
+from .._base.errors import CallError, GradebenchError, ToolLoopError
 from .._base.redact import scrub
 from .._base.sync import run_sync
 from .._base.vocab import Role
@@ -42,6 +41,7 @@ from .._judge.prompt import JudgePrompt, transcript_labels
 from .._judge.scoring import ask_score
 from .._records.keys import short_hash
 from .._records.records import Call
+from .checktable import CatalogCheck, EntryCheck
 
 __all__ = ["CatalogCheck", "EntryCheck", "add_check_arguments", "check_catalog", "check_catalog_sync"]
 
@@ -57,129 +57,13 @@ CHECK_RATE_WAIT_S = 30.0
 """At most this long waiting out 429s (an entry's ``rate_limit_wait_s`` when shorter)."""
 MAX_FIXES = 3
 """Requests tried again with a fixed parameter before the check gives up on one probe."""
+FULL_MARKS = 10.0
+"""The score a judge gives a run identical to the reference: anything less is a finding (see `_short_of_full`)."""
 BENCHMARK = "preflight"
 """The ``x-gradebench-benchmark`` label of the check's requests: no race has it."""
 
 _HTTP = re.compile(r"HTTP (\d{3})")
 _BARE_KEY = re.compile(r"[A-Za-z0-9_-]+")
-
-
-# ----------------------------------------------------------------------------------------------------------- records
-
-
-@dataclass(frozen=True, kw_only=True)
-class EntryCheck:
-    """One entry's row of the check."""
-
-    entry: str
-    """The entry checked."""
-    key: str
-    """``set``, ``unset`` (its variable is not in the environment) or ``not needed`` (the entry names none)."""
-    answers: str
-    """``yes`` when the endpoint answered the model with a completion, else what came instead (``HTTP 404``,
-    ``unreachable``, ``timeout``, ...); ``-`` when nothing was sent."""
-    params: str
-    """``ok``, ``rejects max_tokens`` (the parameters a 400 named), ``rejected`` (a 400 naming none of them that a
-    bare request does not get), or ``-`` when the model did not answer."""
-    verdict: str
-    """For the ceiling: ``10/10 honoured`` (the probe's score and what the endpoint did with the JSON schema) or
-    ``invalid``; ``-`` for every other entry."""
-    latency_s: float | None
-    """Seconds of the probe call that answered; None when none did."""
-    cost: float | None
-    """What the check's calls to this entry cost, in its currency; None when a call's cost is unknown."""
-    currency: str
-    """The entry's currency."""
-    fixes: tuple[str, ...] = ()
-    """The catalog lines the entry needs, exactly as they go under its ``[[entries]]`` table (they replace a line of
-    the same field: they keep what the entry had)."""
-    todo: tuple[str, ...] = ()
-    """What to do, one sentence a problem; empty when the entry passes."""
-    calls: int = 0
-    """Model calls the check made to this entry."""
-
-    @property
-    def ok(self) -> bool:
-        """True when the entry can race as it is."""
-        return not self.todo
-
-    def to_row(self) -> dict[str, Any]:
-        """The row as plain values (``fixes`` and ``todo`` joined)."""
-        row = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
-        row.update(ok=self.ok, fixes="\n".join(self.fixes), todo=" ".join(self.todo))
-        return row
-
-
-@dataclass(frozen=True, kw_only=True)
-class CatalogCheck:
-    """The check of a catalog: one row per entry checked, in catalog order."""
-
-    source: str
-    """Where the catalog came from."""
-    ceiling: str
-    """The entry whose verdict was probed."""
-    rows: tuple[EntryCheck, ...]
-    """The entries checked."""
-    wall_s: float = 0.0
-    """How long the check took."""
-    costs: Mapping[str, float | None] = field(default_factory=dict)
-    """What the check cost in all, by currency (None when some call's cost is unknown)."""
-
-    @property
-    def ok(self) -> bool:
-        """True when every entry checked passed."""
-        return all(row.ok for row in self.rows)
-
-    @property
-    def exit_status(self) -> int:
-        """``gradebench check``'s exit status: 0 when every entry passed, 1 otherwise."""
-        return 0 if self.ok else 1
-
-    def __getitem__(self, entry: str) -> EntryCheck:
-        for row in self.rows:
-            if row.entry == entry:
-                return row
-        raise KeyError(f"no entry {entry!r} was checked; checked: {[r.entry for r in self.rows]}")
-
-    def cost_text(self) -> str:
-        """What the check cost, e.g. ``0.000123 USD``."""
-        if not self.costs:
-            return "0 (nothing was answered)"
-        return " + ".join("unknown " + c if v is None else f"{money(v)} {c}" for c, v in self.costs.items())
-
-    def table(self) -> str:
-        """The check as a table, a line of totals under it."""
-        head = ("entry", "key", "answers", "params", "verdict", "latency", "cost", "what to do")
-        body = [
-            (
-                r.entry,
-                r.key,
-                r.answers,
-                r.params,
-                r.verdict,
-                "-" if r.latency_s is None else f"{r.latency_s:.2f}s",
-                "-" if not r.calls else "?" if r.cost is None else money(r.cost),
-                " ".join(r.todo) or "-",
-            )
-            for r in self.rows
-        ]
-        widths = [max(len(line[i]) for line in [head, *body]) for i in range(len(head) - 1)]
-        lines = [
-            "  ".join([*(cell.ljust(w) for cell, w in zip(line[:-1], widths, strict=True)), line[-1]]).rstrip()
-            for line in [head, *body]
-        ]
-        failed = sum(not r.ok for r in self.rows)
-        verdict = f"{len(self.rows) - failed} of {len(self.rows)} entries pass" + (
-            f", {failed} need{'s' * (failed == 1)} attention" if failed else ""
-        )
-        entries = f"{len(self.rows)} {'entry' if len(self.rows) == 1 else 'entries'}"
-        intro = f"check of {self.source} · {entries} · judge {self.ceiling}"
-        return "\n".join(
-            [intro, *lines, f"cost of the check {self.cost_text()} · {verdict} · {self.wall_s:.1f} s (no cache)"]
-        )
-
-    def __str__(self) -> str:
-        return self.table()
 
 
 # --------------------------------------------------------------------------------------------------------- the check
@@ -229,7 +113,7 @@ async def check_catalog(catalog: Catalog, *, grades: Iterable[str] | None = None
     started = loop.time()
     async with Session(catalog, _NoCache(), catalog.concurrency) as session:
         rows = await asyncio.gather(
-            *(_Probe(session, e, catalog.judge_params if e.name == ceiling.name else None).run() for e in entries)
+            *(_Probe(session, e, catalog.judge_params if e.name == ceiling.name else None).checked() for e in entries)
         )
     costs: dict[str, float | None] = {}
     for row in rows:
@@ -286,6 +170,16 @@ class _Probe:
         key = _CheckKey(run_id=short_hash(BENCHMARK, entry.name, probe), role=role)
         return self.session.seat(entry, key, limits)
 
+    async def checked(self) -> EntryCheck:
+        """The entry's row, whatever goes wrong on the way: one odd entry is its own row, never the whole check's
+        end."""
+        try:
+            return await self.run()
+        except GradebenchError as exc:
+            said = _said(str(exc), self.entry.name)
+            key = "set" if self.entry.api_key_env else "not needed"
+            return self.row(key=key, answers="error", params="-", verdict="-", todo=[f"the check failed: {said}"])
+
     async def run(self) -> EntryCheck:
         entry = self.entry
         if (reason := entry.callable_reason()) is not None:
@@ -330,9 +224,18 @@ class _Probe:
         that names one of them."""
         last = ""
         for _ in range(MAX_FIXES + 1):
-            seat = self.seat(self.fixed(), f"answer-{len(self.rejected)}", Role.CANDIDATE)
+            # one model call: an answer that is a tool call ends the probe at once, not after a job's max_steps
+            seat = self.seat(self.fixed(), f"answer-{len(self.rejected)}", Role.CANDIDATE, JobLimits(max_steps=1))
             try:
                 reply = await seat.chat(PROBE, **PROBE_PARAMS)
+            except ToolLoopError:
+                self.calls += seat.calls
+                self.latency_s = seat.calls[-1].latency_s
+                self.todo.append(
+                    "it answered the one-line request with a tool call though no tool was offered: a job's plain "
+                    "request gets no text from it either (check the endpoint's chat template or tool settings)"
+                )
+                return "tool call", "rejects " + ", ".join(self.rejected) if self.rejected else "ok"
             except CallError as exc:
                 self.calls += seat.calls
                 last = _said(str(exc), self.entry.name)
@@ -379,9 +282,16 @@ class _Probe:
             entry = self.fixed()
             seat = self.seat(entry, f"verdict-{len(self.rejected)}", Role.JUDGE, JobLimits(params=params, max_steps=1))
             cache_key = prompt_cache_key(BENCHMARK, entry.name) if entry.prompt_cache_key else None
-            got = await ask_score(seat, _judge_probe(), params=params, prompt_cache_key=cache_key)
+            try:
+                got = await ask_score(seat, _judge_probe(), params=params, prompt_cache_key=cache_key)
+            except ToolLoopError:  # a race's verdicts would all fail alike
+                self.calls += seat.calls
+                self.todo.append("the judge answered the verdict probe with a tool call, not a verdict")
+                return "invalid"
             self.calls += seat.calls
             if got.score is not None:
+                if got.score < FULL_MARKS:
+                    self.todo.append(_short_of_full(got.score))
                 return f"{got.score:g}/10 {got.schema or ''}".rstrip()
             error = got.error or "no verdict"
             status = int(m.group(1)) if (m := _HTTP.search(error)) else None
@@ -442,6 +352,22 @@ def _judge_probe() -> list[dict[str, str]]:
         candidate=events,
         labels=transcript_labels(BENCHMARK),
     ).messages()
+
+
+def _short_of_full(score: float) -> str:
+    """What a judge that marks a run identical to the reference below full marks means for a race's verdicts."""
+    if score <= 0:
+        return (
+            f"the judge gave {score:g}/10 to a run identical to the reference: it cannot tell a right answer from a "
+            "wrong one, and its verdicts would mean nothing; use another ceiling"
+        )
+    return (
+        f"the judge gave {score:g}/10 to a run identical to the reference, where a right answer gets "
+        f"{FULL_MARKS:g}: it marks down answers it cannot fault, so it has {FULL_MARKS - score:g} points fewer to tell "
+        f"right from wrong, every difference between entries reads smaller than it is, and a margin of 1 point "
+        f"passes what a judge using the whole scale would read as {FULL_MARKS / score:.1f}; use another ceiling (or "
+        "change its judge_params), or label runs to correct the verdicts"
+    )
 
 
 def _said(message: str, entry: str) -> str:

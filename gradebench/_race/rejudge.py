@@ -30,7 +30,7 @@ from .._records.spec import JudgeSpec
 from .._report.report import BenchmarkReport
 from .controls import control_price, judge_control, plants_of
 from .costs import JUDGE_OUTPUT_TOKENS, judge_prompt_tokens
-from .plan import families
+from .plan import families, scorer_reference
 
 __all__ = ["RejudgeEstimate", "estimate_rejudge", "judge_noise_report", "judging_of", "rejudge_report"]
 
@@ -369,6 +369,8 @@ def _rejudged_meta(
     spec = spec.replace(
         rubric=setup.rubric, judge_batch=setup.batch, judge_swap=setup.swap, judge_reasoning=setup.reasoning
     )
+    if judging.scorer is not None:  # it scored every run again: the spec names what ran
+        spec = spec.replace(scorer=scorer_reference(judging.scorer, None))
     return report.meta.replace(
         spec=spec,
         judge_entry=setup.entry.name,

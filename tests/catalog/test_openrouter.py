@@ -5,15 +5,20 @@ to the same entries; every bad model, price or pick is one `CatalogError` naming
 from __future__ import annotations
 
 import asyncio
+import os
+import subprocess
+import sys
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+import httpx2
 import pytest
 
 import gradebench as gb
+from gradebench._catalog.openrouter import DEFAULT_BASE_URL
 from gradebench._catalog.writing import cli_grades
 from gradebench._cli.main import main
 from gradebench.sim._server import SimServer, start_server
@@ -286,3 +291,57 @@ async def test_an_openrouter_catalog_passes_the_check_on_its_own_endpoint(monkey
     assert checked["openrouter/openai/gpt-5"].verdict == "10/10 honoured"
     sent = chat.endpoints["qwen/qwen3-32b"].headers[0]
     assert sent["authorization"] == f"Bearer {SECRET}"  # the key from the variable the entry names
+
+
+OFFLINE_ARGS = ["catalog", "openrouter", "qwen/qwen3-32b", "--grade", "large=openai/gpt-5", "--pick", "qwen/qwen3-32b"]
+
+
+def test_a_saved_model_list_makes_the_catalog_offline_its_entries_at_openrouter(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    saved = tmp_path / "models.json"
+    with served_in_a_thread(OpenRouterModels(LISTED)) as server:  # saved as `curl .../models -o models.json` does
+        saved.write_bytes(httpx2.get(f"{api_base(server)}/models").content)
+    # nothing listens where the list would be fetched from: the saved copy is read, no request is made
+    path = tmp_path / "catalog.toml"
+    assert main([*OFFLINE_ARGS, "--models-file", str(saved), "-o", str(path)]) == 0
+    said = capsys.readouterr()
+    assert said.out == f"Wrote {path}\n" and said.err == ""
+    loaded = gb.Catalog.load(path)
+    assert {e.base_url for e in loaded.entries} == {DEFAULT_BASE_URL}  # not the list's place: where the models are
+    assert [e.price_in for e in loaded.entries] == [pytest.approx(0.1), pytest.approx(1.25)]
+    text = path.read_text()
+    assert f"priced from {saved} on " in text and f"--models-file {saved} -o {path}" in text
+    # and a local server's URL for both, when that is what is meant
+    with served_in_a_thread(OpenRouterModels(LISTED)) as server:
+        assert main([*OFFLINE_ARGS, "--base-url", api_base(server), "-o", str(path)]) == 0
+    assert {e.base_url for e in gb.Catalog.load(path).entries} == {api_base(server)}
+
+
+def test_a_failed_fetch_leaves_the_file_as_it_was(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "catalog.toml"
+    path.write_text("# the catalog of yesterday\n")
+    with served_in_a_thread(OpenRouterModels(LISTED, status=503)) as server:
+        status = main([*OFFLINE_ARGS, "--base-url", api_base(server), "-o", str(path)])
+    assert status == 2 and "the model list answered HTTP 503" in capsys.readouterr().err
+    assert path.read_text() == "# the catalog of yesterday\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["catalog.toml"]  # no half-written file beside it
+    assert main([*OFFLINE_ARGS, "--models-file", str(tmp_path / "missing.json"), "-o", str(path)]) == 2
+    assert "missing.json: the model list cannot be read: No such file or directory" in capsys.readouterr().err
+
+
+@pytest.mark.slow  # two processes of the command (about 2 s each on an idle machine)
+def test_an_empty_file_a_failed_redirect_left_is_said_so(tmp_path: Path) -> None:
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).parent.parent.parent)}
+    command = f"{sys.executable} -m gradebench._cli.main"
+    failed = f"{command} catalog openrouter qwen/qwen3-32b --base-url http://127.0.0.1:9/api/v1 > catalog.toml"
+    done = subprocess.run(failed, shell=True, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 2 and (tmp_path / "catalog.toml").read_text() == ""  # the shell made it, empty
+    checked = subprocess.run(
+        f"{command} check catalog.toml", shell=True, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=60
+    )
+    assert checked.returncode == 2
+    assert checked.stderr.strip() == (
+        "gradebench: error: catalog.toml: the catalog file is empty (a command whose output went to it with > and "
+        "failed leaves it so): make it again"
+    )

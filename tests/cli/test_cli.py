@@ -312,3 +312,28 @@ def test_main_in_process_leaves_the_callers_logging_as_it_found_it(tmp_path: Pat
     before = (own.level, list(own.handlers))
     assert main(["-v", "check", str(tmp_path / "missing.toml")]) == 2
     assert (own.level, list(own.handlers)) == before
+
+
+def test_at_80_columns_every_line_fits_and_nothing_is_lost(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("COLUMNS", "80")
+    for command in ("demo", "run", "rejudge", "compare", "sim-serve", "catalog", "check"):
+        with pytest.raises(SystemExit):
+            main([command, "--help"])
+        wide = [line for line in capsys.readouterr().out.splitlines() if len(line) > 80]
+        assert not wide, f"{command} --help:\n" + "\n".join(wide)
+    monkeypatch.chdir(tmp_path)
+    out = Path("reports-of-the-order-agent") / "demo"
+    assert main(["demo", "--runs", "1", "--inputs", "2", "--out", str(out)]) == 0
+    printed = capsys.readouterr().out
+    wide = [line for line in printed.splitlines() if len(line) > 80]
+    assert not wide, "\n".join(wide)
+    words = " ".join(printed.split())
+    assert "estimate: 10 runs · 30 calls + 13 judge calls" in words  # the estimate's line, wrapped between words
+    assert "(negative controls: their verdicts alone)" in words
+    assert "candidate runs are taken to make the reference's calls with its tokens" in words
+    for written in out.iterdir():  # every file written is named, whole, on some line
+        assert written.name in words, written.name
+    assert f"Wrote {out}/runs.parquet, models.parquet," in words and f"Wrote {out}/cost_quality.png," in words
+    assert f"Wrote {out / 'report.html'}: the whole report in one file, to open offline in a browser" in words

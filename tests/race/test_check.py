@@ -4,6 +4,9 @@ judge that answers a valid verdict; the table's rows, the catalog lines it sugge
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -244,3 +247,78 @@ def test_the_old_catalog_methods_are_thin_aliases_that_say_what_to_use(keys: Non
     with pytest.warns(DeprecationWarning, match=r"gradebench\.catalog_from_openrouter\(\)"):
         with pytest.raises(ValueError):
             gb.Catalog.from_openrouter({}, pick="x")  # type: ignore[attr-defined]
+
+
+def check_command(path: Path, columns: str = "80") -> subprocess.CompletedProcess[str]:
+    """``gradebench check PATH`` in a process of its own, its output to a pipe at ``COLUMNS``."""
+    env = {**os.environ, "COLUMNS": columns, "GB_CHECK_KEY": SECRET}
+    command = [sys.executable, "-m", "gradebench._cli.main", "check", str(path)]
+    return subprocess.run(command, env=env, capture_output=True, text=True, timeout=120)
+
+
+PROXY_ERROR = (
+    "litellm.BadRequestError: OpenAIException - Error code: 400\n"
+    "Received Model Group=proxy-1\nAvailable Model Group Fallbacks=None"
+)
+
+
+def test_an_odd_entry_is_a_row_a_lenient_judge_a_finding_and_every_line_fits(tmp_path: Path) -> None:
+    """An entry that answers the probe with a tool call is a row of its own (one call, not a tool loop), a judge
+    that gives 7/10 to identical runs does not pass, and a proxy's multi-line error is kept whole, in 80 columns."""
+    tool_call = OpenAIEndpoint.tool_call("lookup_order", {"order_id": "A-1001"})
+    fleet = {
+        "good-1": OpenAIEndpoint(answers("ok")),
+        "gone-1": OpenAIEndpoint(lambda body, request: OpenAIEndpoint.error(400, PROXY_ERROR)),
+        "reasoner-1": OpenAIEndpoint(answers(None, tool_calls=[tool_call])),
+        "judge-1": JudgeEndpoint("schema", verdict={"accuracy": 5, "work": 2, "reason": "Same answer."}),
+    }
+    with served_in_a_thread(Fleet(fleet)) as server:
+        path = tmp_path / "catalog.toml"
+        text = catalog_toml(server.base_url).split("[[entries]]")
+        path.write_text("[[entries]]".join([text[0], text[1], text[2], text[3], text[5]]))
+        done = check_command(path)
+    assert done.returncode == 1, done.stderr
+    lines = done.stdout.splitlines()
+    assert lines[0].startswith("check of") and "· 4 entries · judge acme/judge" in done.stdout
+    assert max(len(line) for line in lines) <= 80, "\n".join(line for line in lines if len(line) > 80)
+    words = " ".join(done.stdout.split())
+    tooly = next(line for line in lines if line.startswith("acme/reasoner"))
+    assert tooly.split()[:5] == ["acme/reasoner", "set", "tool", "call", "ok"]
+    assert "it answered the one-line request with a tool call though no tool was offered" in words
+    assert len(fleet["reasoner-1"].bodies) == 1  # one call: not a tool loop of a job's max_steps
+    judge = next(line for line in lines if line.startswith("acme/judge"))
+    assert "7/10 honoured" in judge
+    assert "the judge gave 7/10 to a run identical to the reference" in words
+    assert "a margin of 1 point passes what a judge using the whole scale would read as 1.4" in words
+    assert " ".join(PROXY_ERROR.split()) in words  # the whole error, its lines joined
+    assert "1 of 4 entries pass, 3 need attention" in words
+
+
+def test_a_pipe_with_no_columns_keeps_one_row_a_line(tmp_path: Path) -> None:
+    fleet = {"good-1": OpenAIEndpoint(lambda body, request: OpenAIEndpoint.error(400, PROXY_ERROR))}
+    with served_in_a_thread(Fleet(fleet)) as server:
+        path = tmp_path / "catalog.toml"
+        path.write_text(catalog_toml(server.base_url))
+        done = check_command(path, columns="")
+    rows = [line for line in done.stdout.splitlines() if line.startswith("acme/")]
+    assert [r.split()[0] for r in rows] == ["acme/good", "acme/gone", "acme/reasoner", "acme/nokey", "acme/judge"]
+    assert rows[0].endswith(" ".join(PROXY_ERROR.split()))  # the error's lines joined, on its row
+
+
+async def test_a_judge_that_answers_its_verdict_with_a_tool_call_is_its_row(tmp_path: Path, keys: None) -> None:
+    tool_call = OpenAIEndpoint.tool_call("grade", {"score": 10})
+
+    def answer(body: dict, request: object) -> dict:
+        judged = body["messages"][0]["role"] == "system"
+        return OpenAIEndpoint.completion(None, tool_calls=[tool_call]) if judged else OpenAIEndpoint.completion("ok")
+
+    fleet = {"good-1": OpenAIEndpoint(answers("ok")), "judge-1": OpenAIEndpoint(answer)}
+    async with serve(fleet) as base_url:
+        text = catalog_toml(base_url).split("[[entries]]")
+        path = tmp_path / "catalog.toml"
+        path.write_text("[[entries]]".join([text[0], text[1], text[5]]))
+        checked = await gb.check_catalog(gb.Catalog.load(path))
+    judge = checked["acme/judge"]
+    assert (judge.answers, judge.verdict, judge.ok) == ("yes", "invalid", False)
+    assert judge.todo == ("the judge answered the verdict probe with a tool call, not a verdict",)
+    assert checked["acme/good"].ok

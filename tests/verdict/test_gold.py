@@ -130,6 +130,7 @@ async def test_each_entry_and_the_reference_run_are_scored_against_the_gold_labe
             back, cat, gb.JudgeSpec(scorer=gb.scorers.field_equals("label")), cache=tmp_path / "cache", progress=False
         )
         assert against_reference.runs.filter(role="reference")["scorer"].null_count() == 9
+        assert against_reference.meta.spec.scorer == "field_equals:label"  # the spec says what scored
         assert against_reference.models["gold_mean"].to_list() == [None, None, None]
         regold = await gb.rejudge_report(
             against_reference,
@@ -139,6 +140,7 @@ async def test_each_entry_and_the_reference_run_are_scored_against_the_gold_labe
             progress=False,
         )
         assert regold.models["gold_mean"].to_list() == [0.75, 1.0, 7 / 8]
+        assert regold.meta.spec.scorer == "field_equals:label@expected_label"
 
 
 async def test_a_scorer_that_takes_the_input_is_a_gold_scorer_and_one_that_does_not_is_not(tmp_path: Path) -> None:
