@@ -7,13 +7,20 @@ import sys
 from pathlib import Path
 from typing import Any
 
-__all__ = ["imported", "module_in"]
+__all__ = ["imported", "module_in", "reference_name"]
 
 
 def module_in(module: str, base: Path | None) -> bool:
     """Whether the top of ``module`` is a module or a package in the folder ``base``."""
     top = module.split(".", 1)[0]
     return base is not None and ((base / f"{top}.py").is_file() or (base / top / "__init__.py").is_file())
+
+
+def reference_name(reference: str) -> str:
+    """``module:attribute`` of a reference, without the folder a run may have recorded it with: the same job raced
+    from two clones (a laptop, CI) is one job."""
+    module, colon, attr = reference.rpartition(":")
+    return f"{module.rpartition('/')[2]}{colon}{attr}"
 
 
 def imported(reference: str, what: str, base: Path | None = None) -> Any:

@@ -17,6 +17,7 @@ from typing import Any, Final, Literal
 
 import polars as pl
 
+from .._base.importing import reference_name
 from .._base.vocab import Design, Role
 from .._records.codec import dumps
 from .._records.meta import ReportMeta
@@ -129,7 +130,7 @@ def _text(value: Any) -> str:
 
 
 def _job(b: ReportMeta, a: ReportMeta) -> Iterable[Difference]:
-    if b.job != a.job:
+    if reference_name(b.job) != reference_name(a.job):  # the folder a job was found in is where it ran, not what
         yield _differ(
             "job", REFUSE, b.job, a.job, f"the two reports are of different jobs ({b.job} before, {a.job} after)"
         )

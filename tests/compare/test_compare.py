@@ -198,6 +198,15 @@ def test_two_different_jobs_are_refused(races: dict) -> None:
         gb.compare(races["before"], other)
 
 
+def test_one_job_raced_from_two_folders_is_one_job(races: dict) -> None:
+    """A run records a job found beside its config with its folder: the same job from a laptop and from CI compares."""
+    before = _report(races["before"], job="/home/ana/quotes/quotejob:quote")
+    after = _report(races["after"], job="/builds/ci/quotes/quotejob:quote")
+    assert "job" not in gb.compare(before, after).differences["kind"].to_list()
+    with pytest.raises(ValueError, match="different jobs"):
+        gb.compare(before, _report(races["after"], job="/builds/ci/quotes/quotejob:other"))
+
+
 def test_no_input_in_common_is_refused(races: dict) -> None:
     after = races["after"]
     inputs = {f"x-{k}": v for k, v in after.meta.inputs.items()}
