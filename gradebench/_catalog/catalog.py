@@ -151,14 +151,21 @@ class Entry:
         """Which price table prices this entry's calls: ``catalog`` or ``genai-prices <version>``."""
         return DATABASE if self.priced_by_database else str(PriceSource.CATALOG)
 
+    def prices_used(self) -> tuple[float, float, float]:
+        """The prices per 1M tokens this entry's calls are priced at: input, output and cached input — its own, or
+        genai-prices' for an entry the database prices (a short prompt's: below any long-context tier)."""
+        if self.priced_by_database:
+            return self.cost(1000, 0) * 1000, self.cost(0, 1000) * 1000, self.cost(1000, 0, 1000) * 1000
+        assert self.price_in is not None and self.price_out is not None  # not priced by the database: both are set
+        return self.price_in, self.price_out, self.price_in if self.price_cached_in is None else self.price_cached_in
+
     def prices_text(self) -> str:
         """The entry's prices per 1M tokens in words: ``0.15 in / 0.6 out USD per 1M`` (genai-prices' for an entry it
         prices, named as such)."""
+        price_in, price_out, _ = self.prices_used()
         if self.priced_by_database:
-            price_in = self.cost(1000, 0) * 1000  # a short prompt's price: below any long-context tier
-            price_out = self.cost(0, 1000) * 1000
             return f"{price_in:g} in / {price_out:g} out USD per 1M ({DATABASE})"
-        return f"{self.price_in:g} in / {self.price_out:g} out {self.currency} per 1M"
+        return f"{price_in:g} in / {price_out:g} out {self.currency} per 1M"
 
     def cost(
         self, input_tokens: int, output_tokens: int, cached_input_tokens: int = 0, *, batch: bool = False

@@ -23,7 +23,7 @@ from .._judge.judge import JudgeSetup, judge_again, judge_messages, judge_run, s
 from .._judge.panel import panel_label
 from .._judge.tooldiff import compare, judge_note
 from .._records.keys import short_hash
-from .._records.meta import ReportMeta, entry_terms
+from .._records.meta import ReportMeta, entry_terms, utc_stamp
 from .._records.planted import ControlPlant, planted_run
 from .._records.records import Run
 from .._records.spec import JudgeSpec
@@ -376,4 +376,5 @@ def _rejudged_meta(
         controls=plants,
         families={**report.meta.families, **families(setup.judges)},
         entries={**report.meta.entries, **{j.name: entry_terms(j) for j in setup.judges}},  # the judges as they are now
+        rejudged_at=utc_stamp(),
     )
