@@ -102,9 +102,9 @@ def _race(bench: Benchmark, max_cost: float | None, out: Path) -> int:
     try:
         estimate = until_stopped(bench.estimate())
         print(f"{estimate}\n")
-        if max_cost is not None and estimate.cost > max_cost:
+        if max_cost is not None and not estimate.cost <= max_cost:  # an unknown (NaN) estimate is not within it
             print(
-                f"gradebench: error: the estimate {money(estimate.cost)} {estimate.currency} is above --max-cost "
+                f"gradebench: error: the estimate {money(estimate.cost)} {estimate.currency} is not within --max-cost "
                 f"{max_cost:g}; nothing was raced (only the reference runs were made)",
                 file=sys.stderr,
             )
@@ -225,9 +225,9 @@ def cmd_rejudge(args: argparse.Namespace) -> int:
     judging = JudgeSpec(rubric=rubric, judge=args.judge, batch=args.judge_batch or None, scorer=scorer)
     estimate = until_stopped(estimate_rejudge(report, catalog, judging, cache=args.cache))
     print(f"Rejudging {directory}: {estimate.line()}; the new report goes to {out} ({where})\n")
-    if args.max_cost is not None and estimate.cost > args.max_cost:
+    if args.max_cost is not None and not estimate.cost <= args.max_cost:  # an unknown (NaN) one is not within it
         print(
-            f"gradebench: error: the estimate {money(estimate.cost)} {estimate.currency} is above --max-cost "
+            f"gradebench: error: the estimate {money(estimate.cost)} {estimate.currency} is not within --max-cost "
             f"{args.max_cost:g}; nothing was judged",
             file=sys.stderr,
         )

@@ -29,7 +29,7 @@ from .._records.records import Run
 from .._verdict.evidence import flawed_entries
 from .._verdict.gsd import RACES
 from .._verdict.racestate import RaceState, Unit
-from .budget import Budget
+from .budget import Budget, priced_for_budget
 from .costs import run_costs
 from .plan import RacePlan, RunErrors, reference_failed
 
@@ -76,6 +76,8 @@ async def run_race(plan: RacePlan, *, emit: Listener, stops: dict[str, str], fin
     is after ``finish``, by raising the reference's own exception."""
     spec, meta = plan.spec, plan.meta().replace(started_at=utc_stamp())
     finish = _stamped(finish)
+    if spec.budget is not None:
+        priced_for_budget([plan.lineup.reference, *plan.lineup.judges, *plan.lineup.candidates])
     budget = Budget(spec.budget, plan.currency()) if spec.budget is not None else None
     errors: RunErrors = {}
     stops.clear()

@@ -29,7 +29,7 @@ from .._records.records import Run
 from .._records.spec import JudgeSpec
 from .._report.report import BenchmarkReport
 from .controls import control_price, judge_control, plants_of
-from .costs import JUDGE_OUTPUT_TOKENS, judge_prompt_tokens
+from .costs import JUDGE_OUTPUT_TOKENS, judge_prompt_tokens, predicted_cost
 from .plan import families
 
 __all__ = ["RejudgeEstimate", "estimate_rejudge", "judge_noise_report", "judging_of", "rejudge_report"]
@@ -140,7 +140,9 @@ async def estimate_rejudge(
             value = inputs.get(run.input_id)
             prompts = [judge_messages(run, reference, value, setup, facts=facts, candidate_first=o) for o in orders]
             return sum(
-                one.cost(judge_prompt_tokens(p, setup.alone(one)), JUDGE_OUTPUT_TOKENS, batch=one.name in batched)
+                predicted_cost(
+                    one, judge_prompt_tokens(p, setup.alone(one)), JUDGE_OUTPUT_TOKENS, batch=one.name in batched
+                )
                 for one in setup.judges
                 for p in prompts
             )
