@@ -22,6 +22,7 @@ from typing import Any
 
 import polars as pl
 
+from .._base.canonical import canonical_json
 from .._base.html import Markup, concat, esc, join, tag
 from .._base.numbers import money, plain
 from .._base.vocab import Role
@@ -176,13 +177,14 @@ def run_pair(report: ReportView, run_id: str, shown: dict[str, tuple[str, str]] 
             return flex(tag("h4", title), tag("i", "missing"))
         events = report.transcript(r["run_id"])
         said = f"{r['entry']} input {r['input_id']} repeat {r['repeat']} ({r['role']})"
-        key = json.dumps(events, sort_keys=True, default=str)
-        if shown is not None and key in shown:
-            anchor, first = shown[key]
-            same = tag("p", "the same transcript as ", tag("a", first, href=f"#{anchor}"), ", shown above")
-            return flex(tag("h4", title), tag("p", said), same)
-        anchor = f"gb-tr{len(shown)}" if shown is not None else None
-        if shown is not None and anchor is not None:
+        key = canonical_json(events)
+        anchor = None
+        if shown is not None:
+            if key in shown:
+                anchor, first = shown[key]
+                same = tag("p", "the same transcript as ", tag("a", first, href=f"#{anchor}"), ", shown above")
+                return flex(tag("h4", title), tag("p", said), same)
+            anchor = f"gb-tr{len(shown)}"
             shown[key] = (anchor, said)
         facts = (
             f"{r['entry']} ({r['model']}) · input {r['input_id']} · repeat {r['repeat']} · "
