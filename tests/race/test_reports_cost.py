@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 import gradebench as gb
+from gradebench._catalog.writing import catalog_toml as write_catalog
 
 from ..loopback import ANSWER, answering, answers, bench_of, model_row
 from ..providers import JudgeEndpoint, LiteLLMEndpoint, OpenAIEndpoint, serve
@@ -101,3 +102,10 @@ def test_an_entry_without_prices_or_reports_cost_is_still_refused(tmp_path: Path
     path.write_text(path.read_text(encoding="utf-8").replace("reports_cost = true\n", ""), encoding="utf-8")
     with pytest.raises(gb.CatalogError, match="or set reports_cost = true when the endpoint reports"):
         gb.Catalog.load(path)
+
+
+def test_a_catalog_written_back_keeps_reports_cost(tmp_path: Path) -> None:
+    loaded = gb.Catalog.load(catalog_toml("http://127.0.0.1:9/v1", tmp_path))
+    again = tmp_path / "again.toml"
+    again.write_text(write_catalog(loaded), encoding="utf-8")
+    assert gb.Catalog.load(again)["proxy/llama"].reports_cost
