@@ -55,6 +55,7 @@ class Raced:
     report: gb.BenchmarkReport
     folder: Path
     html: str
+    catalog: gb.Catalog
 
 
 @pytest.fixture(scope="module")
@@ -74,6 +75,8 @@ def raced(tmp_path_factory: pytest.TempPathFactory) -> Raced:
         "judge-1": JudgeEndpoint(verdict={"accuracy": 7, "work": 3, "reason": REASON}),
     }
 
+    made: list[gb.Catalog] = []
+
     async def race() -> gb.BenchmarkReport:
         async with serve(endpoints) as base_url:
             cat = catalog(
@@ -84,6 +87,7 @@ def raced(tmp_path_factory: pytest.TempPathFactory) -> Raced:
                 entry("openai/mini", "gpt-4o-mini", base_url, price_in=None, price_out=None, provider="openai"),
                 reference="openai/ref",
             )
+            made.append(cat)
             names = ["openai/ref", "acme/twin", "proxy/quoter", "openai/mini"]
             bench = bench_of(quote_job, cat, tmp, candidates=names, runs=RUNS, inputs=QUESTIONS, controls=3)
             await bench.run()
@@ -93,7 +97,7 @@ def raced(tmp_path_factory: pytest.TempPathFactory) -> Raced:
     folder = tmp / "out"
     report.to_parquet(folder)
     page = report.to_html(folder / "report.html")
-    return Raced(report, folder, page.read_text(encoding="utf-8"))
+    return Raced(report, folder, page.read_text(encoding="utf-8"), made[0])
 
 
 # ------------------------------------------------------------------------------------------ when it ran, on what
@@ -122,6 +126,18 @@ def test_the_page_says_when_it_ran_on_what_and_what_job(raced: Raced) -> None:
     assert f"ran {day} {clock} UTC to" in facts
     assert f"job {esc(meta.spec.job)}" in facts and "test_shared_report" in (meta.spec.job or "")
     assert f"judge {JUDGE}" in facts and f"gradebench {gb.__version__}" in facts and "catalog " in facts
+
+
+async def test_a_rejudged_report_keeps_when_it_ran_and_says_when_it_was_judged_again(
+    raced: Raced, tmp_path: Path
+) -> None:
+    cache = raced.folder.parent / "cache"  # the race's: its verdicts are served from there, nothing is sent
+    again = await gb.rejudge_report(raced.report, raced.catalog, cache=cache, progress=False)
+    meta = again.meta
+    assert (meta.started_at, meta.finished_at) == (raced.report.meta.started_at, raced.report.meta.finished_at)
+    assert STAMP.fullmatch(meta.rejudged_at) and meta.rejudged_at >= meta.finished_at
+    day, clock = meta.rejudged_at.rstrip("Z").split("T")
+    assert f"judged again {day} {clock} UTC" in again.to_html(tmp_path / "again.html").read_text(encoding="utf-8")
 
 
 # ------------------------------------------------------------------------------------------------------ the money
