@@ -25,9 +25,9 @@ from typing import Any
 import gradebench as gb
 from gradebench.jobs import OrderAgent, SelectingAgent, load_inputs
 
-ADDED_META = ("families", "entries", "controls")
+ADDED_META = ("families", "entries", "controls", "started_at", "finished_at", "rejudged_at")
 """Meta fields added since (set aside here, checked apart): judges' families, the catalog terms `gb.compare` reads,
-the negative controls planted."""
+the negative controls planted, and when the race ran (a time: it varies from run to run)."""
 ADDED_SPEC = ("judges", "controls")
 """Race-spec fields added since: a panel of judges, the number of negative controls."""
 ADDED_MODELS = ("verdict_basis", "more_labels")

@@ -86,7 +86,9 @@ def read_usage(entry: Entry, body: Mapping[str, Any], header_cost: float | None,
         cached = min(cached or 0, tin)
     if tout is not None:
         reasoning = min(reasoning or 0, tout)
-    table = entry.cost(tin, tout, cached or 0, batch=batch) if tin is not None and tout is not None else None
+    # an entry without a price table (reports_cost) is priced by what its endpoint reports alone
+    priced = entry.priced and tin is not None and tout is not None
+    table = entry.cost(tin or 0, tout or 0, cached or 0, batch=batch) if priced else None
     # Providers report cost in USD (OpenRouter's usage.cost, LiteLLM's header); another currency keeps the table's.
     reported = number(usage.get("cost")) if "cost" in usage else header_cost
     cost: float | None = table

@@ -62,6 +62,10 @@ class Entry:
     no ``price_in``/``price_out`` is priced by the database under this provider."""
     price_model: str | None = None
     """The model id genai-prices knows this model by, when the endpoint's differs (a proxy's alias); None: ``model``."""
+    reports_cost: bool = False
+    """The endpoint reports each call's cost itself, in USD (a LiteLLM proxy's ``x-litellm-response-cost`` header,
+    OpenRouter's ``usage.cost``): such an entry may give no prices and no provider. It starts; its calls cost what the
+    endpoint reports, and until it has, what it will cost is unknown (the estimate says so, and a budget refuses it)."""
     routing: Mapping[str, Any] = field(default_factory=dict)
     """Extra request body that pins the provider, e.g. ``{"provider": {"only": ["acme"]}}``."""
     params: Mapping[str, Any] = field(default_factory=dict)
@@ -144,21 +148,43 @@ class Entry:
     @property
     def priced_by_database(self) -> bool:
         """True when genai-prices prices this entry (it gives no ``price_in``/``price_out`` of its own)."""
-        return self.price_in is None or self.price_out is None
+        return (self.price_in is None or self.price_out is None) and self.provider is not None
+
+    @property
+    def priced(self) -> bool:
+        """True when the entry has a price table (its own prices, or genai-prices' under its provider); False for an
+        endpoint that reports its own cost and was given none (`reports_cost`): what it costs is known only once it
+        has answered."""
+        return (self.price_in is not None and self.price_out is not None) or self.provider is not None
 
     @property
     def price_source(self) -> str:
-        """Which price table prices this entry's calls: ``catalog`` or ``genai-prices <version>``."""
+        """Which price table prices this entry's calls: ``catalog`` or ``genai-prices <version>``; ``provider`` for an
+        entry without one, whose endpoint reports the cost (`reports_cost`)."""
+        if not self.priced:
+            return str(PriceSource.PROVIDER)
         return DATABASE if self.priced_by_database else str(PriceSource.CATALOG)
+
+    def prices_used(self) -> tuple[float | None, float | None, float | None]:
+        """The prices per 1M tokens this entry's calls are priced at: input, output and cached input — its own, or
+        genai-prices' for an entry the database prices (a short prompt's: below any long-context tier); None for an
+        entry with no price table (its endpoint reports each call's cost)."""
+        if not self.priced:
+            return None, None, None
+        if self.priced_by_database:
+            return self.cost(1000, 0) * 1000, self.cost(0, 1000) * 1000, self.cost(1000, 0, 1000) * 1000
+        assert self.price_in is not None and self.price_out is not None  # not priced by the database: both are set
+        return self.price_in, self.price_out, self.price_in if self.price_cached_in is None else self.price_cached_in
 
     def prices_text(self) -> str:
         """The entry's prices per 1M tokens in words: ``0.15 in / 0.6 out USD per 1M`` (genai-prices' for an entry it
         prices, named as such)."""
+        price_in, price_out, _ = self.prices_used()
+        if price_in is None or price_out is None:
+            return "no prices: the endpoint reports each call's cost"
         if self.priced_by_database:
-            price_in = self.cost(1000, 0) * 1000  # a short prompt's price: below any long-context tier
-            price_out = self.cost(0, 1000) * 1000
             return f"{price_in:g} in / {price_out:g} out USD per 1M ({DATABASE})"
-        return f"{self.price_in:g} in / {self.price_out:g} out {self.currency} per 1M"
+        return f"{price_in:g} in / {price_out:g} out {self.currency} per 1M"
 
     def cost(
         self, input_tokens: int, output_tokens: int, cached_input_tokens: int = 0, *, batch: bool = False
@@ -171,7 +197,7 @@ class Entry:
         """
         rated = batch and self._database_batch_rate  # the database's own batch rate, else the discount off the price
         if self.price_in is None or self.price_out is None:
-            if self.provider is None:  # the catalog refuses such an entry; one built alone fails here, plainly
+            if self.provider is None:  # no price table (the endpoint reports the cost): callers ask `priced` first
                 raise ValueError(f"entry {self.name!r} has no prices and no provider to look them up by")
             model = self.price_model or self.model
             full = database_cost(model, self.provider, input_tokens, output_tokens, cached_input_tokens, batch=rated)
@@ -294,8 +320,9 @@ class Catalog:
                 )
 
     def _check_prices(self, e: Entry) -> None:
-        """An entry is priced by its own prices, both of them, or by genai-prices under a provider it knows."""
-        if not e.priced_by_database:
+        """An entry is priced by its own prices, both of them, or by genai-prices under a provider it knows, or says
+        its endpoint reports the cost (`Entry.reports_cost`)."""
+        if e.price_in is not None and e.price_out is not None:
             return
 
         def refuse(message: str, fld: str) -> CatalogError:
@@ -307,9 +334,12 @@ class Catalog:
             missing = "price_out" if e.price_in is not None else "price_in"
             raise refuse(f"field {missing!r} is missing: set both prices, or neither and name the provider", missing)
         if e.provider is None:
+            if e.reports_cost:
+                return  # priced by what the endpoint reports of each call
             raise refuse(
                 "no prices: set price_in and price_out (per 1M tokens), or name its provider (e.g. provider = "
-                '"openai") to take them from genai-prices',
+                '"openai") to take them from genai-prices, or set reports_cost = true when the endpoint reports each '
+                "call's cost (a LiteLLM proxy, OpenRouter)",
                 "price_in",
             )
         if e.currency.upper() != "USD":

@@ -25,6 +25,7 @@ class EntryFile(pydantic.BaseModel):
     currency: str = "USD"
     provider: str | None = pydantic.Field(default=None, min_length=1)
     price_model: str | None = pydantic.Field(default=None, min_length=1)
+    reports_cost: pydantic.StrictBool = False
     routing: dict[str, Any] = {}
     params: dict[str, Any] = {}
     rename_params: dict[str, str] = {}

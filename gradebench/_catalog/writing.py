@@ -41,6 +41,8 @@ def catalog_toml(catalog: Catalog, models: Mapping[str, OpenRouterModel] | None 
             if getattr(entry, key) is not None:
                 fields[key] = float(getattr(entry, key))
         fields["currency"] = entry.currency
+        if entry.reports_cost:  # no prices of its own: the endpoint's figure for each call
+            fields["reports_cost"] = True
         if entry.family:  # told from the model id (the vendor of vendor/model): who made it, for judge_family
             fields["family"] = entry.family
         record = (models or {}).get(entry.model)

@@ -78,9 +78,9 @@ def _race(bench: Benchmark, max_cost: float | None, out: Path) -> int:
     try:
         estimate = until_stopped(bench.estimate())
         print(f"{estimate.text(terminal_width())}\n")
-        if max_cost is not None and estimate.cost > max_cost:
+        if max_cost is not None and not estimate.cost <= max_cost:  # an unknown (NaN) estimate is not within it
             print(
-                f"gradebench: error: the estimate {money(estimate.cost)} {estimate.currency} is above --max-cost "
+                f"gradebench: error: the estimate {money(estimate.cost)} {estimate.currency} is not within --max-cost "
                 f"{max_cost:g}; nothing was raced (only the reference runs were made)",
                 file=sys.stderr,
             )
@@ -203,9 +203,9 @@ def cmd_rejudge(args: argparse.Namespace) -> int:
     estimate = until_stopped(estimate_rejudge(report, catalog, judging, cache=args.cache))
     said = f"Rejudging {directory}: {estimate.line()}; the new report goes to {out} ({where})"
     print(f"{said if (width := terminal_width()) is None else fit_line(said, width)}\n")
-    if args.max_cost is not None and estimate.cost > args.max_cost:
+    if args.max_cost is not None and not estimate.cost <= args.max_cost:  # an unknown (NaN) one is not within it
         print(
-            f"gradebench: error: the estimate {money(estimate.cost)} {estimate.currency} is above --max-cost "
+            f"gradebench: error: the estimate {money(estimate.cost)} {estimate.currency} is not within --max-cost "
             f"{args.max_cost:g}; nothing was judged",
             file=sys.stderr,
         )

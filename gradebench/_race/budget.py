@@ -23,7 +23,7 @@ from .._base.numbers import money
 if TYPE_CHECKING:
     from .._catalog.catalog import Entry
 
-__all__ = ["HEADROOM", "Budget", "one_currency"]
+__all__ = ["HEADROOM", "Budget", "one_currency", "priced_for_budget"]
 
 HEADROOM = 2.0
 """A run reserves this many times its estimate (an estimate is a mean; one run can say much more than another)."""
@@ -102,6 +102,18 @@ class Budget:
 
     def __repr__(self) -> str:
         return f"Budget({money(self.spent)} spent + {money(self.reserved)} held of {money(self.limit)} {self.currency})"
+
+
+def priced_for_budget(entries: Sequence[Entry]) -> None:
+    """A `ValueError` naming the entries without a price table (their endpoints report each call's cost only as it
+    answers): a budget reserves what a run will cost before it starts, and of these that is unknown."""
+    unpriced = sorted({e.name for e in entries if not e.priced})
+    if unpriced:
+        raise ValueError(
+            f"a budget needs a price for every entry; {', '.join(unpriced)} "
+            f"{'has' if len(unpriced) == 1 else 'have'} none (reports_cost: the endpoint reports each call's cost "
+            "only as it answers): set its price_in and price_out, or its provider, or race without a budget"
+        )
 
 
 def one_currency(entries: Sequence[Entry]) -> str:

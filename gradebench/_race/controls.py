@@ -22,7 +22,7 @@ from .._judge.tooldiff import compare, judge_note
 from .._records.planted import ControlPlant, control_seed, plant_controls, planted_run
 from .._records.records import Run
 from .budget import Budget
-from .costs import JUDGE_OUTPUT_TOKENS, cacheable_prefix, judge_prompt_tokens
+from .costs import JUDGE_OUTPUT_TOKENS, cacheable_prefix, judge_prompt_tokens, predicted_cost
 
 __all__ = ["CONTROL_LANE", "ControlJudging", "ControlPrice", "control_price", "judge_control", "plants_of"]
 
@@ -83,8 +83,10 @@ def control_price(
                 input_tokens=sum(tokens),
                 cached_tokens=sum(cached),
                 output_tokens=len(orders) * JUDGE_OUTPUT_TOKENS,
-                cost=sum(judge.cost(t, JUDGE_OUTPUT_TOKENS) for t in tokens),
-                cached_cost=sum(judge.cost(t, JUDGE_OUTPUT_TOKENS, c) for t, c in zip(tokens, cached, strict=True)),
+                cost=sum(predicted_cost(judge, t, JUDGE_OUTPUT_TOKENS) for t in tokens),
+                cached_cost=sum(
+                    predicted_cost(judge, t, JUDGE_OUTPUT_TOKENS, c) for t, c in zip(tokens, cached, strict=True)
+                ),
             )
         )
     return ControlPrice(

@@ -7,7 +7,9 @@ built from the reference (the candidate's transcript as long as the reference's)
 `JUDGE_OUTPUT_TOKENS`; when the judge entry prices cached input, every verdict of an input after the first is served
 from the provider's cache what its prompt shares with the earlier ones: for runs that make the reference's calls,
 everything up to the first words the candidate's model wrote itself (`cacheable_prefix`). Tokens of text a provider
-has not counted are characters / `CHARS_PER_TOKEN`.
+has not counted are characters / `CHARS_PER_TOKEN`. An entry with no price table, whose endpoint reports each call's
+cost (`Entry.reports_cost`), is predicted to cost NaN: unknown until the endpoint reports it, which every sum carries
+and `money` shows as ``unknown``.
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ __all__ = [
     "RunCost",
     "cacheable_prefix",
     "judge_prompt_tokens",
+    "predicted_cost",
     "run_costs",
 ]
 
@@ -64,6 +67,16 @@ class RunCost:
     @property
     def total(self) -> float:
         return self.cost + self.judge_cost
+
+
+def predicted_cost(
+    entry: Entry, input_tokens: int, output_tokens: int, cached_input_tokens: int = 0, *, batch: bool = False
+) -> float:
+    """What a call of these tokens is predicted to cost at ``entry``'s prices (`Entry.cost`); NaN, unknown, for an
+    entry whose endpoint reports the cost and that has no price table (it is known once the endpoint answers)."""
+    if not entry.priced:
+        return math.nan
+    return entry.cost(input_tokens, output_tokens, cached_input_tokens, batch=batch)
 
 
 def _tokens(chars: int) -> int:
@@ -135,13 +148,13 @@ def run_costs(
             c.output_tokens if c.output_tokens is not None else _tokens(len(c.response_json or "")) for c in answered
         )
         latency = sum(c.latency_s for c in ref.calls)
-        first = sum(judge.cost(p, JUDGE_OUTPUT_TOKENS, batch=batch) for p in prompt)
+        first = sum(predicted_cost(judge, p, JUDGE_OUTPUT_TOKENS, batch=batch) for p in prompt)
         for entry in entries:
             out[(entry.name, input_id)] = RunCost(
                 calls=len(answered),
                 input_tokens=tin,
                 output_tokens=tout,
-                cost=entry.cost(tin, tout),
+                cost=predicted_cost(entry, tin, tout),
                 judge_calls=len(orders),
                 judge_input_tokens=sum(prompt),
                 judge_cached_tokens=0,
@@ -159,7 +172,8 @@ def run_costs(
             judge_cached_tokens=sum(cached),
             judge_output_tokens=len(orders) * JUDGE_OUTPUT_TOKENS,
             judge_cost=sum(
-                judge.cost(p, JUDGE_OUTPUT_TOKENS, c, batch=batch) for p, c in zip(prompt, cached, strict=True)
+                predicted_cost(judge, p, JUDGE_OUTPUT_TOKENS, c, batch=batch)
+                for p, c in zip(prompt, cached, strict=True)
             ),
             latency_s=0.0,
         )

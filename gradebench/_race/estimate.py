@@ -236,7 +236,8 @@ class Estimate:
     def frame(self) -> pl.DataFrame:
         """The per-entry figures as a frame."""
         rows = [{f: getattr(e, f) for f in EntryEstimate.__dataclass_fields__} for e in self.entries]
-        return pl.DataFrame(rows, schema=_SCHEMA)
+        made = pl.DataFrame(rows, schema=_SCHEMA)
+        return made.with_columns(pl.col("cost", "judge_cost").fill_nan(None))  # unknown (no prices): null, as ever
 
     def line(self) -> str:
         """One line: the spend and the time."""
@@ -381,6 +382,7 @@ def estimate(
         f"the reference's and answer {JUDGE_OUTPUT_TOKENS} tokens",
         clock.note([entries[name] for name in by_entry]),
         *([f"every run is judged by each of {len(setup.panel)} judges: {judges}"] if setup.panel else []),
+        *_unpriced_note([*entries.values(), *setup.judges]),
     )
     return Estimate(
         entries=tuple(made),
@@ -390,6 +392,17 @@ def estimate(
         notes=notes,
         controls=controls,
     )
+
+
+def _unpriced_note(entries: Sequence[Entry]) -> list[str]:
+    """The entries without a price table, whose cost the estimate leaves unknown (NaN), said once."""
+    unpriced = sorted({e.name for e in entries if not e.priced})
+    if not unpriced:
+        return []
+    return [
+        f"cost unknown until the endpoint reports it (reports_cost, no prices): {', '.join(unpriced)}; the totals "
+        "are unknown too"
+    ]
 
 
 @dataclass(frozen=True)

@@ -24,12 +24,12 @@ from .._calls.session import Session
 from .._catalog.catalog import Entry
 from .._judge.judge import judge_run
 from .._records.inputs import RaceInput
-from .._records.meta import ReportMeta
+from .._records.meta import ReportMeta, utc_stamp
 from .._records.records import Run
 from .._verdict.evidence import flawed_entries
 from .._verdict.gsd import RACES
 from .._verdict.racestate import RaceState, Unit
-from .budget import Budget
+from .budget import Budget, priced_for_budget
 from .costs import run_costs
 from .plan import RacePlan, RunErrors, reference_failed
 
@@ -74,7 +74,10 @@ async def run_race(plan: RacePlan, *, emit: Listener, stops: dict[str, str], fin
     """Race ``plan``: the reference outputs in input order. ``stops`` is filled as entries stop getting runs, and
     ``finish(runs, meta)`` is called once with what the race made, however it ends; when a reference run fails, that
     is after ``finish``, by raising the reference's own exception."""
-    spec, meta = plan.spec, plan.meta()
+    spec, meta = plan.spec, plan.meta().replace(started_at=utc_stamp())
+    finish = _stamped(finish)
+    if spec.budget is not None:
+        priced_for_budget([plan.lineup.reference, *plan.lineup.judges, *plan.lineup.candidates])
     budget = Budget(spec.budget, plan.currency()) if spec.budget is not None else None
     errors: RunErrors = {}
     stops.clear()
@@ -112,6 +115,11 @@ async def run_race(plan: RacePlan, *, emit: Listener, stops: dict[str, str], fin
         meta = meta.replace(stopped=Stopped.BUDGET, stops={**meta.stops, **race.stops})
     finish([*references, *race.landed, *controls.judged()], meta)
     return [r.output for r in references]
+
+
+def _stamped(finish: Finish) -> Finish:
+    """``finish`` given the meta with the time the race ended."""
+    return lambda runs, meta: finish(runs, meta.replace(finished_at=utc_stamp()))
 
 
 class CandidateRace:

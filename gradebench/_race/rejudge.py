@@ -23,13 +23,13 @@ from .._judge.judge import JudgeSetup, judge_again, judge_messages, judge_run, s
 from .._judge.panel import panel_label
 from .._judge.tooldiff import compare, judge_note
 from .._records.keys import short_hash
-from .._records.meta import ReportMeta, entry_terms
+from .._records.meta import ReportMeta, entry_terms, utc_stamp
 from .._records.planted import ControlPlant, planted_run
 from .._records.records import Run
 from .._records.spec import JudgeSpec
 from .._report.report import BenchmarkReport
 from .controls import control_price, judge_control, plants_of
-from .costs import JUDGE_OUTPUT_TOKENS, judge_prompt_tokens
+from .costs import JUDGE_OUTPUT_TOKENS, judge_prompt_tokens, predicted_cost
 from .plan import families, scorer_reference
 
 __all__ = ["RejudgeEstimate", "estimate_rejudge", "judge_noise_report", "judging_of", "rejudge_report"]
@@ -140,7 +140,9 @@ async def estimate_rejudge(
             value = inputs.get(run.input_id)
             prompts = [judge_messages(run, reference, value, setup, facts=facts, candidate_first=o) for o in orders]
             return sum(
-                one.cost(judge_prompt_tokens(p, setup.alone(one)), JUDGE_OUTPUT_TOKENS, batch=one.name in batched)
+                predicted_cost(
+                    one, judge_prompt_tokens(p, setup.alone(one)), JUDGE_OUTPUT_TOKENS, batch=one.name in batched
+                )
                 for one in setup.judges
                 for p in prompts
             )
@@ -378,4 +380,5 @@ def _rejudged_meta(
         controls=plants,
         families={**report.meta.families, **families(setup.judges)},
         entries={**report.meta.entries, **{j.name: entry_terms(j) for j in setup.judges}},  # the judges as they are now
+        rejudged_at=utc_stamp(),
     )

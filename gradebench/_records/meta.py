@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import datetime
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -16,7 +17,7 @@ from .codec import dumps
 from .planted import ControlPlant
 from .spec import DEFAULT_RUNS, RaceSpec
 
-__all__ = ["ReportMeta", "entry_terms"]
+__all__ = ["ReportMeta", "entry_terms", "utc_stamp"]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -47,6 +48,14 @@ class ReportMeta:
     """The inputs by id."""
     gradebench_version: str = ""
     """The gradebench that measured it."""
+    started_at: str = ""
+    """When the race started, ISO 8601 in UTC (``2026-12-02T06:12:12Z``; `utc_stamp`); empty in a report written
+    before it was kept. A race served from the cache is stamped when it was served: its runs may be older."""
+    finished_at: str = ""
+    """When the race ended (stopped early or not), as ``started_at``."""
+    rejudged_at: str = ""
+    """When its cached runs were last judged again (`gradebench.Benchmark.rejudge`), as ``started_at``; empty when
+    they never were."""
     stopped: Stopped | None = None
     """Why the race ended early (``cancelled``, ``budget``), or None when it ran to the end."""
     stops: dict[str, str] = field(default_factory=dict)
@@ -106,11 +115,19 @@ class ReportMeta:
             raise ValueError(f"{source}: field {where!r}: {problem['msg']}") from None
 
 
+def utc_stamp() -> str:
+    """Now, ISO 8601 in UTC to the second: ``2026-12-02T06:12:12Z`` (a report's times)."""
+    return datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
 def entry_terms(entry: Entry) -> dict[str, Any]:
     """What the catalog said of an entry that shapes its answers and their cost: the model and endpoint, the routing
-    pin, the default params (and those renamed or dropped), the prices and where they come from, and its Batch API
-    (only when it has one: the terms of an entry without are those written before batches)."""
+    pin, the default params (and those renamed or dropped), the prices its calls are priced at (genai-prices' for an
+    entry the database prices, `Entry.prices_used`) and where they come from, and its Batch API (only when it has one:
+    the terms of an entry without are those written before batches)."""
     batch = {"batch": entry.batch} if entry.batch else {}
+    own = (entry.price_in, entry.price_out, entry.price_cached_in)
+    price_in, price_out, price_cached_in = entry.prices_used() if entry.priced_by_database else own
     return batch | {
         "model": entry.model,
         "base_url": entry.base_url.rstrip("/"),
@@ -118,9 +135,9 @@ def entry_terms(entry: Entry) -> dict[str, Any]:
         "params": dict(entry.params),
         "rename_params": dict(entry.rename_params),
         "drop_params": list(entry.drop_params),
-        "price_in": entry.price_in,
-        "price_out": entry.price_out,
-        "price_cached_in": entry.price_cached_in,
+        "price_in": price_in,
+        "price_out": price_out,
+        "price_cached_in": price_cached_in,
         "currency": entry.currency,
         "price_source": entry.price_source,
     }

@@ -29,6 +29,7 @@ Kinds (one row each, ordered by kind then entry):
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -39,7 +40,7 @@ from .._base.vocab import Role
 from .._judge.agreement import JudgeAgreement
 from .._records.meta import ReportMeta
 
-__all__ = ["DIAGNOSTICS_SCHEMA", "JUDGE_FAMILY", "diagnose", "judge_family"]
+__all__ = ["DIAGNOSTICS_SCHEMA", "GROUPED_SCHEMA", "JUDGE_FAMILY", "diagnose", "grouped", "judge_family"]
 
 DIAGNOSTICS_SCHEMA: dict[str, pl.DataType] = {
     "kind": pl.String(),
@@ -65,6 +66,40 @@ def _is_empty_output(text: str | None) -> bool:
     return value is None or value in ("", [], {}) or (isinstance(value, str) and not value.strip())
 
 
+def _where(role: str, input_id: str, repeat: int) -> str:
+    """Which run a run's row is about: how its detail begins (`grouped` reads it back)."""
+    return f"{role} input {input_id} repeat {repeat}"
+
+
+_WHERE = re.compile(r"(?P<where>\w+ input .*? repeat \d+): (?P<what>.*)", re.DOTALL)
+"""A run's row's detail: which run (`_where`), then what of it."""
+
+GROUPED_SCHEMA: dict[str, pl.DataType] = {
+    "kind": pl.String(),
+    "entry": pl.String(),
+    "rows": pl.Int64(),
+    "detail": pl.String(),
+    "runs": pl.String(),
+}
+"""`grouped`'s columns: rows saying the same thing of one entry's runs, once, with how many and which runs."""
+
+
+def grouped(diagnostics: pl.DataFrame) -> pl.DataFrame:
+    """The ``diagnostics`` rows that say the same thing (kind, entry and detail) of different runs as one row (in the
+    order of their first), with how many (``rows``) and which runs (``runs``: ``candidate input q1 repeat 0; ...``):
+    twenty runs that failed on one error are one row, not twenty."""
+    groups: dict[tuple[str, str, str], list[str]] = {}
+    for kind, entry, detail in diagnostics.select("kind", "entry", "detail").iter_rows():
+        found = _WHERE.fullmatch(detail or "")
+        where, what = (found["where"], found["what"]) if found else ("", detail or "")
+        groups.setdefault((kind, entry, what), []).append(where)
+    rows = [
+        {"kind": k, "entry": e, "rows": len(ws), "detail": what, "runs": "; ".join(w for w in ws if w)}
+        for (k, e, what), ws in groups.items()
+    ]
+    return pl.DataFrame(rows, schema=GROUPED_SCHEMA)
+
+
 def diagnose(
     runs: pl.DataFrame, calls: pl.DataFrame, *, meta: ReportMeta | None = None, agreement: JudgeAgreement | None = None
 ) -> pl.DataFrame:
@@ -80,7 +115,7 @@ def diagnose(
         found.append({"kind": kind, "entry": row["entry"], "run_id": run_id or row.get("run_id"), "detail": detail})
 
     for r in runs.iter_rows(named=True):
-        where = f"{r['role']} input {r['input_id']} repeat {r['repeat']}"
+        where = _where(r["role"], r["input_id"], r["repeat"])
         if not r["ok"]:
             flag("failed", r, f"{where}: {r['error'] or 'no error text'}")
         elif _is_empty_output(r["output"]):

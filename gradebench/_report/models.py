@@ -6,8 +6,9 @@ the record's fields (`Columns`), so it is never written twice. `entry_summaries`
 the design's bounds, the evidence, the negative controls, the labels), its ratios to the reference entry, the judge's
 order gap and noise floor (the judge-noise rows), and why it stopped. Means over scores count a failed run as 0 (it
 is never judged); token means are unknown (null) when any run's tokens are; ``cost_per_run`` spreads every run's
-cost, failed ones included, and is unknown when any run's cost is, or when no run succeeded (what an answer costs is
-unknown when none came).
+cost, failed ones included, and is unknown when any run's cost is, or when no call of any run was answered (the
+endpoint failed them all: nothing was priced, so what it costs is unknown, not 0). An entry whose calls were answered
+and priced but whose job code failed on every answer has its cost: it was paid.
 """
 
 from __future__ import annotations
@@ -95,7 +96,8 @@ class EntrySummary:
     """Wall time per ok run, in seconds."""
     cost_per_run: float | None
     """Every run's cost (failed ones included) spread over ``runs``; None when any run's cost is unknown, or when no
-    run succeeded (nobody paid for an answer: its cost is unknown, not 0)."""
+    call of any run was answered (the endpoint failed them all: nothing was priced, so its cost is unknown, not 0).
+    Runs that failed in the job's code on answers the provider priced have their cost."""
     spent_now: float | None
     """What the entry's runs cost this time (cache hits cost nothing); None when any run's cost is unknown."""
     currency: str
@@ -246,6 +248,7 @@ def entry_summaries(runs: pl.DataFrame, meta: ReportMeta) -> pl.DataFrame:
         scores = part["score"].drop_nulls()
         lo, hi = _interval(runs, first["entry"], _mean(scores))
         cost = _total(part["cost"])
+        priced = ok.height or part["cost_source"].is_not_null().any()  # some call was answered and priced
         summary = EntrySummary(
             entry=first["entry"],
             model=first["model"],
@@ -267,7 +270,7 @@ def entry_summaries(runs: pl.DataFrame, meta: ReportMeta) -> pl.DataFrame:
             reasoning_tokens_mean=_known_mean(ok["reasoning_tokens"]),
             latency_s_mean=_mean(ok["latency_s"]),
             wall_s_mean=_mean(ok["wall_s"]),
-            cost_per_run=None if cost is None or not ok.height else cost / part.height,
+            cost_per_run=None if cost is None or not priced else cost / part.height,
             spent_now=_total(part["spent_now"]),
             currency=first["currency"],
             judged=part.filter(pl.col("judge_entry").is_not_null() & pl.col("score").is_not_null()).height,

@@ -22,10 +22,13 @@ from typing import Any
 
 import polars as pl
 
+from .._base.canonical import canonical_json
 from .._base.html import Markup, concat, esc, join, tag
 from .._base.numbers import money, plain
 from .._base.vocab import Role
+from .._judge.agreement import judges_text
 from . import present as _present
+from .diagnostics import grouped
 from .view import ReportView
 
 __all__ = [
@@ -34,6 +37,7 @@ __all__ = [
     "REPORT_HTML",
     "esc",
     "events_html",
+    "facts",
     "flex",
     "html_table",
     "lowest_runs",
@@ -71,7 +75,8 @@ _PAGE_CSS = Markup(
     "<style>body{font-family:system-ui,sans-serif;font-size:14px;margin:24px auto;max-width:1400px;padding:0 16px;"
     "color:#222}h1{font-size:20px}h2{font-size:17px;border-bottom:1px solid #ddd;padding-bottom:4px;margin-top:28px}"
     "h3{font-size:15px}.gb-chart{overflow-x:auto;margin:8px 0}.gb-run{border:1px solid #e4e4e4;padding:6px 10px;"
-    "margin:10px 0}</style>"
+    "margin:10px 0}.gb-facts{color:#555;margin:4px 0;padding-left:18px}"
+    ".gb-t,.gb-models{display:block;overflow-x:auto;max-width:100%}</style>"
 )
 
 
@@ -157,9 +162,13 @@ def events_html(events: Sequence[Mapping[str, Any]]) -> Markup:
     return concat(*parts)
 
 
-def run_pair(report: ReportView, run_id: str) -> Markup:
+def run_pair(report: ReportView, run_id: str, shown: dict[str, tuple[str, str]] | None = None) -> Markup:
     """A candidate run beside the reference run of its input: the judge's verdict and reason, then both transcripts
-    (messages, tool calls with arguments and results, the answer or the error), with each run's facts."""
+    (messages, tool calls with arguments and results, the answer or the error), with each run's facts.
+
+    ``shown``: the transcripts already on the page (by their content: an anchor id and which run showed it), filled in
+    here; a transcript shown before is a link to it instead (entries tied on the same answers, one reference run
+    beside several candidates' runs)."""
     row = report.runs.filter(run_id=run_id).row(0, named=True)
     refs = report.runs.filter(role=Role.REFERENCE, input_id=row["input_id"])
 
@@ -167,13 +176,23 @@ def run_pair(report: ReportView, run_id: str) -> Markup:
         if r is None:
             return flex(tag("h4", title), tag("i", "missing"))
         events = report.transcript(r["run_id"])
+        said = f"{r['entry']} input {r['input_id']} repeat {r['repeat']} ({r['role']})"
+        key = canonical_json(events)
+        anchor = None
+        if shown is not None:
+            if key in shown:
+                anchor, first = shown[key]
+                same = tag("p", "the same transcript as ", tag("a", first, href=f"#{anchor}"), ", shown above")
+                return flex(tag("h4", title), tag("p", said), same)
+            anchor = f"gb-tr{len(shown)}"
+            shown[key] = (anchor, said)
         facts = (
             f"{r['entry']} ({r['model']}) · input {r['input_id']} · repeat {r['repeat']} · "
             f"{'ok' if r['ok'] else 'FAILED'} · {_present.plural(r['calls'], 'call')} · "
             f"{_present.plural(r['tool_calls'], 'tool call')} · {text(r['latency_s'])}s · "
             f"cost {money(r['cost'])} {r['currency']}"
         )
-        return flex(tag("h4", title), tag("p", facts), events_html(events))
+        return flex(tag("h4", title), tag("p", facts), tag("div", events_html(events), id=anchor))
 
     t = {k: text(row[k]) for k in ("score", "accuracy", "work", "judge_entry", "judge_path", "scorer")}
     if row["ok"]:
@@ -257,6 +276,7 @@ def _charts_html(report: ReportView) -> Markup:
 
 def _runs_html(report: ReportView, per_entry: int) -> Markup:
     runs = report.runs
+    shown: dict[str, tuple[str, str]] = {}  # each transcript once: tied entries' and a shared reference's link back
     parts = []
     for entry, ids in lowest_runs(report, per_entry).items():
         blocks = []
@@ -264,7 +284,9 @@ def _runs_html(report: ReportView, per_entry: int) -> Markup:
             r = runs.filter(run_id=run_id).row(0, named=True)
             how = "failed" if not r["ok"] else f"score {text(r['score'])}" if r["score"] is not None else "no score"
             title = f"input {r['input_id']} · repeat {r['repeat']} · {how}"
-            blocks.append(tag("div", tag("h4", title), run_pair(report, run_id), class_="gb-run", data_run=run_id))
+            blocks.append(
+                tag("div", tag("h4", title), run_pair(report, run_id, shown), class_="gb-run", data_run=run_id)
+            )
         parts += [tag("h3", entry), concat(*blocks) if blocks else tag("p", tag("i", "no candidate run"))]
     return concat(*parts) if parts else tag("p", tag("i", "no candidate runs"))
 
@@ -275,33 +297,88 @@ def _controls_html(report: ReportView) -> list[Markup]:
     if said is None:
         return []
     rows = report.controls.select("entry", "input_id", "score", "accuracy", "work", "reason", "judge_error")
-    table = html_table(rows, empty="no control was judged", cut=160)
+    table = html_table(rows, empty="no control was judged")  # reasons wrap: the page never scrolls sideways
     return [concat(tag("h2", "Negative controls"), tag("p", said), table)]
 
 
-def page(report: ReportView, *, lowest: int = LOWEST) -> Markup:
-    """The whole report as one HTML document that loads nothing: the summary (header, stop marker, judge headlines,
-    models table, verdicts, recommendation), the rubric, the charts as inline SVG, the diagnostics and each entry's
-    ``lowest`` lowest-scoring runs beside the reference run of the same input."""
+RUNS_NAMED = 3
+"""How many of the runs a grouped diagnostic is about the page names (the rest counted)."""
+
+
+def _diagnostics_html(report: ReportView) -> Markup:
+    """The diagnostics, the rows that say the same thing of different runs of an entry as one (with how many)."""
+    rows = grouped(report.diagnostics())
+
+    def named(runs: str) -> str:
+        each = runs.split("; ") if runs else []
+        more = len(each) - RUNS_NAMED
+        return "; ".join(each[:RUNS_NAMED]) + (f"; and {more} more" if more > 0 else "")
+
+    rows = rows.with_columns(pl.col("runs").map_elements(named, return_dtype=pl.String))
+    return html_table(rows, empty="nothing to flag")
+
+
+def _when(stamp: str) -> str:
+    """``2026-12-02T06:12:12Z`` as ``2026-12-02 06:12:12 UTC`` (``?`` when not recorded)."""
+    return f"{stamp.replace('T', ' ').removesuffix('Z')} UTC" if stamp else "?"
+
+
+def facts(report: ReportView) -> list[str]:
+    """What a shared report ran and when: the times, the job, the catalog, the judges, gradebench's version and the
+    benchmark's id, salt and scorer, a line each."""
     m = report.meta
-    facts = (
-        f"benchmark {m.benchmark_id or '-'} · salt {m.spec.salt!r} · scorer {m.spec.scorer or 'none'} · "
-        f"gradebench {m.gradebench_version or '?'}"
+    ran = f"ran {_when(m.started_at)} to {_when(m.finished_at)}" if m.started_at else "when it ran: not recorded"
+    if m.rejudged_at:
+        ran += f"; judged again {_when(m.rejudged_at)}"
+    return [
+        ran,
+        f"job {m.spec.job or m.job or '?'}" + (f" ({m.job})" if m.spec.job and m.job else ""),
+        f"catalog {m.spec.catalog or '(made in code)'} · grade {m.spec.grade or '?'} · reference {m.reference_entry}",
+        f"{judges_text(m.judges)} · scorer {m.spec.scorer or 'none'}",
+        f"gradebench {m.gradebench_version or '?'} · benchmark {m.benchmark_id or '-'} · salt {m.spec.salt!r}",
+    ]
+
+
+def _entries_html(report: ReportView) -> Markup:
+    """The catalog's terms of each entry that ran or judged: its model and the prices its calls were priced at."""
+    terms = report.meta.entries
+    if not terms:
+        return tag("p", tag("i", "the entries' terms were not kept in this report"))
+    columns = ("model", "price_in", "price_out", "price_cached_in", "currency", "price_source")
+    rows = [{"entry": name, **{c: t.get(c) for c in columns}} for name, t in terms.items()]
+    schema = {"entry": pl.String(), **{c: pl.Float64() if c.startswith("price_") else pl.String() for c in columns}}
+    schema["price_source"] = pl.String()
+    table = html_table(pl.DataFrame(rows, schema=schema), fit=True)
+    return concat(
+        tag("p", "prices per 1M tokens, as each entry's calls were priced (a provider's own figure wins):"), table
     )
+
+
+def page(report: ReportView, *, lowest: int = LOWEST) -> Markup:
+    """The whole report as one HTML document that loads nothing: when and what it ran (the job, the catalog, the
+    judges, the version), the summary (header, stop marker, judge headlines, models table, verdicts,
+    recommendation), the rubric and the entries' prices, the charts as inline SVG, the diagnostics (rows saying the
+    same of several runs once) and each entry's ``lowest`` lowest-scoring runs beside the reference run of the same
+    input (a transcript shown once)."""
+    m = report.meta
     rubric = tag("details", tag("summary", "the rubric the judge read"), pre(m.spec.rubric or "(none)"))
+    entries = tag("details", tag("summary", "the entries and their prices"), _entries_html(report))
     head = _present.header(report)
     low = f"{_present.plural(lowest, 'lowest-scoring run')} of each entry, beside the reference run of its input"
+    title = f"{m.job or 'gradebench'}: gradebench report" + (f" of {_when(m.started_at)}" if m.started_at else "")
+    said = join((tag("li", line) for line in facts(report)), Markup("\n"))
     sections = [
-        tag("h1", m.job or "gradebench report"),
+        tag("h1", title),
+        tag("ul", said, class_="gb-facts"),
         _present.html(report),
-        concat(tag("p", facts, style="color:#666"), rubric),
+        concat(rubric, entries),
         concat(tag("h2", "Charts"), _charts_html(report)),
-        concat(tag("h2", "Diagnostics"), html_table(report.diagnostics(), empty="nothing to flag")),
+        concat(tag("h2", "Diagnostics"), _diagnostics_html(report)),
         *_controls_html(report),
         concat(tag("h2", "Transcripts"), tag("p", low), _runs_html(report, lowest)),
     ]
     viewport = tag("meta", name="viewport", content="width=device-width, initial-scale=1")
-    head_html = tag("head", tag("meta", charset="utf-8"), viewport, tag("title", head), _PAGE_CSS, CSS)
+    head_html = tag("head", tag("meta", charset="utf-8"), viewport, tag("title", f"{title} · {head}"), _PAGE_CSS, CSS)
     body = tag("body", Markup("\n"), join(sections, Markup("\n")), Markup("\n"))
     return concat(Markup("<!DOCTYPE html>\n"), tag("html", head_html, Markup("\n"), body, lang="en"), Markup("\n"))
 
