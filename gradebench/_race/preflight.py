@@ -120,7 +120,10 @@ async def check_catalog(catalog: Catalog, *, grades: Iterable[str] | None = None
         if row.calls:
             before = costs.get(row.currency, 0.0)
             costs[row.currency] = None if before is None or row.cost is None else before + row.cost
-    source = catalog.reference or catalog.source
+    # a file as the user named it (a resolved path can outrun the terminal); else what made the catalog
+    source = (
+        catalog.source if catalog.source and Path(catalog.source).is_file() else catalog.reference or catalog.source
+    )
     return CatalogCheck(
         source=source, ceiling=ceiling.name, rows=tuple(rows), wall_s=loop.time() - started, costs=costs
     )

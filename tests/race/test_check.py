@@ -250,10 +250,12 @@ def test_the_old_catalog_methods_are_thin_aliases_that_say_what_to_use(keys: Non
 
 
 def check_command(path: Path, columns: str = "80") -> subprocess.CompletedProcess[str]:
-    """``gradebench check PATH`` in a process of its own, its output to a pipe at ``COLUMNS``."""
+    """``gradebench check FILE`` in the file's folder, as a user types it (the path pytest makes is longer than 80
+    columns under xdist: no layout can fit one word that long), in a process of its own, its output to a pipe at
+    ``COLUMNS``."""
     env = {**os.environ, "COLUMNS": columns, "GB_CHECK_KEY": SECRET}
-    command = [sys.executable, "-m", "gradebench._cli.main", "check", str(path)]
-    return subprocess.run(command, env=env, capture_output=True, text=True, timeout=120)
+    command = [sys.executable, "-m", "gradebench._cli.main", "check", path.name]
+    return subprocess.run(command, env=env, cwd=path.parent, capture_output=True, text=True, timeout=120)
 
 
 PROXY_ERROR = (
