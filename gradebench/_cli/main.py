@@ -18,6 +18,7 @@ from .. import sim
 from .._base.errors import CatalogError, ConfigError, GradebenchError
 from .._base.numbers import fit_line, money
 from .._base.vocab import Design
+from .._calls.cache import default_cache_dir
 from .._catalog.catalog import Catalog
 from .._race.benchmark import Benchmark
 from .._race.job import JobSpec
@@ -51,8 +52,10 @@ def terminal_width() -> int | None:
     return int(columns) if columns.isdigit() else None
 
 
-def _print_report(report: BenchmarkReport, out: Path) -> int:
-    """Print and write the report, then a line for each entry not raced: status `UNMEASURED` when one was, else 0."""
+def _print_report(report: BenchmarkReport, out: Path, cache: Path) -> int:
+    """Print and write the report, then a line for each entry not raced: status `UNMEASURED` when one was, else 0.
+    The charts rendered are kept in the ``cache`` folder: a rerun the cache answers draws none of them again."""
+    from .._report.offline import rendered_charts_kept_in
     from .._report.page import REPORT_HTML
 
     width = terminal_width()
@@ -67,8 +70,9 @@ def _print_report(report: BenchmarkReport, out: Path) -> int:
             print(line if width is None else fit_line(line, width))
     report.to_parquet(out)
     print(f"\nWrote {out}/runs.parquet, models.parquet, calls.parquet, noise.parquet, controls.parquet, meta.json")
-    print(f"Wrote {', '.join(write_charts(report, out))}")
-    print(f"Wrote {report.to_html(out / REPORT_HTML)}: the whole report in one file, to open offline in a browser")
+    with rendered_charts_kept_in(cache / "charts", validate=False):  # the tests check each kind against the schema
+        print(f"Wrote {', '.join(write_charts(report, out))}")
+        print(f"Wrote {report.to_html(out / REPORT_HTML)}: the whole report in one file, to open offline in a browser")
     for line in (unreached := unmeasured(report)):  # an entry its endpoint failed is no finding: never exit 0 on it
         print(f"gradebench: {line}", file=sys.stderr)
     return UNMEASURED if unreached else 0
@@ -117,7 +121,7 @@ def _race(bench: Benchmark, max_cost: float | None, out: Path) -> int:
             exc.add_note(f"gradebench: what ran is written to {out}")
         raise
     report = bench.report()
-    if status := _print_report(report, out):
+    if status := _print_report(report, out, bench.cache.directory):
         return status
     if (failed := judge_failure(report.runs)) is not None:  # a verdict missing is a result nobody should trust as is
         print(f"gradebench: {failed.text()}", file=sys.stderr)
@@ -232,7 +236,8 @@ def cmd_rejudge(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return 3
-    return _print_report(until_stopped(rejudge_report(report, catalog, judging, cache=args.cache)), out)
+    rejudged = until_stopped(rejudge_report(report, catalog, judging, cache=args.cache))
+    return _print_report(rejudged, out, Path(args.cache) if args.cache else default_cache_dir())
 
 
 def cmd_compare(args: argparse.Namespace) -> int:

@@ -85,6 +85,12 @@ VERDICT_COLOURS = {
 """Point colours by verdict against the reference entry."""
 
 
+def _drawn(row: EntrySummary) -> dict[str, Any]:
+    """An entry's row as a chart carries it: without ``spent_now``, what this run paid (nothing when the cache
+    answered), which no chart draws — so a rerun the cache answers makes the same chart and reads it back rendered."""
+    return {k: v for k, v in row.to_row().items() if k != "spent_now"}
+
+
 def _colour(models: pl.DataFrame, **legend: Any) -> alt.Color:
     entries = models["entry"].to_list()
     scale = alt.Scale(domain=entries, range=[PALETTE[i % len(PALETTE)] for i in range(len(entries))])
@@ -148,7 +154,7 @@ def _quality(report: ReportView, x: str, what: str, axis: str, better: str) -> _
         shown = None if value is None else max(value, floor)
         label = _label(r, all_sim)
         data = {
-            **r.to_row(),
+            **_drawn(r),
             "label": label,
             "role": Role.REFERENCE.value if r.is_reference else Role.CANDIDATE.value,
             "verdict_shown": REFERENCE if r.is_reference else (r.verdict or "not tested"),
@@ -338,7 +344,7 @@ def score_distribution(report: ReportView) -> _Chart:
         .mark_point(shape="circle", filled=False, size=70, strokeWidth=2, color="#777777")
         .encode(x=x_enc, y=y_enc, yOffset=offset, tooltip=tips)
     )
-    stats = [{**m.to_row(), "label": labels[m.entry]} for m in report.model_rows()]
+    stats = [{**_drawn(m), "label": labels[m.entry]} for m in report.model_rows()]
     mean = (
         alt.Chart(alt.Data(values=stats))
         .mark_tick(color="black", thickness=2.5, size=22)
