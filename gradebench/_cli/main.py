@@ -18,7 +18,6 @@ from .. import sim
 from .._base.errors import CatalogError, ConfigError, GradebenchError
 from .._base.numbers import fit_line, money
 from .._base.vocab import Design
-from .._calls.cache import default_cache_dir
 from .._catalog.catalog import Catalog
 from .._race.benchmark import Benchmark
 from .._race.job import JobSpec
@@ -52,10 +51,9 @@ def terminal_width() -> int | None:
     return int(columns) if columns.isdigit() else None
 
 
-def _print_report(report: BenchmarkReport, out: Path, cache: Path) -> int:
-    """Print and write the report, then a line for each entry not raced: status `UNMEASURED` when one was, else 0.
-    The charts rendered are kept in the ``cache`` folder: a rerun the cache answers draws none of them again."""
-    from .._report.offline import rendered_charts_kept_in
+def _print_report(report: BenchmarkReport, out: Path, cache: str | Path | None) -> int:
+    """Print and write the report, then a line for each entry not raced: status `UNMEASURED` when one was, else 0."""
+    from .._report.offline import charts_drawn_once
     from .._report.page import REPORT_HTML
 
     width = terminal_width()
@@ -70,7 +68,7 @@ def _print_report(report: BenchmarkReport, out: Path, cache: Path) -> int:
             print(line if width is None else fit_line(line, width))
     report.to_parquet(out)
     print(f"\nWrote {out}/runs.parquet, models.parquet, calls.parquet, noise.parquet, controls.parquet, meta.json")
-    with rendered_charts_kept_in(cache / "charts", validate=False):  # the tests check each kind against the schema
+    with charts_drawn_once(cache):  # a rerun the cache answers renders none of them again
         print(f"Wrote {', '.join(write_charts(report, out))}")
         print(f"Wrote {report.to_html(out / REPORT_HTML)}: the whole report in one file, to open offline in a browser")
     for line in (unreached := unmeasured(report)):  # an entry its endpoint failed is no finding: never exit 0 on it
@@ -92,11 +90,8 @@ def write_charts(report: BenchmarkReport, out: Path) -> list[str]:
     }
     if report.runs["scorer"].drop_nulls().len():
         made["scorer_agreement"] = charts.scorer_agreement(report)
-    written = []
-    for name, chart in made.items():
-        for suffix in (".png", ".svg", ".html") if name == "cost_quality" else (".png",):
-            written.append(str(charts.save_chart(chart, out / f"{name}{suffix}")))
-    return written
+    suffixes = {"cost_quality": (".png", ".svg", ".html")}
+    return [str(charts.save_chart(c, out / f"{n}{s}")) for n, c in made.items() for s in suffixes.get(n, (".png",))]
 
 
 def _race(bench: Benchmark, max_cost: float | None, out: Path) -> int:
@@ -236,8 +231,7 @@ def cmd_rejudge(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return 3
-    rejudged = until_stopped(rejudge_report(report, catalog, judging, cache=args.cache))
-    return _print_report(rejudged, out, Path(args.cache) if args.cache else default_cache_dir())
+    return _print_report(until_stopped(rejudge_report(report, catalog, judging, cache=args.cache)), out, args.cache)
 
 
 def cmd_compare(args: argparse.Namespace) -> int:

@@ -17,8 +17,9 @@ import altair as alt
 
 from .._base.canonical import canonical_json
 from .._base.html import script_json
+from .._calls.cache import default_cache_dir
 
-__all__ = ["enable_offline", "offline_widget", "rendered_charts_kept_in", "save_chart"]
+__all__ = ["charts_drawn_once", "enable_offline", "offline_widget", "rendered_charts_kept_in", "save_chart"]
 
 log = logging.getLogger("gradebench")
 
@@ -42,6 +43,13 @@ def rendered_charts_kept_in(folder: str | Path, *, validate: bool = True) -> Ite
             yield Path(folder)
     finally:
         _RENDERED.reset(token)
+
+
+def charts_drawn_once(cache: str | Path | None) -> contextlib.AbstractContextManager[Path]:
+    """What a command writing a report draws its charts within: each rendered once and kept in the ``charts`` folder
+    of the call cache ``cache`` (None: `default_cache_dir`), built and saved unvalidated (the tests check every chart
+    kind against the Vega-Lite schema): see `rendered_charts_kept_in`."""
+    return rendered_charts_kept_in(Path(cache or default_cache_dir()) / "charts", validate=False)
 
 
 def _rendered(vlc: Any, spec: dict[str, Any], form: str, render: Callable[[], bytes]) -> bytes:
