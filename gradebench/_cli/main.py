@@ -51,7 +51,7 @@ def terminal_width() -> int | None:
     return int(columns) if columns.isdigit() else None
 
 
-def _print_report(report: BenchmarkReport, out: Path, cache: str | Path | None) -> int:
+def _print_report(report: BenchmarkReport, out: Path, cache: str | Path | None = None) -> int:
     """Print and write the report, then a line for each entry not raced: status `UNMEASURED` when one was, else 0."""
     from .._report.offline import charts_drawn_once
     from .._report.page import REPORT_HTML

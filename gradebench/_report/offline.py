@@ -4,6 +4,7 @@ anywidget `JupyterChart` whose Vega bundle is inlined (Altair 6 otherwise loads 
 from __future__ import annotations
 
 import contextlib
+import functools
 import hashlib
 import json
 import logging
@@ -11,7 +12,7 @@ import os
 from collections.abc import Callable, Iterator
 from contextvars import ContextVar
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import altair as alt
 
@@ -19,30 +20,63 @@ from .._base.canonical import canonical_json
 from .._base.html import script_json
 from .._calls.cache import default_cache_dir
 
-__all__ = ["charts_drawn_once", "enable_offline", "offline_widget", "rendered_charts_kept_in", "save_chart"]
+__all__ = [
+    "built_once",
+    "charts_drawn_once",
+    "enable_offline",
+    "offline_widget",
+    "rendered_charts_kept_in",
+    "save_chart",
+]
 
 log = logging.getLogger("gradebench")
 
 _RENDERED: ContextVar[Path | None] = ContextVar("gradebench_rendered_charts", default=None)
 """The folder `save_chart` keeps what vl-convert rendered in, by the digest of what it was asked (None: keep none)."""
 
+_BUILT: ContextVar[dict[tuple[str, int], tuple[Any, Any]] | None] = ContextVar("gradebench_built_charts", default=None)
+"""The charts made within `rendered_charts_kept_in`, by maker and report (kept with the report, so its id stays its
+own); None outside the block."""
+
+Maker = TypeVar("Maker", bound=Callable[[Any], Any])
+
+
+def built_once(make: Maker) -> Maker:
+    """``make(report)``, made once for a report within `rendered_charts_kept_in` — a command writes each chart as a
+    file and again in its page — and at each call outside it (a chart is a mutable Altair object)."""
+
+    @functools.wraps(make)
+    def once(report: Any) -> Any:
+        built = _BUILT.get()
+        if built is None:
+            return make(report)
+        key = (make.__qualname__, id(report))
+        kept = built.get(key)
+        if kept is None or kept[0] is not report:
+            kept = built[key] = (report, make(report))
+        return kept[1]
+
+    return once  # type: ignore[return-value]
+
 
 @contextlib.contextmanager
 def rendered_charts_kept_in(folder: str | Path, *, validate: bool = True) -> Iterator[Path]:
-    """Within the block, `save_chart` renders a chart once: what vl-convert made of a spec is kept in ``folder``
-    under the digest of the spec, the format and the versions of Vega-Lite and vl-convert, and the same chart asked
-    again is read back (rendering is most of what a report costs to write again: seconds a chart).
+    """Within the block, each chart of a report is made once (`built_once`) and `save_chart` renders it once:
+    what vl-convert made of a spec is kept in ``folder`` under the digest of the spec, the format and the versions of
+    Vega-Lite and vl-convert, and the same chart asked again is read back (rendering is most of what a report costs to
+    write again: seconds a chart).
 
     ``validate=False``: charts made and saved within the block are not checked against the Vega-Lite schema as they
     are built and saved (Altair's debug mode; most of what building one costs). For gradebench's own charts, whose
     every kind the tests check against the schema, a command writing a report has no need to check them again.
     """
-    token = _RENDERED.set(Path(folder))
+    token, built = _RENDERED.set(Path(folder)), _BUILT.set({})
     try:
         with alt.utils.schemapi.debug_mode(validate):
             yield Path(folder)
     finally:
         _RENDERED.reset(token)
+        _BUILT.reset(built)
 
 
 def charts_drawn_once(cache: str | Path | None) -> contextlib.AbstractContextManager[Path]:

@@ -46,6 +46,20 @@ def test_a_chart_saved_again_is_read_back_and_a_changed_one_rendered(tmp_path: P
     assert made["png"] == 3 and (tmp_path / "outside.png").read_bytes() == first[1]
 
 
+def test_a_reports_chart_is_made_once_within_the_block_and_afresh_outside(tmp_path: Path):
+    from gradebench import charts
+
+    from .test_charts import report
+
+    one, other = report.__wrapped__(), report.__wrapped__()  # the fixture's report, made twice
+    with rendered_charts_kept_in(tmp_path / "kept"):
+        made = charts.cost_quality(one)
+        assert charts.cost_quality(one) is made and charts.cost_quality(other) is not made
+        assert charts.latency_quality(one) is not made
+    assert charts.cost_quality(one) is not charts.cost_quality(one)
+    assert charts.cost_quality(one).to_dict() == made.to_dict()
+
+
 def test_a_folder_that_cannot_keep_charts_says_so_and_the_chart_is_still_written(
     tmp_path: Path, caplog: pytest.LogCaptureFixture
 ):
