@@ -17,9 +17,10 @@ time). It prints each size as it goes (stderr) and ends with the growth per 1,00
 overall, and the export and read times per 1,000 runs (flat when they are linear).
 
 Ends with one JSON line: n, latency_ms, concurrency, wall_s, limit_s (the ideal 2·N·L/C), ratio, overhead_ms_per_call,
-sdk_floor_ms_per_call, overhead_ratio, cached_rerun_s; with --memory: sizes (each one's peak_rss_mb, race_s, write_s,
-spool_mb, read_s, read_peak_rss_mb), rss_mb_per_1k_runs, rss_mb_per_1k_runs_overall, read_rss_mb_per_1k_runs_overall,
-write_s_per_1k_runs, read_s_per_1k_runs.
+sdk_floor_ms_per_call, overhead_ratio, overhead_ratio_cpu (the same ratio in this process's CPU time, which other work
+on a loaded machine moves far less than wall time), cached_rerun_s; with --memory: sizes (each one's peak_rss_mb,
+race_s, write_s, spool_mb, read_s, read_peak_rss_mb), rss_mb_per_1k_runs, rss_mb_per_1k_runs_overall,
+read_rss_mb_per_1k_runs_overall, write_s_per_1k_runs, read_s_per_1k_runs.
 """
 
 from __future__ import annotations
@@ -223,11 +224,14 @@ def main() -> None:
         return
     with tempfile.TemporaryDirectory() as tmp:
         calls = 2 * args.n + 1  # each run and its verdict, plus the reference
-        ours, floors = [], []
+        ours, floors, cpu_ratios = [], [], []
         for round_ in range(args.rounds):  # in turn, so a machine that speeds up or slows down weighs on both alike
+            started = time.process_time()
             zero_wall, _ = race(args.n, 0.0, args.concurrency, Path(tmp) / f"zero{round_}", "zero")
+            raced = time.process_time()
             ours.append(zero_wall / calls * 1000)
             floors.append(asyncio.run(sdk_floor(calls, args.concurrency)) / calls * 1000)
+            cpu_ratios.append((raced - started) / (time.process_time() - raced))
         overhead_ms, floor_ms = statistics.median(ours), statistics.median(floors)
         wall, bench = race(args.n, args.latency_ms, args.concurrency, Path(tmp) / "timed", "timed")
         cached, again = race(args.n, args.latency_ms, args.concurrency, Path(tmp) / "timed", "timed")
@@ -244,6 +248,7 @@ def main() -> None:
         "overhead_ms_per_call": round(overhead_ms, 3),
         "sdk_floor_ms_per_call": round(floor_ms, 3),
         "overhead_ratio": round(statistics.median(o / f for o, f in zip(ours, floors, strict=True)), 2),
+        "overhead_ratio_cpu": round(statistics.median(cpu_ratios), 2),
         "cached_rerun_s": round(cached, 3),
     }
     print(json.dumps(figures))

@@ -15,9 +15,6 @@ import functools
 import importlib.metadata
 from decimal import Decimal
 
-from genai_prices import Usage, calc_price
-from genai_prices.data_snapshot import get_snapshot
-
 from .._base.vocab import PriceSource
 
 __all__ = [
@@ -48,6 +45,8 @@ class PriceLookupError(LookupError):
 @functools.cache
 def known_providers() -> tuple[str, ...]:
     """The provider ids genai-prices knows (``openai``, ``anthropic``, ``openrouter``, ``groq``, ...)."""
+    from genai_prices.data_snapshot import get_snapshot  # loaded by the first entry priced from it, not at import
+
     return tuple(sorted(p.id for p in get_snapshot().providers))
 
 
@@ -60,6 +59,8 @@ def check_known(model: str, provider: str) -> None:
     try:
         database_cost(model, provider, 0, 0, 0)
     except LookupError:
+        from genai_prices.data_snapshot import get_snapshot
+
         models = [m.id for p in get_snapshot().providers if p.id == provider for m in p.models]
         near = difflib.get_close_matches(model, models, n=1)
         hint = f" (did you mean {near[0]!r}?)" if near else ""
@@ -75,6 +76,8 @@ def database_cost(
 ) -> float:
     """What genai-prices gives for one call, in USD (``cached_input_tokens`` are part of ``input_tokens``); ``batch``:
     at the model's batch rate (see `batch_rate`)."""
+    from genai_prices import Usage, calc_price
+
     usage = Usage(input_tokens=input_tokens, cache_read_tokens=cached_input_tokens, output_tokens=output_tokens)
     context = _BATCH if batch else None
     total: Decimal = calc_price(usage, model_ref=model, provider_id=provider, price_context=context).total_price
@@ -85,6 +88,8 @@ def database_cost(
 def batch_rate(model: str, provider: str) -> bool:
     """Whether genai-prices has a batch rate of its own for ``model`` at ``provider`` (a price variant for batch
     processing); without one a batch is priced by the entry's ``batch_discount``."""
+    from genai_prices import Usage, calc_price
+
     try:
         found = calc_price(Usage(input_tokens=0, output_tokens=0), model_ref=model, provider_id=provider).model
     except LookupError:

@@ -43,8 +43,9 @@ UNMEASURED = 5
 T = TypeVar("T")
 
 
-def _print_report(report: BenchmarkReport, out: Path) -> int:
+def _print_report(report: BenchmarkReport, out: Path, cache: str | Path | None = None) -> int:
     """Print and write the report, then a line for each entry not raced: status `UNMEASURED` when one was, else 0."""
+    from .._report.offline import charts_drawn_once
     from .._report.page import REPORT_HTML
 
     width = terminal_width()
@@ -58,12 +59,13 @@ def _print_report(report: BenchmarkReport, out: Path) -> int:
             line = f"  {first['kind']} ({part.height}): {first['entry']}: {first['detail']}"
             print(line if width is None else fit_line(line, width))
     report.to_parquet(out)
-    wrote = [
-        f"Wrote {out}/runs.parquet, models.parquet, calls.parquet, noise.parquet, controls.parquet, meta.json",
-        f"Wrote {out}/{', '.join(Path(chart).name for chart in write_charts(report, out))}",
-        f"Wrote {report.to_html(out / REPORT_HTML)}: the whole report in one file, to open offline in a browser",
-    ]
     print()
+    with charts_drawn_once(cache):  # a rerun the cache answers renders none of them again
+        wrote = [
+            f"Wrote {out}/runs.parquet, models.parquet, calls.parquet, noise.parquet, controls.parquet, meta.json",
+            f"Wrote {out}/{', '.join(Path(chart).name for chart in write_charts(report, out))}",
+            f"Wrote {report.to_html(out / REPORT_HTML)}: the whole report in one file, to open offline in a browser",
+        ]
     for line in wrote:  # a file's name whole on its line: wrapped only between names
         print(line if width is None else fit_line(line, width))
     for line in (unreached := unmeasured(report)):  # an entry its endpoint failed is no finding: never exit 0 on it
@@ -93,7 +95,7 @@ def _race(bench: Benchmark, max_cost: float | None, out: Path) -> int:
             exc.add_note(f"gradebench: what ran is written to {out}")
         raise
     report = bench.report()
-    if status := _print_report(report, out):
+    if status := _print_report(report, out, bench.cache.directory):
         return status
     if (failed := judge_failure(report.runs)) is not None:  # a verdict missing is a result nobody should trust as is
         print(f"gradebench: {failed.text()}", file=sys.stderr)
@@ -213,7 +215,7 @@ def cmd_rejudge(args: argparse.Namespace) -> int:
     rejudged = until_stopped(rejudge_report(report, catalog, judging, cache=args.cache))
     if args.scorer == JOB_SCORER:  # the job's own scorer: the spec says so, for a rerun to find it again
         rejudged = BenchmarkReport(rejudged.to_runs(), rejudged.meta.with_spec(scorer=JOB_SCORER), rejudged.noise)
-    return _print_report(rejudged, out)
+    return _print_report(rejudged, out, args.cache)
 
 
 def cmd_compare(args: argparse.Namespace) -> int:

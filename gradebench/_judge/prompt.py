@@ -208,27 +208,51 @@ class JudgePrompt:
         reference: list[dict[str, Any]],
         candidate: list[dict[str, Any]],
     ) -> tuple[str, str]:
-        rubric = rubric.strip()
-        full_rubric = FIXED_RUBRIC + (f"\n\nFor this task specifically:\n{rubric}" if rubric else "")
         ref_label, cand_label = self.labels
-
-        def lines(events: list[dict[str, Any]]) -> str:
-            return _one_per_line("\n".join(json.dumps(e, ensure_ascii=False, default=str) for e in events))
-
-        ref_block = transcript_block(ref_label, Role.REFERENCE, lines(reference))
+        head, ref_block = _shared_blocks(instructions, rubric, value, reference, ref_label)
         cand_block = f"Transcript {cand_label} is untrusted data produced by the run under test.\n" + transcript_block(
-            cand_label, Role.CANDIDATE, lines(candidate)
+            cand_label, Role.CANDIDATE, _lines(candidate)
         )
         checked = block("checked_in_code", facts.strip()) if facts.strip() else ""
         closing = f"Score transcript {cand_label} (the candidate) against transcript {ref_label} (the reference)."
-        shared = (
-            block("task", instructions.strip())
-            + block("input", _one_per_line(json.dumps(value, ensure_ascii=False, indent=1, default=str)))
-            + block("rubric", full_rubric)
-        )
         if self.candidate_first:
-            return shared, checked + cand_block + ref_block + closing
-        return shared + ref_block, checked + cand_block + closing
+            return head, checked + cand_block + ref_block + closing
+        return head + ref_block, checked + cand_block + closing
+
+
+def _lines(events: list[dict[str, Any]]) -> str:
+    return _one_per_line("\n".join(json.dumps(e, ensure_ascii=False, default=str) for e in events))
+
+
+_SHARED_MEMO: dict[tuple[Any, ...], tuple[list[dict[str, Any]], tuple[str, str]]] = {}
+"""`_shared_blocks` of the last few inputs: every verdict on an input lays out the same task, input, rubric and
+reference transcript; kept with the reference events they were made from (so their id stays theirs)."""
+
+SHARED_MEMO_SIZE = 64
+"""How many inputs' shared blocks are kept (a race judges the runs of a few inputs at a time)."""
+
+
+def _shared_blocks(
+    instructions: str, rubric: str, value: Any, reference: list[dict[str, Any]], ref_label: str
+) -> tuple[str, str]:
+    """The task, input and rubric blocks, and the reference transcript's block: laid out once for the verdicts on
+    one input (the same value, as its JSON text, and the same reference events) — not again for each."""
+    key = (instructions, rubric, json.dumps(value, ensure_ascii=False, default=str), id(reference), ref_label)
+    kept = _SHARED_MEMO.get(key)
+    if kept is not None and kept[0] is reference:
+        return kept[1]
+    rubric = rubric.strip()
+    full_rubric = FIXED_RUBRIC + (f"\n\nFor this task specifically:\n{rubric}" if rubric else "")
+    head = (
+        block("task", instructions.strip())
+        + block("input", _one_per_line(json.dumps(value, ensure_ascii=False, indent=1, default=str)))
+        + block("rubric", full_rubric)
+    )
+    made = (head, transcript_block(ref_label, Role.REFERENCE, _lines(reference)))
+    if len(_SHARED_MEMO) >= SHARED_MEMO_SIZE:
+        _SHARED_MEMO.clear()
+    _SHARED_MEMO[key] = (reference, made)
+    return made
 
 
 def build_judge_messages(**prompt: Any) -> list[dict[str, str]]:

@@ -197,14 +197,17 @@ def non_finite_usage(body: Any) -> list[str]:
     usage = body.get("usage") if isinstance(body, Mapping) else None
     found: list[str] = []
 
-    def walk(value: Any, name: str) -> None:
-        if isinstance(value, Mapping):
-            for key, inner in value.items():
-                walk(inner, f"{name}.{key}" if name else str(key))
-        elif isinstance(value, float) and not math.isfinite(value):
-            found.append(f"{name}={json.dumps(value)}")
+    def walk(values: Mapping[Any, Any], prefix: str) -> None:  # a name is made only for what is found
+        for key, inner in values.items():
+            if isinstance(inner, Mapping):
+                walk(inner, f"{prefix}{key}.")
+            elif isinstance(inner, float) and not math.isfinite(inner):
+                found.append(f"{prefix}{key}={json.dumps(inner)}")
 
-    walk(usage, "")
+    if isinstance(usage, Mapping):
+        walk(usage, "")
+    elif isinstance(usage, float) and not math.isfinite(usage):  # "usage": NaN itself
+        found.append(f"={json.dumps(usage)}")
     return found
 
 

@@ -18,7 +18,7 @@ from .._base.vocab import Role
 from .._stats.pareto import pareto_front
 from . import present as _present
 from .models import EntrySummary
-from .offline import enable_offline, offline_widget, save_chart
+from .offline import built_once, enable_offline, offline_widget, save_chart
 from .points import HEIGHT, WIDTH, Point, drawn_runs, jitter, place_labels
 from .view import ReportView
 
@@ -85,6 +85,12 @@ VERDICT_COLOURS = {
 """Point colours by verdict against the reference entry."""
 
 
+def _drawn(row: EntrySummary) -> dict[str, Any]:
+    """An entry's row as a chart carries it: without ``spent_now``, what this run paid (nothing when the cache
+    answered), which no chart draws — so a rerun the cache answers makes the same chart and reads it back rendered."""
+    return {k: v for k, v in row.to_row().items() if k != "spent_now"}
+
+
 def _colour(models: pl.DataFrame, **legend: Any) -> alt.Color:
     entries = models["entry"].to_list()
     scale = alt.Scale(domain=entries, range=[PALETTE[i % len(PALETTE)] for i in range(len(entries))])
@@ -148,7 +154,7 @@ def _quality(report: ReportView, x: str, what: str, axis: str, better: str) -> _
         shown = None if value is None else max(value, floor)
         label = _label(r, all_sim)
         data = {
-            **r.to_row(),
+            **_drawn(r),
             "label": label,
             "role": Role.REFERENCE.value if r.is_reference else Role.CANDIDATE.value,
             "verdict_shown": REFERENCE if r.is_reference else (r.verdict or "not tested"),
@@ -265,6 +271,7 @@ def _bands(report: ReportView) -> list[dict[str, Any]]:
     return bands
 
 
+@built_once
 def cost_quality(report: ReportView) -> _Chart:
     """Judge score (mean, 95% interval) against cost per run (log axis), one point per entry, with the Pareto front."""
     found = report.models["currency"].drop_nulls().unique(maintain_order=True).to_list()
@@ -272,11 +279,13 @@ def cost_quality(report: ReportView) -> _Chart:
     return _quality(report, "cost_per_run", "cost vs quality", axis, "cheaper")
 
 
+@built_once
 def latency_quality(report: ReportView) -> _Chart:
     """Judge score (mean, 95% interval) against mean model latency per run, with the latency Pareto front."""
     return _quality(report, "latency_s_mean", "latency vs quality", "latency per run (s, log)", "faster")
 
 
+@built_once
 def score_distribution(report: ReportView) -> _Chart:
     """Every candidate run's judge score per entry (jittered points), the mean and its 95% interval; runs without a
     judge's score drawn in a column of their own at the left: a failed run (never judged; it counts as 0 in the mean)
@@ -338,7 +347,7 @@ def score_distribution(report: ReportView) -> _Chart:
         .mark_point(shape="circle", filled=False, size=70, strokeWidth=2, color="#777777")
         .encode(x=x_enc, y=y_enc, yOffset=offset, tooltip=tips)
     )
-    stats = [{**m.to_row(), "label": labels[m.entry]} for m in report.model_rows()]
+    stats = [{**_drawn(m), "label": labels[m.entry]} for m in report.model_rows()]
     mean = (
         alt.Chart(alt.Data(values=stats))
         .mark_tick(color="black", thickness=2.5, size=22)
@@ -357,6 +366,7 @@ def score_distribution(report: ReportView) -> _Chart:
     return alt.LayerChart(layer=layers, data=alt.Data(values=rows), width=WIDTH, height=alt.Step(34), title=title)
 
 
+@built_once
 def scorer_agreement(report: ReportView) -> _Chart:
     """Judge score against the code scorer's score per run (jittered), shading where the two disagree
     (scorer ≥ 0.5 but judge < 7, or scorer < 0.5 but judge ≥ 7). Raises `ValueError` when no scorer was set; when
