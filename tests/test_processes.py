@@ -28,7 +28,7 @@ import pytest
 from .providers import JudgeEndpoint, OpenAIEndpoint, serve
 
 ROOT = Path(__file__).resolve().parent.parent
-WAIT_S = 120.0
+WAIT_S = 300.0
 """How long a wait on a child process may take before the test fails: each child imports gradebench first (~2 s on a
 quiet machine, far more on a loaded one). Only a failing test waits this long; a passing one goes on at the sign."""
 
