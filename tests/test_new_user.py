@@ -113,7 +113,7 @@ def test_the_docs_new_user_path_runs_top_to_bottom_on_the_simulated_fleet(tmp_pa
                 env=env,
                 capture_output=True,
                 text=True,
-                timeout=120,
+                timeout=300,  # a failing command's limit only: on a loaded machine one took over 120 s
             )
             assert done.returncode == 0, f"{command}\nexit status {done.returncode}\n{done.stdout}\n{done.stderr}"
             said[command.split()[1]] = done.stdout

@@ -28,6 +28,9 @@ import pytest
 from .providers import JudgeEndpoint, OpenAIEndpoint, serve
 
 ROOT = Path(__file__).resolve().parent.parent
+WAIT_S = 300.0
+"""How long a wait on a child process may take before the test fails: each child imports gradebench first (~2 s on a
+quiet machine, far more on a loaded one). Only a failing test waits this long; a passing one goes on at the sign."""
 
 
 class Counting(OpenAIEndpoint):
@@ -81,7 +84,7 @@ async def child(
     )
 
 
-async def until(condition: Any, timeout: float = 30.0) -> None:
+async def until(condition: Any, timeout: float = WAIT_S) -> None:
     for _ in range(int(timeout / 0.01)):
         if condition():
             return
@@ -89,7 +92,7 @@ async def until(condition: Any, timeout: float = 30.0) -> None:
     raise AssertionError("timed out waiting")
 
 
-async def finished(process: asyncio.subprocess.Process, timeout: float = 60.0) -> tuple[int, str, str]:
+async def finished(process: asyncio.subprocess.Process, timeout: float = WAIT_S) -> tuple[int, str, str]:
     out, err = await asyncio.wait_for(process.communicate(), timeout)
     return process.returncode or 0, out.decode(), err.decode()
 
@@ -107,7 +110,7 @@ def committed(cache: Path) -> int:
         return 0
 
 
-async def said(process: asyncio.subprocess.Process, words: str, timeout: float = 60.0) -> str:
+async def said(process: asyncio.subprocess.Process, words: str, timeout: float = WAIT_S) -> str:
     """What ``process`` wrote to stderr up to the first line holding ``words``: its sign that it got that far, however
     long it took to start (`finished` reads the rest)."""
     assert process.stderr is not None
@@ -156,7 +159,7 @@ async def test_ctrl_c_on_run_sync_inside_a_running_loop_stops_the_race(mode: str
         racing = await child(mode, base_url, tmp_path / "cache", inputs=20, runs=3)
         await until(lambda: len(slow.answered) >= 6)
         racing.send_signal(signal.SIGINT)
-        code, _, err = await finished(racing, timeout=30)
+        code, _, err = await finished(racing)
         at_stop = len(slow.bodies)
         await asyncio.sleep(0.5)
         assert len(slow.bodies) == at_stop  # nothing more was sent once it stopped
@@ -291,7 +294,7 @@ async def test_sigterm_to_gradebench_run_flushes_and_exits_with_one_line(tmp_pat
         # one call at a time: the run after the sixth is asked only once the sixth's answer is in the child's cache
         await until(lambda: len(runner.answered) >= 6 and runner.held >= 1)
         running.send_signal(signal.SIGTERM)
-        code, _, err = await finished(running, timeout=30)
+        code, _, err = await finished(running)
         paid, runner.answered = set(runner.answered), []
         runner.hold_after = None
         runner.release.set()

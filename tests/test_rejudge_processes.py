@@ -74,6 +74,12 @@ async def raced(folder: Path, inputs: slice = slice(0, 3)) -> Path:
     return folder / "report"
 
 
+@pytest.fixture(scope="module")
+def report(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The race every rejudge below starts from, raced once for the module (each test only reads it)."""
+    return asyncio.run(raced(tmp_path_factory.mktemp("raced")))
+
+
 async def command(base_url: str, report: Path, cache: Path, out: Path) -> asyncio.subprocess.Process:
     """``gradebench rejudge`` with a new rubric, its catalog the fleet at ``base_url`` (`tests/served_sim.py`)."""
     argv = ["rejudge", str(report), "--rubric", RUBRIC, "--catalog", "tests.served_sim:catalog"]
@@ -101,8 +107,8 @@ async def process(argv: list[str], **env: str) -> asyncio.subprocess.Process:
 async def second_waits_or_pays(second: asyncio.subprocess.Process, fleet: Holding, enough: Callable[[], bool]) -> str:
     """What the second process said up to saying it waits; or, as soon as it asks what the first asks (``enough``),
     an empty string: it did not wait."""
-    waiting = asyncio.create_task(said(second, "waiting for it", timeout=120))
-    await until(lambda: waiting.done() or enough(), timeout=120)
+    waiting = asyncio.create_task(said(second, "waiting for it"))
+    await until(lambda: waiting.done() or enough())
     if not waiting.done():
         waiting.cancel()
         return ""
@@ -110,7 +116,7 @@ async def second_waits_or_pays(second: asyncio.subprocess.Process, fleet: Holdin
 
 
 async def both_done(*processes: asyncio.subprocess.Process) -> None:
-    for code, _, err in [await finished(p, timeout=120) for p in processes]:
+    for code, _, err in [await finished(p) for p in processes]:
         assert code == 0, err
 
 
@@ -132,14 +138,13 @@ def judge_bodies(fleet: SimFleet) -> list[str]:
     ]
 
 
-async def test_two_rejudges_of_one_report_pay_each_verdict_once_and_agree(tmp_path: Path) -> None:
-    report = await raced(tmp_path)
+async def test_two_rejudges_of_one_report_pay_each_verdict_once_and_agree(tmp_path: Path, report: Path) -> None:
     fleet = Holding(judge_request, answer_first=True)
     cache, one, two = tmp_path / "cache", tmp_path / "one", tmp_path / "two"
     async with await start_server(fleet=fleet) as server:
         try:  # the first calls rejudge_report, the second is the command (its charts take seconds: one is enough)
             first = await child(server.base_url, report, cache, one, batch=False)
-            await until(lambda: fleet.held >= 1, timeout=120)  # the first is judging: one verdict paid, more asked
+            await until(lambda: fleet.held >= 1)  # the first is judging: one verdict paid, more asked
             second = await command(server.base_url, report, cache, two)
             waited = await second_waits_or_pays(second, fleet, fleet.asked_twice)
         finally:
@@ -154,14 +159,13 @@ async def test_two_rejudges_of_one_report_pay_each_verdict_once_and_agree(tmp_pa
     assert verdicts(one).equals(verdicts(two))
 
 
-async def test_two_batched_rejudges_of_one_report_submit_one_batch_and_agree(tmp_path: Path) -> None:
-    report = await raced(tmp_path)
+async def test_two_batched_rejudges_of_one_report_submit_one_batch_and_agree(tmp_path: Path, report: Path) -> None:
     fleet = Holding(batch_create, answer_first=False)  # the first's batch is created once the second has started
     cache, one, two = tmp_path / "cache", tmp_path / "one", tmp_path / "two"
     async with await start_server(fleet=fleet) as server:
         try:
             first = await child(server.base_url, report, cache, one, batch=True)
-            await until(lambda: fleet.held >= 1, timeout=120)  # the first is creating its batch
+            await until(lambda: fleet.held >= 1)  # the first is creating its batch
             second = await child(server.base_url, report, cache, two, batch=True)
             waited = await second_waits_or_pays(second, fleet, lambda: len(fleet.picked) >= 2)
         finally:
@@ -176,15 +180,16 @@ async def test_two_batched_rejudges_of_one_report_submit_one_batch_and_agree(tmp
     assert verdicts(one).equals(verdicts(two))
 
 
-async def test_a_waiting_rejudge_takes_up_the_batch_of_a_first_killed_while_it_runs(tmp_path: Path) -> None:
-    report = await raced(tmp_path)
+async def test_a_waiting_rejudge_takes_up_the_batch_of_a_first_killed_while_it_runs(
+    tmp_path: Path, report: Path
+) -> None:
     fleet = SimFleet(latency_scale=0, batch=BatchOptions(polls=10**9))  # its batch runs until the test lets it end
     cache, two = tmp_path / "cache", tmp_path / "two"
     async with await start_server(fleet=fleet) as server:
         first = await child(server.base_url, report, cache, tmp_path / "one", batch=True)
-        await until(lambda: any(b.looks >= 2 for b in fleet.batch.batches.values()), timeout=120)  # noted with its id
+        await until(lambda: any(b.looks >= 2 for b in fleet.batch.batches.values()))  # noted with its id
         second = await child(server.base_url, report, cache, two, batch=True)
-        waited = await said(second, "waiting for it", timeout=120)
+        waited = await said(second, "waiting for it")
         first.kill()  # kill -9 while its batch runs: its hold goes with it, its note stays
         await first.wait()
         (only,) = fleet.batch.batches.values()
@@ -198,11 +203,11 @@ async def test_a_waiting_rejudge_takes_up_the_batch_of_a_first_killed_while_it_r
 
 
 async def test_a_rejudge_by_another_judge_or_of_another_report_does_not_wait(
-    tmp_path: Path, caplog: pytest.LogCaptureFixture
+    tmp_path: Path, report: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
-    report = gb.BenchmarkReport.read_parquet(await raced(tmp_path))
+    made = gb.BenchmarkReport.read_parquet(report)
     other = gb.BenchmarkReport.read_parquet(await raced(tmp_path / "other", slice(3, 5)))
-    mine = set(report.runs["run_id"])
+    mine = set(made.runs["run_id"])
 
     def its_judging(request: httpx2.Request) -> bool:  # the first rejudge's verdicts alone: by its judge, of its runs
         return (
@@ -219,10 +224,10 @@ async def test_a_rejudge_by_another_judge_or_of_another_report_does_not_wait(
             judging = gb.JudgeSpec(rubric=RUBRIC, judge=judge)
             return gb.rejudge_report(made, catalog, judging, cache=tmp_path / "cache", progress=False)
 
-        held = asyncio.create_task(rejudge(report))
+        held = asyncio.create_task(rejudge(made))
         try:
-            await until(lambda: fleet.held >= 1, timeout=60)
-            by_another = await asyncio.wait_for(rejudge(report, "sim/sage"), 60)
+            await until(lambda: fleet.held >= 1)
+            by_another = await asyncio.wait_for(rejudge(made, "sim/sage"), 60)
             of_another = await asyncio.wait_for(rejudge(other), 60)
             assert not held.done()  # both were judged while the first still held its own
         finally:

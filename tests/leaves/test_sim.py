@@ -254,7 +254,10 @@ async def test_flaky_503_is_retried_by_the_sdk(fleet):
 
 
 async def test_mini_rate_limit_429_with_retry_after():
-    fleet = SimFleet(latency_scale=1, seed=1)
+    # The simulated clock at half speed: a token every 1 s of real time (120 rpm), so neither the burst's spread
+    # nor the wait between the burst and the retried call below comes near a refill, short of a one-second stall.
+    scale = 2
+    fleet = SimFleet(latency_scale=scale, seed=1)
     client = client_for(fleet, retries=0)
 
     async def one(i: int):
@@ -265,20 +268,23 @@ async def test_mini_rate_limit_429_with_retry_after():
         except openai.RateLimitError as exc:
             return exc
 
-    results = await asyncio.gather(*(one(i) for i in range(10)))
+    burst = [asyncio.ensure_future(one(i)) for i in range(10)]
+    while not any(t.done() and isinstance(t.result(), openai.RateLimitError) for t in burst):  # refused on arrival
+        await asyncio.sleep(0.001)
+    # The SDK honours retry-after-ms and gets through on its own: sent while the burst's answers are still under way.
+    r = await client_for(fleet, retries=3).chat.completions.create(
+        model="sim-mini-1", messages=[{"role": "user", "content": "after"}], max_tokens=2
+    )
+    after = [q.status for q in fleet.requests if q.body and q.body["messages"][0]["content"] == "after"]
+    assert r.choices[0].message.content and after[0] == 429 and after[-1] == 200
+    results = await asyncio.gather(*burst)
     limited = [r for r in results if isinstance(r, openai.RateLimitError)]
     failed = [r for r in results if isinstance(r, openai.InternalServerError)]  # mini fails 1% of attempts
     assert 4 <= len(results) - len(limited) - len(failed) <= 5 and limited  # burst 4
     for exc in limited:
         assert exc.status_code == 429
         assert int(exc.response.headers["retry-after"]) >= 1
-        assert 0 < int(exc.response.headers["retry-after-ms"]) <= 1000  # 120 rpm: a token every 0.5 s
-    # The SDK honours retry-after-ms and gets through on its own.
-    fleet.reset()
-    r = await client_for(fleet, retries=3).chat.completions.create(
-        model="sim-mini-1", messages=[{"role": "user", "content": "after"}], max_tokens=2
-    )
-    assert r.choices[0].message.content and 429 in [q.status for q in fleet.requests]
+        assert 0 < int(exc.response.headers["retry-after-ms"]) <= 500 * scale  # a token every 0.5 s of its clock
 
 
 async def test_errors_unknown_model_bad_json_stream(fleet):

@@ -165,6 +165,28 @@ def _heap_per_run(cache: Path) -> tuple[float, int]:
     return per_run, max(len(c.request_json) for c in kept[1][1].calls_for(kept[1][1].runs["run_id"][-1]))
 
 
+def test_a_races_long_bodies_are_spooled_and_its_table_builds_no_calls_frame(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The fast slice of the heap measure below: in a small race every long body of every call, the judge's
+    included, is a handle into the spool, and the report's table is made from the calls' facts alone."""
+
+    def no_calls_frame(call: Call) -> dict:
+        raise AssertionError("the table built the calls frame: every body of the race on the heap at once")
+
+    monkeypatch.setattr(Call, "to_row", no_calls_frame)
+    report = _race(3, tmp_path / "cache")  # the table is made here
+    calls = [c for run_id in report.runs["run_id"] for c in report.calls_for(run_id)]
+    assert {c.role for c in calls} == {"reference", "candidate", "judge"}
+    judging = [c for c in calls if c.role == "judge"]
+    assert len(judging) >= report.runs.height - 1  # a verdict per candidate run
+    assert all(len(c.request_json) > 4000 for c in judging)  # a judge's request holds both transcripts
+    kept = [b for c in calls for b in (c.request_packed, c.response_packed) if b is not None]
+    assert all(isinstance(b, Spooled) for b in kept if len(b) >= _spool.SPOOL_FROM), [type(b) for b in kept]
+    assert all(isinstance(c.request_packed, Spooled) for c in judging)
+
+
+@pytest.mark.slow
 def test_a_race_keeps_little_of_each_run_on_the_heap(tmp_path: Path) -> None:
     """Each run's bodies (a judge's request holds both transcripts: kilobytes) are spooled, and the report's own
     checks never build the calls frame: what a run keeps in Python is its records' small fields (the fleet keeps no

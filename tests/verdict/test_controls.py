@@ -28,6 +28,7 @@ from gradebench._base.protocol import ROLE_HEADER, RUN_HEADER, section, transcri
 from gradebench._base.vocab import ControlKind, Role
 from gradebench._calls.session import mount
 from gradebench._cli import main as _cli
+from gradebench._race import controls as race_controls
 from gradebench._race.rejudge import estimate_rejudge
 from gradebench._records.planted import (
     KINDS,
@@ -551,9 +552,20 @@ def graded(body: dict[str, Any], request: httpx2.Request) -> dict[str, Any]:
 # ----------------------------------------------------------------------------------------- stops, budget, rejudge
 
 
-async def test_a_race_stopped_before_a_control_was_judged_says_so_and_claims_nothing(tmp_path: Path) -> None:
+async def test_a_race_stopped_before_a_control_was_judged_says_so_and_claims_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     fleet, catalog = fleet_catalog()
     release = asyncio.Event()
+    controls_judged: list[str] = []
+    judge_control = race_controls.judge_control
+
+    async def counted(*args: Any, **kwargs: Any) -> gb.results.Run:  # the race keeps the run in the same step
+        run = await judge_control(*args, **kwargs)
+        controls_judged.append(run.run_id)
+        return run
+
+    monkeypatch.setattr(race_controls, "judge_control", counted)
 
     async def stall_the_empty_answer(request: httpx2.Request) -> httpx2.Response:
         if request.headers.get(ROLE_HEADER) == "judge":
@@ -567,9 +579,8 @@ async def test_a_race_stopped_before_a_control_was_judged_says_so_and_claims_not
     judged: list[gb.results.RaceEvent] = []
     bench.subscribe(lambda e: judged.append(e) if e.kind == gb.vocab.EventKind.JUDGED else None)
     task = asyncio.ensure_future(bench.run())
-    while len(judged) < 3 * 8:
+    while len(judged) < 3 * 8 or len(controls_judged) < 2:  # every candidate run and the other two controls
         await asyncio.sleep(0.005)
-    await asyncio.sleep(0.05)  # the other controls land too
     task.cancel()
     with pytest.raises(asyncio.CancelledError):
         await task
