@@ -8,7 +8,7 @@ PY     := $(VENV)/bin/python
 # fixtures are made once) and moves work to whichever is idle; a notebook's cells stay on one worker (loadscope).
 XDIST  := -n auto --maxprocesses 2
 
-.PHONY: demo test test-slow lab lint docs screenshot clean
+.PHONY: demo test test-slow test-real lab lint docs screenshot clean
 
 $(VENV)/.base: pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -35,11 +35,15 @@ lab: $(VENV)/.notebook  # JupyterLab on the notebooks (as root, e.g. in a contai
 	$(VENV)/bin/jupyter lab notebooks/ $(if $(filter 0,$(shell id -u)),--allow-root)
 
 test: $(VENV)/.test  # the statistical simulations as fast slices; their full size is `make test-slow`
-	$(PY) -m pytest -q -m "not slow" $(XDIST) --dist worksteal
+	$(PY) -m pytest -q -m "not slow and not real" $(XDIST) --dist worksteal
 	@if ls notebooks/*.ipynb >/dev/null 2>&1; then $(PY) -m pytest -q $(XDIST) --dist loadscope --nbval-lax notebooks/; fi
 
 test-slow: $(VENV)/.test  # the statistical simulations at full size (marked slow)
 	$(PY) -m pytest -q -m slow $(XDIST) --dist worksteal
+
+test-real: $(VENV)/.test  # real models on llama.cpp: builds llama-server once into ~/.cache/gradebench-real (see scripts/)
+	$(PY) scripts/real_models.py prepare || test $$? -eq 3  # 3: no compiler or registry here; the tests skip, saying so
+	$(PY) -m pytest -q -rs -m real tests/real
 
 lint: $(VENV)/.test
 	$(VENV)/bin/ruff check .
