@@ -21,12 +21,15 @@ SCRIPT = Path(__file__).resolve().parents[2] / "scripts" / "real_models.py"
 RANDOM_CTX = 2048
 """The random-weights server's context, two slots of 1024 tokens: small enough that a long prompt overflows it."""
 
+SMALL_CTX = 1024
+"""A second random-weights server's context, two slots of 512 tokens: a prompt the first one serves overflows it."""
 
 SERVERS = [
     ("smollm2", "smollm2", 8192),
     ("judge", "smollm2", 8192),
     ("gemma", "gemma", 4096),
     ("random", "random", RANDOM_CTX),
+    ("random-small", "random", SMALL_CTX),
 ]
 """(server, model, context): two slots each."""
 
@@ -43,7 +46,7 @@ def real_models() -> ModuleType:
 
 @pytest.fixture(scope="session")
 def real_servers() -> Iterator[dict[str, Any]]:
-    """``{"smollm2", "judge", "gemma", "random"}`` to their `Server`, each healthy, stopped by PID after the session.
+    """Each name of `SERVERS` to its `Server`, each healthy, stopped by PID after the session.
     The judge is SmolLM2 on a server of its own: one thread a server, so judging runs beside the candidates' calls."""
     script = real_models()
     try:

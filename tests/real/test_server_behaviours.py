@@ -14,22 +14,25 @@ import pytest
 
 import gradebench as gb
 
-from .conftest import RANDOM_CTX
+from .conftest import RANDOM_CTX, SMALL_CTX
 
 pytestmark = pytest.mark.real
 
 SYSTEM = "Label the support ticket: billing, bug or feature. Answer the label only."
 
 
-def catalog(servers: dict[str, Any], candidate: str, **fields: Any) -> gb.Catalog:
-    """A reference and a candidate on ``candidate``'s server, judged by the random-weights model (fast; these tests
-    read the calls, not the verdicts)."""
-    url = servers[candidate].base_url
+def catalog(servers: dict[str, Any], reference: str, candidate: str, **fields: Any) -> gb.Catalog:
+    """A reference on one server and a candidate on another (``fields`` are the candidate's), judged by the
+    random-weights model (fast; these tests read the calls and the runs, not the verdicts)."""
     common = {"price_in": 1.0, "price_out": 2.0, "max_retries": 0, "timeout_s": 120.0}
+
+    def entry(name: str, server: str, grade: str, **more: Any) -> gb.Entry:
+        return gb.Entry(name=name, model=server, grade=grade, base_url=servers[server].base_url, **{**common, **more})
+
     entries = [
-        gb.Entry(name="local/reference", model=candidate, grade="standard", base_url=url, **{**common, **fields}),
-        gb.Entry(name="local/candidate", model=candidate, grade="standard", base_url=url, **{**common, **fields}),
-        gb.Entry(name="local/judge", model="random", grade="large", base_url=servers["random"].base_url, **common),
+        entry("local/reference", reference, "standard"),
+        entry("local/candidate", candidate, "standard", **fields),
+        entry("local/judge", "random", "large"),
     ]
     picks = {"standard": "local/reference", "large": "local/judge"}
     return gb.Catalog(entries, grades=["standard", "large"], picks=picks, ceiling="local/judge", source="real")
@@ -49,37 +52,49 @@ def classifier(**params: Any) -> Any:
 
 
 async def race(
-    servers: dict[str, Any], candidate: str, job: Any, inputs: list[dict], **fields: Any
+    servers: dict[str, Any], servers_used: tuple[str, str], job: Any, inputs: list[dict], **fields: Any
 ) -> gb.BenchmarkReport:
-    bench = gb.Benchmark(job, runs=1, catalog=catalog(servers, candidate, **fields), grade="standard", progress=False)
+    """``job`` raced on ``inputs`` once, the reference on the first server and the candidate on the second."""
+    races = catalog(servers, *servers_used, **fields)
+    bench = gb.Benchmark(job, runs=1, catalog=races, grade="standard", progress=False)
     bench.set_inputs(inputs).set_spec(controls=0, concurrency=1)
     await bench.run()
     return bench.report()
 
 
-async def test_a_prompt_over_the_context_fails_its_runs_saying_so(real_servers: dict[str, Any]) -> None:
-    long_ticket = "The invoice is wrong. " * RANDOM_CTX  # about 5 tokens a repeat: far over a slot's 1024
-    report = await race(real_servers, "random", classifier(max_tokens=4), [{"id": "long", "text": long_ticket}])
-    runs = report.runs
-    assert not runs["ok"].any()
-    for error in runs["error"]:
-        assert "exceed_context_size_error" in error or "context" in error, error
-    calls = report.calls.filter(pl.col("role") != "judge")
-    assert calls["input_tokens"].null_count() == calls.height  # nothing generated, nothing counted
-    assert (calls["error"].str.contains("400")).all(), calls["error"].to_list()
+async def test_a_prompt_over_the_context_fails_the_candidates_runs_saying_so(real_servers: dict[str, Any]) -> None:
+    ticket = "The invoice is wrong. " * (SMALL_CTX // 8)  # 5 tokens a repeat: over a slot of the small server only
+    report = await race(
+        real_servers, ("random", "random-small"), classifier(max_tokens=4), [{"id": "t1", "text": ticket}]
+    )
+    assert report.runs.filter(pl.col("role") == "reference")["ok"].all()
+    candidate = report.runs.filter(pl.col("entry") == "local/candidate")
+    assert not candidate["ok"].any()
+    [error] = candidate["error"].to_list()
+    assert "HTTP 400" in error and "exceeds the available context size" in error, error
+    [row] = report.models.filter(pl.col("entry") == "local/candidate").iter_rows(named=True)
+    assert row["verdict_basis"] == "unmeasured" and "exceeds the available context size" in row["verdict_reason"]
+
+
+async def test_a_reference_over_the_context_stops_the_race_naming_it(real_servers: dict[str, Any]) -> None:
+    ticket = "The invoice is wrong. " * RANDOM_CTX  # far over a slot of either random-weights server
+    with pytest.raises(gb.CallError) as raised:
+        await race(real_servers, ("random", "random"), classifier(max_tokens=4), [{"id": "t1", "text": ticket}])
+    said = " ".join([str(raised.value), *getattr(raised.value, "__notes__", [])])
+    assert "local/reference" in said and "exceeds the available context size" in said and "'t1'" in said, said
 
 
 async def test_a_model_stopped_at_once_is_reported_truncated(real_servers: dict[str, Any]) -> None:
     report = await race(
-        real_servers, "smollm2", classifier(max_tokens=1), [{"id": "t1", "text": "I was charged twice."}]
+        real_servers, ("random", "smollm2"), classifier(max_tokens=1), [{"id": "t1", "text": "I was charged twice."}]
     )
-    calls = report.calls.filter(pl.col("role") != "judge")
+    calls = report.calls.filter(pl.col("entry") == "local/candidate")
     assert (calls["finish_reason"] == "length").all()
     assert (calls["output_tokens"] == 1).all()
-    runs = report.runs
+    runs = report.runs.filter(pl.col("entry") == "local/candidate")
     assert runs["ok"].all() and (runs["truncated"] == 1).all()
     flagged = report.diagnostics().filter(pl.col("kind") == "truncated")
-    assert set(flagged["run_id"]) == set(runs["run_id"])
+    assert set(runs["run_id"]) <= set(flagged["run_id"])
     assert all("1 of 1 model calls stopped at the length limit" in d for d in flagged["detail"])
 
 
@@ -101,8 +116,8 @@ async def test_cached_prompt_tokens_are_priced_as_cached(real_servers: dict[str,
         return response.choices[0].message.content or ""
 
     inputs = [{"id": "t1", "text": "I was charged twice."}, {"id": "t2", "text": "The app crashes."}]
-    report = await race(real_servers, "smollm2", triage, inputs, price_cached_in=0.25)
-    calls = report.calls.filter(pl.col("role") != "judge").sort("cached_input_tokens")
+    report = await race(real_servers, ("random", "smollm2"), triage, inputs, price_cached_in=0.25)
+    calls = report.calls.filter(pl.col("entry") == "local/candidate").sort("cached_input_tokens")
     assert calls["cached_input_tokens"].max() > 100, calls.select("entry", "input_tokens", "cached_input_tokens")
     for call in calls.iter_rows(named=True):
         fresh = call["input_tokens"] - call["cached_input_tokens"]
@@ -144,8 +159,16 @@ async def test_a_call_queued_behind_busy_slots_times_out_saying_so(
     real_servers: dict[str, Any], slots_held: None
 ) -> None:
     report = await race(
-        real_servers, "smollm2", classifier(max_tokens=4), [{"id": "t1", "text": "Charged twice."}], timeout_s=2.0
+        real_servers,
+        ("random", "smollm2"),
+        classifier(max_tokens=4),
+        [{"id": "t1", "text": "Charged twice."}],
+        timeout_s=2.0,
     )
-    runs = report.runs
+    runs = report.runs.filter(pl.col("entry") == "local/candidate")
     assert not runs["ok"].any()
-    assert all("timed out" in e or "timeout" in e.lower() for e in runs["error"]), runs["error"].to_list()
+    [error] = runs["error"].to_list()
+    # the queue behind the busy slots counts against the call's deadline, and the report says so
+    assert "no whole answer within timeout_s=2 s" in error, error
+    [row] = report.models.filter(pl.col("entry") == "local/candidate").iter_rows(named=True)
+    assert row["verdict_basis"] == "unmeasured" and "timeout_s=2" in row["verdict_reason"]
