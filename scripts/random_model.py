@@ -3,10 +3,14 @@ speaks the wire protocol perfectly and says nothing, the candidate a race must n
 
 The tokenizer is the real Qwen2 byte-level BPE (the vocab-only test file ``models/ggml-vocab-qwen2.gguf`` of the
 llama.cpp tree, no weights in it) and the chat template Qwen2.5-7B-Instruct's (``models/templates/``), so prompt token
-counts are a real tokenizer's. The weights are drawn at random, except one residual dimension held constant and kept
-out of the random layers: through the output head it gives the end-of-turn token a moderate logit (replies end after a
-few dozen tokens at the server's default sampling, instead of always running to ``max_tokens``) and every other special
-token a very low one (no stray control tokens in the text).
+counts are a real tokenizer's. The weights are drawn at random, except two residual dimensions kept out of the random
+layers. One is held constant: through the output head it gives the end-of-turn token a moderate logit (replies end
+after a few dozen tokens at the server's default sampling, instead of always running to ``max_tokens``) and every other
+special token a very low one (no stray control tokens in the text). The other is -1 on the token "\n" and 1 on every
+other: it gives ``<tool_call>`` (added at its Qwen2.5 id) the top logit right after a newline, so every reply opens with
+one — the chat template's first line is "assistant\n" — and a third, 1 on ``<tool_call>`` and -1 on ``</tool_call>``,
+puts "\n" after the one and the end of the turn after the other. With ``tools`` in the request, llama.cpp's grammar
+then takes over and the answer is a tool call valid for the schema; without, the text is ``<tool_call>`` and gibberish.
 
 Written for gradebench; the idea of a random-weights model on the Qwen2 vocabulary comes from an earlier local tool of
 the project. Needs numpy and gguf-py (``PYTHONPATH=<llama.cpp>/gguf-py``).
@@ -22,7 +26,12 @@ import numpy as np
 
 END_OF_TURN = 151645  # <|im_end|>, the chat template's end of a turn
 END_OF_TEXT = 151643  # <|endoftext|>, the first special token of the Qwen2 vocabulary
+TOOL_CALL, TOOL_CALL_END = 151657, 151658  # <tool_call> and </tool_call> at their Qwen2.5 ids
+NEWLINE = 198  # "\n" in the byte-level vocabulary
 CONSTANT = 0  # the residual dimension held at 1 for every token
+AFTER_NEWLINE = 1  # the residual dimension that is -1 on "\n", 1 elsewhere
+AFTER_TOOL_CALL = 2  # the residual dimension that is 1 on <tool_call>, -1 on </tool_call>, 0 elsewhere
+RESERVED = 3  # dimensions 0 to 2 are kept out of the random layers
 
 
 def main() -> None:
@@ -39,6 +48,8 @@ def main() -> None:
     tokens = list(vocab.fields["tokenizer.ggml.tokens"].contents())
     token_types = [int(t) for t in vocab.fields["tokenizer.ggml.token_type"].contents()]
     merges = list(vocab.fields["tokenizer.ggml.merges"].contents())
+    for token_id, text in ((TOOL_CALL, "<tool_call>"), (TOOL_CALL_END, "</tool_call>")):
+        tokens[token_id], token_types[token_id] = text, int(gguf.TokenType.USER_DEFINED)
     template = (args.llama_cpp_dir / "models" / "templates" / "Qwen-Qwen2.5-7B-Instruct.jinja").read_text()
     n_vocab, width, heads, kv_heads, ffn = len(tokens), args.n_embd, 4, 2, 2 * args.n_embd
     head_dim = width // heads
@@ -46,12 +57,28 @@ def main() -> None:
 
     embedding = rng.standard_normal((n_vocab, width)).astype(np.float32)
     embedding[:, CONSTANT] = 1.0
-    # ordinary tokens: logits about N(0, 2^2); the constant dimension carries the specials' logits
-    output = (rng.standard_normal((n_vocab, width)) * 2.0 / np.sqrt(width - 1)).astype(np.float32)
-    output[:, CONSTANT] = 0.0
+    embedding[:, AFTER_NEWLINE] = 1.0
+    embedding[NEWLINE, AFTER_NEWLINE] = -1.0
+    embedding[:, AFTER_TOOL_CALL] = 0.0
+    embedding[TOOL_CALL, AFTER_TOOL_CALL] = 1.0
+    embedding[TOOL_CALL_END, AFTER_TOOL_CALL] = -1.0
+    # ordinary tokens: logits about N(0, 2^2); the reserved dimensions carry the specials' logits
+    output = (rng.standard_normal((n_vocab, width)) * 2.0 / np.sqrt(width - RESERVED)).astype(np.float32)
+    output[:, :RESERVED] = 0.0
     output[END_OF_TEXT:, :] = 0.0
     output[END_OF_TEXT:, CONSTANT] = -30.0
     output[END_OF_TURN, CONSTANT] = args.eos_logit
+    output[TOOL_CALL, [CONSTANT, AFTER_NEWLINE]] = (-2.0, -14.0)  # after "\n": +12, above any other; elsewhere: -16
+    output[TOOL_CALL_END, [CONSTANT, AFTER_NEWLINE]] = (-6.0, -14.0)  # likely where llama.cpp's grammar allows it
+    output[NEWLINE, AFTER_TOOL_CALL] = 20.0  # "<tool_call>\n": the template's opening, which starts the grammar
+    output[END_OF_TURN, AFTER_TOOL_CALL] = -30.0  # and the turn ends right after "</tool_call>": one call a reply
+    # tokens of whitespace alone but "\n" are unlikely: the JSON of a tool call stays compact
+    blank = [
+        i
+        for i, t in enumerate(tokens[:END_OF_TEXT])
+        if t and set(t) <= set("\u0120\u010a\u0109\u010d") and i != NEWLINE
+    ]
+    output[blank, CONSTANT] = -8.0
 
     writer = gguf.GGUFWriter(str(args.out), "llama")
     writer.add_name("random weights, Qwen2 tokenizer and Qwen2.5 chat template")
@@ -82,10 +109,10 @@ def main() -> None:
 
     def weights(*shape: int, into_residual: bool = False, from_residual: bool = False) -> np.ndarray:
         w = (rng.standard_normal(shape) * 0.05).astype(np.float32)
-        if into_residual:  # the layers never write the constant dimension ...
-            w[CONSTANT, :] = 0.0
-        if from_residual:  # ... nor read it
-            w[:, CONSTANT] = 0.0
+        if into_residual:  # the layers never write the reserved dimensions ...
+            w[:RESERVED, :] = 0.0
+        if from_residual:  # ... nor read them
+            w[:, :RESERVED] = 0.0
         return w
 
     for layer in range(args.n_layer):

@@ -175,7 +175,7 @@ def fetch_models(cache: Path) -> dict[str, Path]:
 
 def random_model(cache: Path) -> Path:
     """The random-weights model, written once by ``random_model.py`` (numpy and gguf-py from the llama.cpp tree)."""
-    out = cache / "models" / "random-qwen2-tokenizer.gguf"
+    out = cache / "models" / "random-qwen2-tokenizer-v2.gguf"  # v2: opens a tool call; a new name makes it anew
     if out.is_file():
         return out
     tree = llama_source(cache)

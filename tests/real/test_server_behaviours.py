@@ -18,6 +18,9 @@ from .conftest import RANDOM_CTX, SMALL_CTX
 
 pytestmark = pytest.mark.real
 
+JUDGE_PARAMS = {"temperature": 0, "max_tokens": 60}
+"""The random-weights judge's verdicts are gibberish inside the schema: kept short."""
+
 SYSTEM = "Label the support ticket: billing, bug or feature. Answer the label only."
 
 
@@ -35,7 +38,14 @@ def catalog(servers: dict[str, Any], reference: str, candidate: str, **fields: A
         entry("local/judge", "random", "large"),
     ]
     picks = {"standard": "local/reference", "large": "local/judge"}
-    return gb.Catalog(entries, grades=["standard", "large"], picks=picks, ceiling="local/judge", source="real")
+    return gb.Catalog(
+        entries,
+        grades=["standard", "large"],
+        picks=picks,
+        ceiling="local/judge",
+        source="real",
+        judge_params=JUDGE_PARAMS,
+    )
 
 
 def classifier(**params: Any) -> Any:
