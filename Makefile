@@ -8,7 +8,7 @@ PY     := $(VENV)/bin/python
 # fixtures are made once) and moves work to whichever is idle; a notebook's cells stay on one worker (loadscope).
 XDIST  := -n auto --maxprocesses 2
 
-.PHONY: demo test test-slow lab lint docs screenshot clean
+.PHONY: demo test test-slow test-real lab lint docs screenshot clean
 
 # Each target is one pip run over the package and its extra (a fresh clone's `make test` resolves once, not twice).
 # pip is upgraded first: the venv's own (23.2 with Python 3.11.7) took twice the wall time over the same install.
@@ -39,11 +39,15 @@ lab: $(VENV)/.notebook  # JupyterLab on the notebooks (as root, e.g. in a contai
 	$(VENV)/bin/jupyter lab notebooks/ $(if $(filter 0,$(shell id -u)),--allow-root)
 
 test: $(VENV)/.test  # the statistical simulations as fast slices; their full size is `make test-slow`
-	$(PY) -m pytest -q -m "not slow" $(XDIST) --dist worksteal
+	$(PY) -m pytest -q -m "not slow and not real" $(XDIST) --dist worksteal
 	@if ls notebooks/*.ipynb >/dev/null 2>&1; then $(PY) -m pytest -q $(XDIST) --dist loadscope --nbval-lax notebooks/; fi
 
 test-slow: $(VENV)/.test  # the statistical simulations at full size (marked slow)
 	$(PY) -m pytest -q -m slow $(XDIST) --dist worksteal
+
+test-real: $(VENV)/.test  # real models on llama.cpp: builds llama-server once into ~/.cache/gradebench-real (see scripts/)
+	$(PY) scripts/real_models.py prepare || test $$? -eq 3  # 3: no compiler or registry here; the tests skip, saying so
+	$(PY) -m pytest -q -rs -m real tests/real
 
 lint: $(VENV)/.test
 	$(VENV)/bin/ruff check .
