@@ -26,8 +26,9 @@ from ._version import __version__
 
 def __getattr__(name: str):
     # Leaves load when first used: gb.charts and gb.widgets (altair, ipywidgets), gb.sim (the simulated fleet),
-    # gb.jobs (the example jobs) and gb.testing (a scripted endpoint for testing jobs offline).
-    if name in ("charts", "jobs", "sim", "testing", "widgets"):
+    # gb.replay (recorded outputs as entries), gb.jobs (the example jobs) and gb.testing (a scripted endpoint for
+    # testing jobs offline).
+    if name in ("charts", "jobs", "replay", "sim", "testing", "widgets"):
         import importlib
 
         return importlib.import_module(f"{__name__}.{name}")
