@@ -14,7 +14,7 @@ import json
 import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 import polars as pl
 
@@ -158,7 +158,13 @@ class Recording:
         return [{"id": ident, "prompt": self._prompts[ident]} for ident in self.input_ids]
 
     def job(
-        self, name: str, instructions: str, *, rubric: str = "", output: str = "text", grade: str = "replay"
+        self,
+        name: str,
+        instructions: str,
+        *,
+        rubric: str = "",
+        output: Literal["text", "json"] = "text",
+        grade: str = "replay",
     ) -> PromptJob:
         """The job that asks each input's recorded prompt: a `gradebench.PromptJob` whose user message is the input's
         ``prompt`` (after a system message of ``instructions``, the task the judge reads). A recorded model answers
@@ -166,7 +172,7 @@ class Recording:
         self._need_prompts()
         return PromptJob(
             name=name, instructions=instructions, template="{prompt}", rubric=rubric, output=output, grade=grade
-        )  # type: ignore[arg-type]
+        )
 
     def _need_prompts(self) -> None:
         if not self.has_prompts:

@@ -27,6 +27,7 @@ from typing import Any
 
 import httpx2
 
+from .._base.canonical import canonical_json
 from .._base.protocol import content_text, section, transcripts
 from .._base.vocab import Role
 from .._calls.session import mount
@@ -283,7 +284,7 @@ def _check_judged(recording: Recording, judge: RecordedJudge) -> None:
 
 
 def _digest(*parts: Any) -> str:
-    return hashlib.sha256(json.dumps(parts, sort_keys=True, default=str).encode()).hexdigest()[:12]
+    return hashlib.sha256(canonical_json(list(parts)).encode()).hexdigest()[:12]
 
 
 def _has_tokens(usage: Mapping[str, Any] | None) -> bool:

@@ -72,7 +72,8 @@ def candidate_rows(report: gb.BenchmarkReport, entry: str) -> dict[str, dict[str
 async def test_a_recording_of_two_models_races_over_loopback_with_its_outputs_usage_and_cost(tmp_path: Path) -> None:
     recording = Recording(pl.DataFrame(recorded()))
     replay = Replay(recording, judge=scores(), latency_scale=0)
-    async with serve({model: replay for model in [*ANSWERS, gb.replay.JUDGE_MODEL]}) as base_url:  # type: ignore[misc]
+    # the suite's loopback server routes by model id: every one of them to the replay
+    async with serve({model: replay for model in [*ANSWERS, gb.replay.JUDGE_MODEL]}) as base_url:
         catalog = replay.catalog(REFERENCE, base_url=base_url)
         report = await _raced(bench(recording, catalog, tmp_path))
     assert report.meta.reference_entry == REFERENCE
