@@ -9,6 +9,7 @@ the row. How a request finds its record is `Recording.find`'s docstring.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import os
@@ -115,7 +116,7 @@ class Recording:
         found = self._exact.get(prompt)
         return found if found is not None else self._loose.get(normalised(prompt))
 
-    @property
+    @functools.cached_property
     def digest(self) -> str:
         """12 hex digits that change whenever a record does: the replay's base URL holds it, so the call cache never
         serves an answer an earlier version of the recording gave."""

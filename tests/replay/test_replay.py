@@ -116,8 +116,13 @@ async def test_a_missing_record_fails_that_run_naming_the_input_and_the_model(tm
         and f"model '{CANDIDATE}' has no recorded output for input 'q3'" in (rows["q3"]["error"])
     )
     assert all(rows[i]["ok"] for i in ("q1", "q2", "q4"))
+    assert rows["q3"]["endpoint_error"]  # an endpoint failure: the verdict leaves the run out, saying so
+    assert "1 of 4 runs lost to the endpoint" in report.table()
     missed = [r for r in replay.requests if r.status == 404]
     assert [(r.model, r.input) for r in missed] == [(CANDIDATE, "q3")]
+    sent = len(replay.requests)
+    await _raced(bench(recording, replay.catalog(REFERENCE), tmp_path))  # a failed call is not cached: asked again
+    assert [(r.model, r.input, r.status) for r in replay.requests[sent:]] == [(CANDIDATE, "q3", 404)]
 
 
 async def test_a_missing_reference_record_stops_the_race_naming_the_input_and_the_model(tmp_path: Path) -> None:
