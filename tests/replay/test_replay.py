@@ -8,6 +8,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+import httpx2
+import openai
 import polars as pl
 import pytest
 
@@ -251,3 +253,38 @@ def test_a_bad_judge_file_or_a_file_of_no_format_is_refused_naming_it(tmp_path: 
         Replay(Recording(recorded()), judge=RecordedJudge.read(path))
     with pytest.raises(KeyError, match="pick 'gpt-9' is not a recorded model"):
         Replay(Recording(recorded()), judge=scores()).catalog("gpt-9")
+
+
+async def test_a_changed_recording_is_never_answered_from_the_cache_of_the_old_one(tmp_path: Path) -> None:
+    first = Recording(recorded())
+    await _raced(bench(first, Replay(first, judge=scores(), latency_scale=0).catalog(REFERENCE), tmp_path))
+    rows = recorded()
+    fixed = next(r for r in rows if (r["model"], r["input"]) == (CANDIDATE, "q2"))
+    fixed["output"] = "Canberra."
+    changed = Recording(rows)
+    replay = Replay(changed, judge=scores(), latency_scale=0)
+    assert replay.base_url != Replay(first, judge=scores()).base_url
+    report = await _raced(bench(changed, replay.catalog(REFERENCE), tmp_path))
+    assert json.loads(candidate_rows(report, CANDIDATE)["q2"]["output"]) == "Canberra."
+    assert replay.requests  # asked again, not served what the old recording said
+
+
+async def test_a_prompt_recorded_as_the_messages_sent_is_found_by_its_last_user_message() -> None:
+    messages = [
+        {"role": "system", "content": "You are terse."},
+        {"role": "user", "content": [{"type": "text", "text": QUESTIONS["q1"]}]},
+    ]
+    rows = [{**r, "prompt": json.dumps(messages) if r["input"] == "q1" else r["prompt"]} for r in recorded()]
+    recording = Recording(rows)
+    assert recording.inputs()[0] == {"id": "q1", "prompt": QUESTIONS["q1"]}
+    replay = Replay(recording, judge=scores(), latency_scale=0)
+    async with httpx2.AsyncClient(transport=replay.transport()) as http:
+        client = openai.AsyncOpenAI(base_url=replay.base_url, api_key="none", http_client=http, max_retries=0)
+        listed = await client.models.list()
+        asked = [{"role": "user", "content": QUESTIONS["q1"]}]
+        answer = await client.chat.completions.create(model=CANDIDATE, messages=asked)  # type: ignore[arg-type]
+        with pytest.raises(openai.NotFoundError, match="no record of model 'acme-mini-2' answers this prompt"):
+            await client.chat.completions.create(model=CANDIDATE, messages=[{"role": "user", "content": "Hi?"}])
+    assert [m.id for m in listed.data] == [REFERENCE, CANDIDATE, gb.replay.JUDGE_MODEL]
+    assert answer.choices[0].message.content == "Eight legs."
+    assert answer.usage is not None and answer.usage.completion_tokens == len("Eight legs.")
