@@ -360,12 +360,16 @@ def rates(outcomes: Sequence[Outcome], margin: float = MARGIN, *, gold: bool = F
     worse_truth = [(t, v) for t, v, _, _ in picked if t <= -margin]
     good_truth = [(t, v) for t, v, _, _ in picked if t >= -margin]
     with_interval = [(t, lo, hi) for t, _, lo, hi in picked if lo is not None and hi is not None]
+    # A miss whose interval ends at 0 on the truth's side: the draw held (almost) no question on which the truth's
+    # sign shows — e.g. none the candidate got wrong and the reference right — so the bootstrap cannot reach it.
+    at_zero = sum(not lo - 1e-9 <= t <= hi + 1e-9 and (lo >= 0 > t or hi <= 0 < t) for t, lo, hi in with_interval)
     right = sum((v == AS_GOOD and t > -margin) or (v == WORSE and t < -margin) for t, v, _, _ in picked)
     return {
         "races": len(picked),
         "false_as_good": (sum(v == AS_GOOD for _, v in worse_truth), len(worse_truth)),
         "false_worse": (sum(v == WORSE for _, v in good_truth), len(good_truth)),
         "coverage": (sum(lo - 1e-9 <= t <= hi + 1e-9 for t, lo, hi in with_interval), len(with_interval)),
+        "misses_at_zero": at_zero,
         "settled": (sum(v != INCONCLUSIVE for _, v, _, _ in picked), len(picked)),
         "settled_right": (right, len(picked)),
         "runs_mean": sum(o.runs for o in outcomes) / max(1, len(outcomes)),
@@ -381,13 +385,14 @@ def cells(outcomes: Sequence[Outcome]) -> dict[tuple[str, int, str], list[Outcom
 
 def table(outcomes: Sequence[Outcome], margin: float = MARGIN, *, gold: bool = False) -> str:
     """A markdown table: a row per (section, n, design)."""
-    head = '| section | n | design | false "as good" | false "worse" | coverage | settled | settled right | runs |'
-    lines = [head, "|---|---|---|---|---|---|---|---|---|"]
+    columns = ["section", "n", "design", 'false "as good"', 'false "worse"', "coverage", "misses at 0", "settled"]
+    columns += ["settled right", "runs"]
+    lines = ["| " + " | ".join(columns) + " |", "|" + "---|" * len(columns)]
     for (section, n, design), group in cells(outcomes).items():
         r = rates(group, margin, gold=gold)
         lines.append(
             f"| {section}{' gold' if gold else ''} | {n} | {design} | {rate(*r['false_as_good'])} | "
-            f"{rate(*r['false_worse'])} | {rate(*r['coverage'])} | {rate(*r['settled'])} | "
+            f"{rate(*r['false_worse'])} | {rate(*r['coverage'])} | {r['misses_at_zero']} | {rate(*r['settled'])} | "
             f"{rate(*r['settled_right'])} | {r['runs_mean']:.1f} |"
         )
     return "\n".join(lines)
