@@ -125,6 +125,8 @@ class Replay:
         ``base_url``, pointing there (the replay served over a socket).
         """
         models = self.recording.models
+        if grade == JUDGE_GRADE:
+            raise ValueError(f"grade {grade!r} is where the replay's judge sits: name the racing grade otherwise")
         if pick not in models:
             raise KeyError(f"pick {pick!r} is not a recorded model; the recording's models: {models}")
         given = dict(prices or {})

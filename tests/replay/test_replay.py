@@ -190,6 +190,8 @@ def test_a_recording_reads_the_same_from_parquet_jsonl_and_csv(tmp_path: Path) -
         (r.input, r.output, r.usage, r.cost) for r in read[2]
     ]
     assert read[0][0].usage == {"prompt_tokens": 22, "completion_tokens": 6}
+    twice = pl.concat([frame, frame.head(1)])  # a log that kept one call twice: the same answer, kept once
+    assert len(Recording(twice)) == len(read[0]) == 8
 
 
 @pytest.mark.parametrize(
