@@ -116,3 +116,26 @@ def test_a_truth_on_the_line_counts_in_both_denominators() -> None:
 def test_the_command_says_where_the_data_is_missing(tmp_path: Path) -> None:
     with pytest.raises(SystemExit, match=r"no RouteLLM data under .*give the folder with --data"):
         truth.main(["--data", str(tmp_path), "--only", "mmlu"])
+
+
+FULL = truth.DEFAULT_DATA / "routellm"
+needs_full_data = pytest.mark.skipif(not FULL.is_dir(), reason=f"the full RouteLLM data is not at {FULL}")
+
+
+@needs_full_data
+def test_the_full_data_holds_the_truths_the_docs_state() -> None:
+    gsm8k = truth.gsm8k_task(truth.DEFAULT_DATA)
+    assert round(gsm8k.truth, 3) == -2.183 and round(gsm8k.gold_truth, 3) == -2.494
+    assert truth.scorer_agreement(gsm8k) == {CANDIDATE: "1308 of 1319", REFERENCE: "1277 of 1319"}
+    tasks = truth.mmlu_tasks(truth.DEFAULT_DATA)
+    assert len(tasks) == 57 and sum(len(t.inputs) for t in tasks) == 14042
+    assert sum(t.truth <= -1 for t in tasks) == 28
+
+
+@pytest.mark.slow
+@needs_full_data
+def test_on_mmlu_false_as_good_stays_under_five_percent(tmp_path: Path) -> None:
+    outcomes = truth.measure(truth.mmlu_tasks(truth.DEFAULT_DATA), [32], ["fixed"], draws=228, seed=0, cache=tmp_path)
+    r = truth.rates(outcomes)
+    assert r["false_as_good"] == (2, 112)  # docs/truth.md: seed 0, the first 228 of its 570 draws at 32 questions
+    assert r["coverage"] == (211, 228)  # 92.5%: short of 95% on 0/1 scores, as the docs say
