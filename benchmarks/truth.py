@@ -1,8 +1,8 @@
 """How often is the verdict wrong against real truth? Recorded answers of two real models replayed through real races.
 
-    nice python benchmarks/truth.py                     # every section, the default sizes and draws
-    nice python benchmarks/truth.py --only mmlu --draws 228 --seed 0
-    nice python benchmarks/truth.py --only gsm8k --n 32 128 --draws 200
+    nice python benchmarks/truth.py                     # every section, the default sizes (and 228 draws a cell)
+    nice python benchmarks/truth.py --only mmlu --n 16 32 --draws 570 --seed 0       # docs/truth.md's figures
+    nice python benchmarks/truth.py --only gsm8k --n 32 64 128 --draws 228 --seed 0
 
 The data is RouteLLM's evaluation of Mixtral-8x7B-Instruct (the candidate) and GPT-4-1106 (the reference, the pick) on
 MMLU and GSM8K (`../shared/data/routellm`, Apache-2.0; `--data` names another folder holding ``routellm/``). Every
@@ -24,12 +24,14 @@ judged, cached and reported as any provider's, and the verdict is the report's o
   *truly worse* when truth ≤ −m (the test's null hypothesis holds) and *truly as good* when truth ≥ −m (a truth exactly
   on the line counts in both). False "as good": verdict "as good" on a truly worse draw; false "worse": verdict
   "worse" on a truly as good one. Coverage: the verdict's interval [lower, upper] holds the truth. Settled: a verdict
-  other than inconclusive.
+  other than inconclusive. A coverage miss "at 0" is one whose interval ends at 0 on the truth's side: on 0/1 scores,
+  a draw with no question the candidate lost (or won) cannot reach a truth beyond 0.
 - **Draws.** A draw races ``n`` questions sampled without replacement from the domain with
-  ``random.Random(f"{seed}:{task}:{n}:{draw}")``; MMLU's draws cycle over its 57 domains (draw k races domain
-  k mod 57). The fixed design races each question once (``runs=1``: a recording has one answer per question, so a
-  repeat adds nothing); the group-sequential design (``runs="gsd"``) is given ``max_runs=n`` so that its eight looks
-  take n/8 new questions each and it never repeats one. Intervals on rates are Clopper–Pearson 95%.
+  ``random.Random(f"{seed}:{task}:{n}:{k}")``, k the task's own count of draws; MMLU's draws cycle over its 57
+  domains (draw d races domain d mod 57, its sample k = d div 57). The fixed design races each question once
+  (``runs=1``: a recording has one answer per question, so a repeat adds nothing); the group-sequential design
+  (``runs="gsd"``) is given ``max_runs=n`` so that its eight looks take n/8 new questions each and it never repeats
+  one. Intervals on rates are Clopper–Pearson 95%.
 
 Calls are cached under ``--cache`` (default a folder in the system's temp dir), so a second run is quicker.
 """
@@ -410,7 +412,9 @@ def mmlu_section(args: argparse.Namespace) -> list[Outcome]:
         f"  from {truths[0][0]:+.2f} ({truths[0][1]}) to {truths[-1][0]:+.2f} ({truths[-1][1]}); {worse} domains truly"
     )
     print(f"  worse (truth ≤ −{args.margin:g}), {len(tasks) - worse} within the margin", flush=True)
-    sizes = [n for n in (args.n or (16, 32)) if n <= min(len(t.inputs) for t in tasks)]
+    sizes, smallest = args.n or (16, 32), min(tasks, key=lambda t: len(t.inputs))
+    if max(sizes) > len(smallest.inputs):
+        raise SystemExit(f"--n {max(sizes)} is more than the {len(smallest.inputs)} questions of {smallest.name}")
     return measure(tasks, sizes, args.designs, draws=args.draws, seed=args.seed, cache=args.cache, margin=args.margin)
 
 
