@@ -105,10 +105,12 @@ def test_a_truth_on_the_line_counts_in_both_denominators() -> None:
             outcome(-2.0, "worse", -3.0, -1.5),
             outcome(0.0, "worse", -3.0, -1.5),  # a false "worse" whose interval misses the truth
             outcome(0.5, "inconclusive", -1.5, 1.0),
+            outcome(-0.5, "as good", 0.0, 0.0),  # the models alike on every question drawn: a miss at 0
         ]
     )
-    assert r["false_as_good"] == (1, 2) and r["false_worse"] == (1, 3)
-    assert r["coverage"] == (2, 4) and r["settled"] == (3, 4) and r["settled_right"] == (1, 4)
+    assert r["false_as_good"] == (1, 2) and r["false_worse"] == (1, 4)
+    assert r["coverage"] == (2, 5) and r["misses_at_zero"] == 1
+    assert r["settled"] == (4, 5) and r["settled_right"] == (2, 5)
     assert truth.clopper_pearson(0, 10)[1] == pytest.approx(0.3085, abs=1e-4)
     assert truth.clopper_pearson(5, 10) == pytest.approx((0.1871, 0.8129), abs=1e-4)
 
