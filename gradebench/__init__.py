@@ -51,9 +51,10 @@ HOMES: dict[str, str] = {
 """Where each name of the root lives. ``import gradebench`` loads none of them — polars, numpy, pydantic's models and
 the openai SDK load with the first name read — so a command or a script that needs little starts quickly."""
 
-SUBMODULES = ("charts", "jobs", "results", "scorers", "sim", "testing", "vocab", "widgets")
+SUBMODULES = ("charts", "jobs", "replay", "results", "scorers", "sim", "testing", "vocab", "widgets")
 """The public modules, loaded when first read: gb.charts and gb.widgets (altair, ipywidgets), gb.sim (the simulated
-fleet), gb.jobs (the example jobs), gb.testing (a scripted endpoint), gb.results, gb.scorers and gb.vocab."""
+fleet), gb.replay (recorded outputs as entries), gb.jobs (the example jobs), gb.testing (a scripted endpoint),
+gb.results, gb.scorers and gb.vocab."""
 
 
 def __getattr__(name: str) -> Any:

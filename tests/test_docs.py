@@ -99,7 +99,8 @@ def test_the_root_names_agree_in_the_package_the_reference_and_the_readme() -> N
 
 def test_every_public_module_has_an_api_page_in_the_nav() -> None:
     nav = (REPO / "mkdocs.yml").read_text()
-    for module in ("gradebench", "vocab", "results", "scorers", "charts", "widgets", "sim", "jobs", "testing"):
+    public = ("gradebench", "vocab", "results", "scorers", "charts", "widgets", "sim", "replay", "jobs", "testing")
+    for module in public:
         page = "gradebench.md" if module == "gradebench" else f"{module}.md"
         assert f"reference/{page}" in nav, module
         name = module if module == "gradebench" else f"gradebench.{module}"

@@ -41,6 +41,7 @@ PUBLIC = [
     "gradebench.charts",
     "gradebench.widgets",
     "gradebench.sim",
+    "gradebench.replay",
     "gradebench.jobs",
     "gradebench.testing",
 ]
