@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 import time
@@ -61,12 +62,19 @@ def race(real_servers: dict[str, Any], tmp_path_factory: pytest.TempPathFactory)
     yield DayOne(folder, check, run, wall, gb.BenchmarkReport.read_parquet(folder / "out" / "triage"))
 
 
-def test_check_passes_every_real_entry(race: DayOne) -> None:
+def test_check_passes_every_real_model_and_says_what_the_judge_is_worth(race: DayOne) -> None:
+    """Every model answers; the 135M judge may not give a run identical to the reference full marks, and then
+    `check` says so on its row and exits 1 (a judge that cannot honour identical runs is a finding, not a pass)."""
     said = race.check.stdout
-    assert race.check.returncode == 0, said + race.check.stderr
     for name in day_one.PRICES:
         assert name in said, said
-    assert f"{len(day_one.PRICES)} of {len(day_one.PRICES)} entries pass" in said
+    judge = next(line for line in said.splitlines() if line.startswith("local/smollm2-judge"))
+    honoured = re.search(r"(\d+)/10 honoured", judge)
+    short = honoured is not None and int(honoured.group(1)) < 10
+    assert race.check.returncode == (1 if short else 0), said + race.check.stderr
+    assert f"{len(day_one.PRICES) - short} of {len(day_one.PRICES)} entries pass" in said
+    if short:
+        assert "to a run identical to the reference" in " ".join(said.split())
 
 
 def test_rows_are_complete(race: DayOne) -> None:
