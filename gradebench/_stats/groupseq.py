@@ -76,6 +76,7 @@ from typing import Final
 
 import numpy as np
 
+from .adjusted import pseudo_pair_se
 from .paired import AS_GOOD, INCONCLUSIVE, MIN_INPUTS, WORSE, VerdictLabel, number_text
 from .t import t_isf
 
@@ -256,10 +257,15 @@ class _Look:
     """The ``as good`` side's critical value (t scale) at the look."""
     crit_worse: float
     """The ``worse`` side's."""
+    floor: float
+    """The pseudo-pair standard error of the inputs' means (`gradebench._stats.adjusted`): the least ``se`` the
+    bounds use, for differences with few or no discordant pairs; 0 before a look has read an input."""
 
     @property
     def bounds(self) -> tuple[float, float]:
-        return self.mean - self.crit * self.se, self.mean + self.crit_worse * self.se
+        """The repeated bounds, each at least its critical value's worth of `floor` from the mean."""
+        se = max(self.se, self.floor)
+        return self.mean - self.crit * se, self.mean + self.crit_worse * se
 
 
 def _read(draws: Sequence[tuple[str, float | None]], units: int) -> tuple[int, list[float]]:
@@ -338,6 +344,7 @@ def _look(k: int, units: int, n: int, means: list[float], bound: float, worse_bo
         se=se,
         crit=_crit(bound, inputs),
         crit_worse=_crit(worse_bound, inputs),
+        floor=pseudo_pair_se(means) if means else 0.0,
     )
 
 

@@ -25,6 +25,7 @@ import numpy as np
 import polars as pl
 
 from .._base.vocab import Role
+from .adjusted import pseudo_pair_se
 from .ratios import RATIOS_SCHEMA, ratios
 
 __all__ = [
@@ -296,13 +297,17 @@ def non_inferiority(
     a one-sided bound at 97.5% with the default 0.95 — the level non-inferiority trials read, and the one the
     group-sequential race's "as good" spends. At one-sided 95% a job whose inputs differ with a long left tail (a few
     inputs much worse) was called "as good" on the margin in 6.2% of races at 16 × 4 (exact 95% bound 7.4%); at 97.5%
-    in 3.4% (4.2%), `benchmarks/design_validity.py`, seed 22, 2,000 races. JudgeScore:
+    in 3.4% (4.2%), `benchmarks/design_validity.py`, seed 22, 2,000 races. Each bound is then taken at least z
+    standard errors from D̄, z the bound's normal quantile and the standard error the pseudo-pair one of the d_i
+    (`gradebench._stats.adjusted`: Bonett and Price's for paired 0/1 scores): a sample with few or no discordant
+    pairs — ties, a 0/1 score — makes the bootstrap too sure (no loss drawn, and every resample is ≥ 0). JudgeScore:
     ``as good`` when lower > −margin; ``worse`` when upper < −margin; otherwise ``inconclusive`` (also when there is
     nothing to pair, or a single run on each side of a single input, with the reason). The p-value for H0: Δ ≤ −margin
-    is the bootstrap share (1 + #{D* ≤ −margin}) / (resamples + 1), the dual of the percentile bound, never 0.
+    is the larger of the bootstrap share (1 + #{D* ≤ −margin}) / (resamples + 1), the dual of the percentile bound,
+    never 0, and the normal p-value Φ((−margin − D̄)/se) of the pseudo-pair standard error.
     ``more_runs`` (inconclusive only) is ceil(n · ((z + z_0.8) · se / (D̄ + margin))²) − n, z the bound's one-sided
-    quantile, with n the paired runs
-    and se the bootstrap standard error, at least 1; None when D̄ ≤ −margin (more runs would likely show ``worse``).
+    quantile, with n the paired runs and se the larger of the bootstrap standard error and the pseudo-pair one, at
+    least 1; None when D̄ ≤ −margin (more runs would likely show ``worse``).
     The reference entry itself is not tested: ``candidate == reference_entry`` gives verdict None. With fewer than
     ``min_inputs`` paired inputs the verdict stays ``inconclusive`` whatever the bounds say (a percentile bootstrap
     over a handful of inputs is too sure of itself); ``more_runs`` then counts the runs to reach ``min_inputs``.
@@ -339,9 +344,14 @@ def non_inferiority(
     boot = resample_means(*_padded([cand[k] for k in common]), idx, rng)
     boot -= resample_means(*_padded([ref[k] for k in common]), idx, rng)
     tail = (1.0 - level) / 2.0  # each end of the two-sided interval
-    lower = min(float(np.quantile(boot, tail)), mean_diff)
-    upper = max(float(np.quantile(boot, 1.0 - tail)), mean_diff)
-    p_value = (1 + int(np.count_nonzero(boot <= -margin))) / (resamples + 1)
+    # The bootstrap reads the sample's spread as the job's: with few or no discordant pairs (ties) it is too sure, so
+    # each bound lies at least z pseudo-pair standard errors from the mean (`gradebench._stats.adjusted`).
+    floor = pseudo_pair_se([cand[k].mean() - ref[k].mean() for k in common])
+    half = NormalDist().inv_cdf(1.0 - tail) * floor
+    lower = min(float(np.quantile(boot, tail)), mean_diff - half)
+    upper = max(float(np.quantile(boot, 1.0 - tail)), mean_diff + half)
+    floor_p = NormalDist().cdf((-margin - mean_diff) / floor)  # the floor's own p-value: the dual of its bound
+    p_value = max((1 + int(np.count_nonzero(boot <= -margin))) / (resamples + 1), floor_p)
     make = partial(make, lower=lower, upper=upper, p_value=p_value)
     line, bounds = number_text(-margin), f"[{number_text(lower, 2)}, {number_text(upper, 2)}]"
     if len(common) < min_inputs and (lower > -margin or upper < -margin):
@@ -358,7 +368,7 @@ def non_inferiority(
         return make(
             verdict=WORSE, reason=f"upper bound {number_text(upper, 2)} < {line}: worse by more than the margin"
         )
-    se = float(boot.std(ddof=1)) if resamples > 1 else 0.0
+    se = max(float(boot.std(ddof=1)) if resamples > 1 else 0.0, floor)
     if mean_diff + margin <= 0 or se == 0:
         reason = f"bounds {bounds} straddle {line} with the mean at or below it: more runs would likely show worse"
         return make(verdict=INCONCLUSIVE, reason=reason)
