@@ -240,14 +240,15 @@ def test_the_repeated_bounds_cover_the_truth_at_every_look(draw, mean: float, si
 @sized(200, 1000)
 def test_clear_entries_stop_early_and_the_race_saves_runs(size: Size) -> None:
     # 1000 races each: clearly worse (−4), clearly as good (+0.3, smooth) and on the margin (−1, failures' shape).
-    # Measured: worse settles at look 1 in 848 and by look 2 in 999 (8 or 16 of 64 units); as good in 991, from look
-    # 5 on (550 at look 5); on the margin 888 stop for futility before the last look: 40 units on average, 38% fewer
-    # than racing all 64.
+    # Measured: worse settles at look 1 in 731 and by look 2 in 999 (8 or 16 of 64 units; at 8 inputs the
+    # pseudo-pair floor under the standard error, `gradebench._stats.adjusted`, holds back 117 of the 848 the plain t
+    # settled at look 1); as good in 991, from look 5 on (256 at look 5, as before the floor); on the margin 888 stop
+    # for futility before the last look: 40 units on average, 38% fewer than racing all 64.
     n = size.n
     worse = verdicts(races(smooth, 0.0, -4.0, n, seed=3))
     good = verdicts(races(smooth, 0.0, 0.3, n, seed=4))
     edge = verdicts(races(failures, FAILURES_MEAN, -1.0, n, seed=5))
-    assert all(v.verdict == WORSE for v in worse) and sum(v.look == 1 for v in worse) >= size.at_least(0.8) * n
+    assert all(v.verdict == WORSE for v in worse) and sum(v.look == 1 for v in worse) >= size.at_least(0.7) * n
     assert sum(v.look <= 2 for v in worse) >= size.at_least(0.99) * n
     assert sum(v.verdict == AS_GOOD for v in good) >= size.at_least(0.95) * n
     assert all(v.look >= FIRST_GOOD for v in good)
