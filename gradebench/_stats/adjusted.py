@@ -1,28 +1,35 @@
-"""A floor under a paired interval of bounded scores: the Bonett–Price adjusted Wald interval, generalised.
+"""A floor under the standard error of a mean paired difference of bounded scores: Bonett and Price's pseudo pairs.
 
 Why. A paired difference of bounded scores with many ties — a 0/1 score ×10 where two models agree on most inputs, a
 judge that gives identical answers the same score — often shows few or no discordant pairs in a small sample. A
-bootstrap, or a t, reads the sample's spread as the population's: with no loss drawn every resample is ≥ 0 and the
-interval ends at 0; with every pair tied it is [0, 0]. Either clears any margin, though the sample is as likely as
-not from a job one margin worse (on MMLU, two models agreeing on 78% of questions, 16 questions hold no question the
-candidate lost in about one draw of five; the bootstrap covered the truth in 87% of such races, `docs/truth.md`).
+bootstrap, or a t, reads the sample's spread as the job's: with no loss drawn every resample is ≥ 0 and the interval
+ends at 0; with every pair tied it is [0, 0]. Either clears any margin, though such a sample is common in a job one
+margin worse: on MMLU, where two models agree on 78% of questions, 16 questions often hold no question the candidate
+lost, and the fixed design's bootstrap interval held the truth in 87.0% of 570 races (`docs/truth.md`).
 
 The method. For paired 0/1 outcomes Bonett & Price ("Adjusted Wald confidence interval for a difference of binomial
-proportions based on paired data", J. Educ. Behav. Stat. 37(4), 2012) add one pseudo pair to each discordant cell:
-p̃₁₂ = (f₁₂ + 1)/(n + 2), p̃₂₁ = (f₂₁ + 1)/(n + 2), and the interval (p̃₁₂ − p̃₂₁) ± z·√((p̃₁₂ + p̃₂₁ − (p̃₁₂ −
-p̃₂₁)²)/(n + 2)) — the Wald interval of the sample with two pseudo pairs added, one at each discordant difference (+1
-and −1), its variance the plug-in one over n + 2. (Agresti & Min, Biometrics 61, 2005, add half a pair to each cell:
-on the 0/1 worlds below it covers 92% where this covers 97%.) A bounded score's discordant differences are not known
-in advance, so here each side's pseudo pair takes the mean of the differences the sample holds on that side — on a
-0/1 score ×10 exactly ±10, so the interval is Bonett and Price's — or, when the sample holds none on that side, the
-score's bound (`DIFFERENCE_BOUND`, ±10: the largest difference the 0..10 scale allows), the loss the sample may have
-missed. Where the sample has spread on both sides the pseudo pairs weigh like two more ordinary ones and the interval
-is near the plain Wald one; where one side is empty they put in a loss at the bound, which is what makes it honest.
+proportions based on paired data", J. Educ. Behav. Stat. 37(4), 2012) add one pseudo pair to each discordant cell,
+p̃₁₂ = (f₁₂ + 1)/(n + 2) and p̃₂₁ = (f₂₁ + 1)/(n + 2), with standard error √((p̃₁₂ + p̃₂₁ − (p̃₁₂ − p̃₂₁)²)/(n + 2)):
+the plug-in standard error of the sample with two pseudo pairs added, one at each discordant difference (+1, −1).
+(Agresti & Min, Biometrics 61, 2005, add half a pair to each cell; in a 0/1 world of 16 pairs, 15% lost and none
+won, that interval covered 92% where one pair's covers 99.9%.) A bounded score's discordant differences are not known
+in advance, so each side's pseudo pair here is the mean of the sample's differences on that side — on a 0/1 score ×10
+exactly ±10, so the standard error is Bonett and Price's — a side the sample holds none of mirrors the other side's
+(on a 0/1 score, again ±10: one loss as large as the wins drawn), and with every pair tied both are the score's bound
+±`DIFFERENCE_BOUND`.
 
-Measured (`tests/stats/test_adjusted.py`; 20,000 samples a cell, seed 2): on a 0/1 score ×10, 16 pairs, the
-candidate losing 16% of them and winning 6% (truth −1, 22% discordant) the two-sided 95% interval covers the truth in
-98.9% of samples and its lower bound clears the margin in 0.6% (the percentile bootstrap: 88% and 7.5%); with 8% lost
-and none won (truth −0.8), 100% (bootstrap 72.5%); at 32 and 64 pairs it covers 95–99% in every world tried.
+The verdict's bounds (`gradebench._stats.paired.non_inferiority`, the group-sequential looks in
+`gradebench._stats.groupseq`) each lie at least their critical value times this standard error from the sample's
+mean: the floor binds where the sample shows few or no discordant pairs and leaves the interval as it was where
+the sample has spread on both sides (the pseudo pairs then weigh about like two more ordinary ones). Only the
+standard error is floored, not the centre moved (Bonett and Price also move it toward 0): on 0/1 worlds of 16 pairs
+with 22% discordant, that keeps coverage at 96% instead of 99% and calls a truly equal candidate "as good" in 13% of
+samples instead of 6%, with false "as good" on the margin at 2.3% (20,000 samples a world, seed 2).
+
+Measured through `non_inferiority` (`tests/stats/test_adjusted.py`): a 0/1 score ×10, 16 pairs, the candidate losing
+16% and winning 6% (truth −1, on the margin), 3,000 samples, seed 24: coverage 95.9%, "as good" 2.3% (the bootstrap
+alone: 87–90% and 5–7.5%). On the rounded 0..10 scores of `benchmarks/design_validity.py` (16 inputs × 4 runs, and
+the group-sequential race) power at truth 0 is unchanged to the race on the same 500 jobs a world, seed 22.
 """
 
 from __future__ import annotations
