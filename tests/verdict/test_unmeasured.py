@@ -25,6 +25,7 @@ from ..providers import OpenAIEndpoint, serve
 
 QUESTIONS = [{"id": f"q{i}", "text": f"Question {i}: what is the code?"} for i in range(10)]
 """Ten inputs: more than the eight a verdict needs, so a clean comparison settles."""
+THIRTY = [{"id": f"q{i}", "text": f"Question {i}: what is the code?"} for i in range(30)]
 ASK = gb.PromptJob(
     name="codes",
     instructions='Answer the code asked for. Answer JSON {"code": ...}.',
@@ -103,9 +104,9 @@ def loopback(base_url: str) -> gb.Catalog:
     )
 
 
-async def race(tmp_path: Path, candidates: list[str]) -> gb.BenchmarkReport:
+async def race(tmp_path: Path, candidates: list[str], inputs: list[dict[str, str]] = QUESTIONS) -> gb.BenchmarkReport:
     async with serve(fleet()) as base_url:
-        bench = bench_of(ASK, loopback(base_url), tmp_path, candidates=candidates, inputs=QUESTIONS, runs=2)
+        bench = bench_of(ASK, loopback(base_url), tmp_path, candidates=candidates, inputs=inputs, runs=2)
         await bench.run()
         return bench.report()
 
@@ -155,24 +156,25 @@ async def test_three_broken_entries_are_unmeasured_each_saying_why(tmp_path: Pat
 
 
 async def test_a_partial_outage_leaves_its_runs_out_of_the_pairs_and_says_how_many(tmp_path: Path) -> None:
-    """The patchy entry answers as the reference does, but its upstream answered 500 on 4 of its 20 runs: counted 0
-    those runs made it look worse; left out, it is as good on the 16 that reached the model, and the reason says
-    how many were lost."""
-    report = await race(tmp_path, ["acme/ref", "acme/patchy"])
+    """The patchy entry answers as the reference does, but its upstream answered 500 on 4 of its 60 runs: counted 0
+    those runs made it look worse; left out, it is as good on the 56 that reached the model, and the reason says
+    how many were lost. (Thirty questions: its every paired difference is 0, and that says "as good" from 26 inputs
+    on, gradebench._stats.adjusted.)"""
+    report = await race(tmp_path, ["acme/ref", "acme/patchy"], inputs=THIRTY)
     row = model_row(report, "acme/patchy")
-    assert row["ok_rate"] == 0.8  # the failures still show where reliability is read
+    assert row["ok_rate"] == 56 / 60  # the failures still show where reliability is read
     assert row["verdict"] == "as good" and row["verdict_basis"] == VerdictBasis.JUDGE_ONLY
-    assert row["n_pairs"] == 16 and row["n_inputs"] == 8 and row["mean_diff"] == 0.0
+    assert row["n_pairs"] == 56 and row["n_inputs"] == 28 and row["mean_diff"] == 0.0
     assert (
-        "4 of 20 runs left out: the endpoint failed them (HTTP 500 after 1 attempt: The server had an error while "
+        "4 of 60 runs left out: the endpoint failed them (HTTP 500 after 1 attempt: The server had an error while "
         "processing your request.: 4), which says nothing of the model's answers"
     ) in row["verdict_reason"]
     table = report.table()
     assert "UNMEASURED" not in table
     pick = report.recommend()  # as good by the judge alone on the answers it gave, and what a switch would meet
     assert pick is not None and pick.entry == "acme/ref"
-    assert pick.sentence.startswith("not a finding: acme/patchy is as good as acme/ref on codes (margin 1.0, 16 paired")
-    assert re.search(r"^  acme/patchy +as good .* · 4 of 20 runs lost to the endpoint", table, re.M), table
+    assert pick.sentence.startswith("not a finding: acme/patchy is as good as acme/ref on codes (margin 1.0, 56 paired")
+    assert re.search(r"^  acme/patchy +as good .* · 4 of 60 runs lost to the endpoint", table, re.M), table
 
 
 async def test_an_entry_that_lost_most_of_its_runs_to_its_endpoint_is_unmeasured(tmp_path: Path) -> None:
