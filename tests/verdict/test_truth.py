@@ -81,6 +81,21 @@ def test_a_race_over_the_whole_domain_finds_the_truth(tmp_path: Path) -> None:
     assert got["gold_verdict"] == got["verdict"]  # the code scorer reads the same correctness: its test agrees
 
 
+def test_sixteen_questions_without_a_loss_are_no_as_good_on_a_truly_worse_domain(tmp_path: Path) -> None:
+    # abstract_algebra is 0.4 past the margin; these 16 of its questions hold no question Mixtral lost: every
+    # paired difference 0, or one +10. The bootstrap alone said [0, 0] and [0, 1.88]: "as good" on a worse domain.
+    task = next(t for t in truth.mmlu_tasks(SAMPLE, ["abstract_algebra"]))
+    with (SAMPLE / "routellm" / "mmlu" / "mmlu_abstract_algebra.csv").open(newline="") as f:
+        rows = list(csv.DictReader(f))
+    tied = [task.inputs[i] for i, r in enumerate(rows) if r[CANDIDATE] == r[REFERENCE]][:16]
+    won = next(task.inputs[i] for i, r in enumerate(rows) if r[CANDIDATE] == "True" and r[REFERENCE] == "False")
+    for inputs, lowest in ((tied, -1.54), ([*tied[:15], won], -1.24)):
+        got = truth.race(task, inputs, "fixed", cache=tmp_path)
+        assert got["runs"] == 16 and got["verdict"] == "inconclusive", got
+        assert got["lower"] == pytest.approx(lowest, abs=0.005) and got["lower"] < -1.0 < got["upper"]
+        assert got["gold_verdict"] == "inconclusive"  # the gold check reads the same correctness with the same test
+
+
 def test_error_rates_of_a_few_draws_are_counted_against_the_truth(tmp_path: Path) -> None:
     tasks = truth.mmlu_tasks(SAMPLE)
     outcomes = truth.measure(tasks, [16], ["fixed", "gsd"], draws=3, seed=0, cache=tmp_path)
@@ -139,5 +154,5 @@ def test_the_full_data_holds_the_truths_the_docs_state() -> None:
 def test_on_mmlu_false_as_good_stays_under_five_percent(tmp_path: Path) -> None:
     outcomes = truth.measure(truth.mmlu_tasks(truth.DEFAULT_DATA), [32], ["fixed"], draws=228, seed=0, cache=tmp_path)
     r = truth.rates(outcomes)
-    assert r["false_as_good"] == (2, 112)  # docs/truth.md: seed 0, the first 228 of its 570 draws at 32 questions
-    assert r["coverage"] == (211, 228)  # 92.5%: short of 95% on 0/1 scores, as the docs say
+    assert r["false_as_good"] == (0, 112)  # docs/truth.md: seed 0, the first 228 of its 570 draws at 32 questions
+    assert r["coverage"] == (219, 228)  # 96.1% (92.5% before the pseudo-pair floor, gradebench._stats.adjusted)
