@@ -57,11 +57,12 @@ a candidate, never a swap to a worse model); for symmetric differences its repea
 looks, misses 6.3% against its nominal 5% (the t-scale reading of eight Pocock bounds), and a false ``worse`` on the
 margin stays at 5% (tests/stats/test_groupseq.py). A verdict needs `MIN_INPUTS` inputs, and differences that do not
 vary give none (a t-statistic cannot weigh them). Differences with many ties — a 0/1 score, a judge that scores alike
-answers alike — make s too small when a look holds few or no discordant pairs (no loss drawn, and the lower bound
-sits at or above 0): the standard error each bound uses is at least the pseudo-pair one of `gradebench._stats.adjusted`
-(Bonett and Price's for 0/1 scores). On MMLU's recorded answers at 16 questions that is what keeps the repeated
-interval from ending at 0 short of the truth (`docs/truth.md`); on smooth differences it costs a clearly worse entry
-its first look now and then (8 inputs: 731 of 1000 settle there, 848 without it; all by the second).
+answers alike — make s too small when a look holds few or no discordant pairs (with no loss drawn the lower bound
+sits near or above 0, whatever the truth): the standard error each bound (and so each Z) uses is at least the
+pseudo-pair one of `gradebench._stats.adjusted` (Bonett and Price's for 0/1 scores). On MMLU's recorded answers at
+16 questions that is what keeps the repeated interval from ending at 0 short of the truth (`docs/truth.md`); on
+smooth differences it costs a clearly worse entry its first look now and then (8 inputs: 731 of 1000 settle there,
+848 without it; all by the second).
 
 Futility. From the first look that may say ``as good`` until the one before the last, an entry stops when the
 predictive power of either claim — the chance, under a flat prior on the effect and given the looks so far, that the
