@@ -43,9 +43,14 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import json
+import subprocess
+import sys
 import time
+import types
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any, TextIO
 
 import numpy as np
 import polars as pl
@@ -55,10 +60,18 @@ from gradebench._stats.active import FLOOR, ask, judge_uncertainty, label_chance
 from gradebench._stats.paired import AS_GOOD, DEFAULT_MARGIN, INCONCLUSIVE, WORSE, non_inferiority
 from gradebench._stats.ppi import corrected_difference, corrected_verdicts
 
-DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "hanna" / "hanna_dev.csv"
+ROOT = Path(__file__).resolve().parents[1]
+DATA = ROOT.parent / "shared" / "data" / "hanna" / "hanna_dev.csv"
 CRITERIA = ("RE", "CH", "EM")
 DESIGNS = ("random", "active")
+OLD = "old random"
+"""Random labels read by `BASELINE_COMMIT`'s corrected verdict: the same draws as ``random``'s (the same seed)."""
+JUDGES = ("Beluga-13B", "Mistral-7B")
 MARGIN = DEFAULT_MARGIN
+BASELINE_COMMIT = "7127536344cd95dd85da5858ecc100a8c7ba3522"
+"""The label-corrected verdict as it stood when it was first held against HANNA (the figures that asked for fewer
+labels): classic PPI, the judge's weight 1 on both sides, a t on inputs − 1 degrees of freedom, skew-widened — the
+parent of the commit that tuned the judge's weight (PPI++, cross-fitted) and set the minimum at 20 labels a side."""
 
 
 def ten(rating: pl.Expr) -> pl.Expr:
@@ -77,6 +90,8 @@ class Criterion:
     """(S, P): the judge's uncertainty (the panel's standard deviation), points."""
     people: np.ndarray
     """(S, P, 3): the three people's ratings, 0..10."""
+    filled: int = 0
+    """Stories none of the judges asked for rated, scored by every judge's ratings instead (`load`)."""
 
     @property
     def truth(self) -> np.ndarray:
@@ -85,24 +100,34 @@ class Criterion:
         return mean[:, None] - mean[None, :]
 
 
-def load(path: Path, criterion: str) -> Criterion:
-    """One criterion of the HANNA file as arrays (module docstring)."""
+def load(path: Path, criterion: str, judges: Sequence[str] = JUDGES) -> Criterion:
+    """One criterion of the HANNA file as arrays (module docstring); the judge score and its uncertainty from the
+    ratings of ``judges`` alone (all four repeats of each) — on a story none of them rated, every judge's (counted in
+    ``filled``: Mistral-7B alone leaves 2–4 stories a criterion unrated)."""
     rows = pl.read_csv(path, schema_overrides={"score": pl.Float64}).filter(pl.col("criterion") == criterion)
     systems = sorted(rows["system"].unique().to_list())
     prompts = sorted(rows["prompt"].unique().to_list())
+    if prompts != list(range(len(prompts))):
+        raise ValueError(f"{path}: prompts must be numbered 0..{len(prompts) - 1}")
+    if unknown := set(judges) - set(JUDGES):
+        raise ValueError(f"no judge named {sorted(unknown)}: HANNA's are {list(JUDGES)}")
     at = {s: i for i, s in enumerate(systems)}
-    judge = np.full((len(systems), len(prompts), 8), np.nan)
+    judge = np.full((len(systems), len(prompts), 4 * len(JUDGES)), np.nan)
     people = np.full((len(systems), len(prompts), 3), np.nan)
     llm = rows.filter((pl.col("kind") == "llm") & (pl.col("score") >= 1.0)).with_columns(ten(pl.col("score")))
-    slot = {name: k for k, name in enumerate(sorted(llm["rater"].unique().to_list()))}
     for system, prompt, rater, repeat, score in llm.select("system", "prompt", "rater", "repeat", "score").iter_rows():
-        judge[at[system], prompt, slot[rater] * 4 + int(repeat) - 1] = score
+        judge[at[system], prompt, JUDGES.index(rater) * 4 + int(repeat) - 1] = score
     human = rows.filter(pl.col("kind") == "human").with_columns(ten(pl.col("score")))
     for system, prompt, rater, score in human.select("system", "prompt", "rater", "score").iter_rows():
         people[at[system], prompt, int(rater.rsplit("-", 1)[1]) - 1] = score
     if np.isnan(people).any() or np.isnan(judge).all(axis=-1).any():
         raise ValueError(f"{path}: a story of {criterion} lacks a person's rating or every judge rating")
-    return Criterion(systems, np.nanmean(judge, axis=-1), judge_uncertainty(judge), people)
+    named = judge[..., [JUDGES.index(j) * 4 + r for j in judges for r in range(4)]]
+    unrated = np.isnan(named).all(axis=-1)
+    if unrated.any():  # pad with NaN to every judge's width, then take every judge's ratings on those stories
+        named = np.concatenate([named, np.full(judge.shape[:-1] + (judge.shape[-1] - named.shape[-1],), np.nan)], -1)
+        named = np.where(unrated[..., None], judge, named)
+    return Criterion(systems, np.nanmean(named, axis=-1), judge_uncertainty(named), people, int(unrated.sum()))
 
 
 def pairs(count: int) -> tuple[np.ndarray, np.ndarray]:
@@ -129,7 +154,7 @@ def side(
     return judge[..., None], human[..., None], labellable[..., None]
 
 
-def judge_only(data: Criterion) -> np.ndarray:
+def judge_only(data: Criterion, margin: float = MARGIN) -> np.ndarray:
     """(S, S): the judge-only verdict of candidate c against reference r (the product's paired bootstrap)."""
     count, prompts = data.judge.shape
     runs = pl.DataFrame(
@@ -141,96 +166,231 @@ def judge_only(data: Criterion) -> np.ndarray:
     ).with_columns(role=pl.lit(Role.CANDIDATE), repeat=pl.lit(0), ok=pl.lit(True))
     found = np.full((count, count), "", dtype=object)
     for c, r in zip(*pairs(count), strict=True):
-        found[c, r] = non_inferiority(runs, data.systems[c], data.systems[r], margin=MARGIN).verdict
+        found[c, r] = non_inferiority(runs, data.systems[c], data.systems[r], margin=margin).verdict
     return found
 
 
 def headroom(data: Criterion) -> dict:
     """How much any choice of runs could gain: Var(θ̂) with the best chances π_s ∝ σ_s (Zrnic & Candès), over a
     uniform sample's, is (E σ)² / E σ², σ_s² the expected squared residual of a random person's label against the
-    judge's linear prediction. With σ_s known only through the judge's uncertainty (its quintile's mean of σ²), and
-    with the people's own disagreement known (an oracle no judge has)."""
-    judge, people = data.judge.ravel(), data.people.reshape(-1, 3)
+    judge's linear prediction. With σ_s known only through the judge's uncertainty (its quintile's mean of σ²), through
+    its score, through a model of σ² fitted on every story to the judge's spread, its score and the score's square (a
+    score's distance to any boundary) — what an uncertainty learned from labels could reach at best, fitted here on
+    all the labels at once — and with the people's own disagreement known (an oracle no judge has)."""
+    judge, people, spread = data.judge.ravel(), data.people.reshape(-1, 3), data.spread.ravel()
     mean = people.mean(axis=1)
     slope, intercept = np.polyfit(judge, mean, 1)
     sigma2 = (mean - intercept - slope * judge) ** 2 + people.var(axis=1)  # a random one of three: ± its spread
-    found = {"oracle": round(float(np.mean(np.sqrt(sigma2)) ** 2 / np.mean(sigma2)), 3)}
-    for name, feature in (("by_spread", data.spread.ravel()), ("by_score", judge)):
+
+    def ratio(predicted: np.ndarray) -> float:
+        return round(float(np.mean(np.sqrt(predicted)) ** 2 / np.mean(predicted)), 3)
+
+    found = {"oracle": ratio(sigma2)}
+    for name, feature in (("by_spread", spread), ("by_score", judge)):
         bins = np.digitize(feature, np.quantile(feature, [0.2, 0.4, 0.6, 0.8]))
-        binned = np.array([sigma2[bins == b].mean() for b in range(5)])[bins]
-        found[name] = round(float(np.mean(np.sqrt(binned)) ** 2 / np.mean(binned)), 3)
+        found[name] = ratio(np.array([sigma2[bins == b].mean() for b in range(5)])[bins])
+    features = np.column_stack([np.ones_like(judge), spread, judge, judge**2])
+    fitted = features @ np.linalg.lstsq(features, sigma2, rcond=None)[0]
+    found["by_model"] = ratio(np.maximum(fitted, 0.05 * sigma2.mean()))  # a floor: no chance of 0
     return found
 
 
-def wrong(verdict: np.ndarray, truth: np.ndarray) -> np.ndarray:
+def wrong(verdict: np.ndarray, truth: np.ndarray, margin: float = MARGIN) -> np.ndarray:
     """A verdict the truth contradicts: as good with the truth below −margin, worse with it above."""
-    return ((verdict == AS_GOOD) & (truth < -MARGIN)) | ((verdict == WORSE) & (truth > -MARGIN))
+    return ((verdict == AS_GOOD) & (truth < -margin)) | ((verdict == WORSE) & (truth > -margin))
 
 
 def share(hit: np.ndarray) -> dict:
     return {"rate": round(float(hit.mean()), 4), "of": int(hit.size)}
 
 
-def cell(data: Criterion, seed: list[int], *, design: str, labels: int, draws: int, floor: float) -> dict:
-    """Every pair × ``draws`` label draws of one design and label count."""
+def cell(
+    data: Criterion,
+    seed: list[int],
+    *,
+    design: str,
+    labels: int,
+    draws: int,
+    floor: float,
+    margin: float = MARGIN,
+    estimator: Callable[..., Any] = corrected_difference,
+) -> dict:
+    """Every pair × ``draws`` label draws of one design and label count, read by ``estimator`` (the product's
+    `corrected_difference`, or `baseline_estimator`'s): one seed draws the same labels for either."""
     rng = np.random.default_rng(seed)
     cand, ref = (np.repeat(s, draws) for s in pairs(len(data.systems)))
     truth = data.truth[cand, ref]
-    found = corrected_difference(
-        *side(data, cand, design, labels, rng, floor), *side(data, ref, design, labels, rng, floor)
-    )
-    verdict = corrected_verdicts(found, MARGIN)
-    target = np.abs(truth + MARGIN) >= MARGIN
+    found = estimator(*side(data, cand, design, labels, rng, floor), *side(data, ref, design, labels, rng, floor))
+    verdict = corrected_verdicts(found, margin)
+    target = np.abs(truth + margin) >= margin
     settled = verdict != INCONCLUSIVE
     return {
         "cover_lower": share(found.lower <= truth),
         "cover_upper": share(found.upper >= truth),
-        "wrong": share(wrong(verdict, truth)),
+        "wrong": share(wrong(verdict, truth, margin)),
         "settled": share(settled),
         "target_settled": share(settled[target]),
-        "target_wrong": share(wrong(verdict, truth)[target]),
+        "target_wrong": share(wrong(verdict, truth, margin)[target]),
         "labels_mean": [round(float(x), 2) for x in found.labels.mean(axis=0)],
         "width": round(float(np.mean(found.upper - found.lower)), 3),
     }
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--data", type=Path, default=DATA)
-    parser.add_argument("--draws", type=int, default=200)
-    parser.add_argument("--labels", type=int, nargs="+", default=[10, 20, 40])
-    parser.add_argument("--criteria", nargs="+", default=list(CRITERIA), choices=CRITERIA)
-    parser.add_argument("--designs", nargs="+", default=list(DESIGNS), choices=DESIGNS)
-    parser.add_argument("--floor", type=float, default=FLOOR)
-    parser.add_argument("--steady", action="store_true", help="label each story with its three people's mean")
-    parser.add_argument("--seed", type=int, default=0)
-    args = parser.parse_args()
-    started = time.perf_counter()
-    result: dict = {k: getattr(args, k) for k in ("draws", "labels", "floor", "seed", "steady")} | {"margin": MARGIN}
+def baseline_estimator(commit: str = BASELINE_COMMIT, repo: Path = ROOT) -> Callable[..., Any]:
+    """`corrected_difference` as gradebench had it at ``commit``: its ``_stats/ppi.py`` and ``_stats/t.py`` read from
+    the repository's history (``git show``) and run as they were, apart from the installed package."""
+    package = f"gradebench_at_{commit[:12]}"
+    if f"{package}.ppi" not in sys.modules:
+        root = types.ModuleType(package)
+        root.__path__ = []
+        sys.modules[package] = root
+        for name in ("t", "ppi"):
+            path = f"gradebench/_stats/{name}.py"
+            shown = subprocess.run(["git", "-C", str(repo), "show", f"{commit}:{path}"], capture_output=True, text=True)
+            if shown.returncode:
+                del sys.modules[package]
+                raise SystemExit(f"the baseline needs {path} at commit {commit} (git history): {shown.stderr.strip()}")
+            module = types.ModuleType(f"{package}.{name}")
+            module.__package__ = package
+            sys.modules[module.__name__] = module
+            exec(compile(shown.stdout, f"{commit[:7]}:{path}", "exec"), module.__dict__)
+    return sys.modules[f"{package}.ppi"].corrected_difference
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """The options of HANNA's measurement (shared by this script and `benchmarks/truth.py --only hanna`)."""
+    group = parser.add_argument_group("HANNA")
+    group.add_argument("--labels", type=int, nargs="+", default=[10, 20, 40], help="HANNA: labels a side")
+    group.add_argument("--criteria", nargs="+", default=list(CRITERIA), choices=CRITERIA)
+    group.add_argument("--labelling", nargs="+", default=list(DESIGNS), choices=DESIGNS, help="label draw designs")
+    group.add_argument("--judges", nargs="+", default=list(JUDGES), choices=JUDGES, help="whose ratings are the judge")
+    group.add_argument("--floor", type=float, default=FLOOR, help="active labelling's least chance, × the mean")
+    group.add_argument(
+        "--baseline",
+        default=BASELINE_COMMIT,
+        help="also read random labels with the corrected verdict of this commit ('none': not; default %(default).7s)",
+    )
+    group.add_argument("--steady", action="store_true", help="label each story with its three people's mean")
+
+
+def measure(path: Path, args: argparse.Namespace, margin: float = MARGIN, *, echo: TextIO = sys.stdout) -> dict:
+    """Every criterion, label count and design of ``args`` (`add_arguments`, and ``draws`` and ``seed``); a JSON
+    line per cell on ``echo`` as it is measured, and everything in one dict."""
+    old = None if args.baseline == "none" else baseline_estimator(args.baseline)
+    result: dict = {k: getattr(args, k) for k in ("draws", "labels", "floor", "seed", "steady", "judges", "baseline")}
+    result["margin"] = margin
     for criterion in args.criteria:
-        data = load(args.data, criterion)
+        data = load(path, criterion, args.judges)
         if args.steady:  # every label the three's mean: steadier labels, the same truth
             data = dataclasses.replace(data, people=np.repeat(data.people.mean(axis=-1, keepdims=True), 3, axis=-1))
-        truth, alone = data.truth, judge_only(data)
+        truth, alone = data.truth, judge_only(data, margin)
         cand, ref = pairs(len(data.systems))
-        target = np.abs(truth[cand, ref] + MARGIN) >= MARGIN
-        judged = wrong(alone[cand, ref], truth[cand, ref])
+        target = np.abs(truth[cand, ref] + margin) >= margin
+        judged = wrong(alone[cand, ref], truth[cand, ref], margin)
         entry: dict = {
             "pairs": int(cand.size),
+            "judge_filled": data.filled,
             "target_pairs": int(target.sum()),
             "judge_only_wrong": share(judged),
             "judge_only_target_wrong": share(judged[target]),
             "judge_only_settled": share(alone[cand, ref] != INCONCLUSIVE),
             "variance_at_best": headroom(data),
         }
-        print(criterion, "judge-only", json.dumps(entry), flush=True)
+        print(criterion, "judge-only", json.dumps(entry), file=echo, flush=True)
         for labels in args.labels:
-            for design in args.designs:
-                seed = [args.seed, CRITERIA.index(criterion), labels, DESIGNS.index(design)]
-                figures = cell(data, seed, design=design, labels=labels, draws=args.draws, floor=args.floor)
+            for design in args.labelling + ([OLD] if old is not None and "random" in args.labelling else []):
+                seed = [args.seed, CRITERIA.index(criterion), labels, DESIGNS.index(design.removeprefix("old "))]
+                figures = cell(
+                    data,
+                    seed,
+                    design=design.removeprefix("old "),
+                    labels=labels,
+                    draws=args.draws,
+                    floor=args.floor,
+                    margin=margin,
+                    estimator=old if design == OLD else corrected_difference,
+                )
                 entry[f"{design}_{labels}"] = figures
-                print(criterion, labels, design, json.dumps(figures), flush=True)
+                print(criterion, labels, design, json.dumps(figures), file=echo, flush=True)
         result[criterion] = entry
+    return result
+
+
+def percent(figure: dict) -> str:
+    return f"{100 * figure['rate']:.1f}%"
+
+
+def tables(result: dict) -> str:
+    """`measure`'s result as two markdown tables (the judge alone; every cell) and the settle rates on the target
+    pairs by label count, every criterion's draws together."""
+    criteria = [c for c in CRITERIA if c in result]
+    lines = ["| criterion | pairs | target pairs | judge-only wrong | wrong, target | settled | variance at best |"]
+    lines.append("|" + "---|" * 7)
+    for c in criteria:
+        e = result[c]
+        best = ", ".join(f"{k.removeprefix('by_')} {v}" for k, v in e["variance_at_best"].items())
+        lines.append(
+            f"| {c} | {e['pairs']} | {e['target_pairs']} | {e['judge_only_wrong']['rate'] * e['pairs']:.0f} | "
+            f"{e['judge_only_target_wrong']['rate'] * e['target_pairs']:.0f} | {percent(e['judge_only_settled'])} | "
+            f"{best} |"
+        )
+    lines += [
+        "",
+        "| criterion | labels a side | labelling | cover lower / upper | wrong, all pairs | settled, target |",
+    ]
+    lines[-1] += " wrong, target | width | draws (target) |"
+    lines.append("|" + "---|" * 9)
+    for c in criteria:
+        for key, f in result[c].items():
+            if not isinstance(f, dict) or "cover_lower" not in f:
+                continue
+            design, _, labels = key.rpartition("_")
+            lines.append(
+                f"| {c} | {labels} | {design} | {f['cover_lower']['rate']:.3f} / {f['cover_upper']['rate']:.3f} | "
+                f"{percent(f['wrong'])} | **{percent(f['target_settled'])}** | {percent(f['target_wrong'])} | "
+                f"{f['width']:.2f} | {f['wrong']['of']} ({f['target_settled']['of']}) |"
+            )
+    lines.append("")
+    for labels in result["labels"]:
+        settled = {}
+        for design in (OLD, *DESIGNS):
+            cells = [result[c].get(f"{design}_{labels}") for c in criteria]
+            if all(cells):
+                hits = sum(f["target_settled"]["rate"] * f["target_settled"]["of"] for f in cells)
+                settled[design] = hits / sum(f["target_settled"]["of"] for f in cells)
+        said = ", ".join(f"{design} {100 * rate:.1f}%" for design, rate in settled.items())
+        if settled.get(OLD):
+            said += "; " + ", ".join(f"{d} {rate / settled[OLD]:.2f}×" for d, rate in settled.items() if d != OLD)
+            said += " the old"
+        lines.append(f"settled on the target pairs at {labels} labels a side, every criterion: {said}")
+    return "\n".join(lines)
+
+
+def section(args: argparse.Namespace) -> list:
+    """`benchmarks/truth.py --only hanna`: the HANNA file under ``args.data`` measured, its tables printed (each
+    cell's JSON on stderr as it goes); no races, so no outcome of truth.py's kind."""
+    path = Path(args.data) / "hanna" / "hanna_dev.csv"
+    if not path.is_file():
+        raise SystemExit(f"no HANNA data under {Path(args.data).resolve()}: expected hanna/hanna_dev.csv; give --data")
+    started = time.monotonic()
+    result = measure(path, args, args.margin, echo=sys.stderr)
+    print(
+        f"\nhanna: seed {args.seed}, {args.draws} label draws a pair, margin {args.margin:g} of 10, "
+        f"{time.monotonic() - started:.0f} s; judges {' + '.join(args.judges)}"
+    )
+    print(tables(result), flush=True)
+    return []
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--data", type=Path, default=DATA)
+    parser.add_argument("--draws", type=int, default=200)
+    parser.add_argument("--seed", type=int, default=0)
+    add_arguments(parser)
+    args = parser.parse_args()
+    started = time.perf_counter()
+    result = measure(args.data, args)
     result["wall_s"] = round(time.perf_counter() - started, 1)
     print(json.dumps(result))
 
