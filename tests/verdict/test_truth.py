@@ -151,12 +151,12 @@ def test_on_mmlu_false_as_good_stays_under_five_percent(tmp_path: Path) -> None:
 
 HANNA = truth.DEFAULT_DATA if (truth.DEFAULT_DATA / "hanna" / "hanna_dev.csv").is_file() else SAMPLE
 """The full HANNA file beside the checkout when it is there, else the vendored sample (tests/data/hanna)."""
-hanna = truth.hanna()
+BASELINE = "7127536344cd95dd85da5858ecc100a8c7ba3522"
+"""The label-corrected verdict as it was when HANNA asked for fewer labels (classic PPI)."""
 
 
 def has_baseline() -> bool:
-    found = subprocess.run(["git", "-C", str(ROOT), "cat-file", "-e", hanna.BASELINE_COMMIT], capture_output=True)
-    return found.returncode == 0
+    return subprocess.run(["git", "-C", str(ROOT), "cat-file", "-e", BASELINE], capture_output=True).returncode == 0
 
 
 def test_the_hanna_section_runs_alone_and_prints_its_tables(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
@@ -173,7 +173,7 @@ def test_the_hanna_section_runs_alone_and_prints_its_tables(tmp_path: Path, caps
 
 
 def test_the_judge_is_the_mean_of_the_judges_named() -> None:
-    path = HANNA / "hanna" / "hanna_dev.csv"
+    path, hanna = HANNA / "hanna" / "hanna_dev.csv", truth.hanna()
     both = hanna.load(path, "CH")
     alone = {name: hanna.load(path, "CH", [name]) for name in hanna.JUDGES}
     assert both.truth == pytest.approx(alone["Mistral-7B"].truth)  # the people's truth whoever judges
@@ -190,6 +190,8 @@ def test_the_judge_is_the_mean_of_the_judges_named() -> None:
 
 @pytest.mark.skipif(not has_baseline(), reason="the baseline commit is not in this clone's history")
 def test_the_baseline_is_classic_ppi_read_on_the_same_label_draws() -> None:
+    hanna = truth.hanna()
+    assert hanna.BASELINE_COMMIT == BASELINE
     data = hanna.load(HANNA / "hanna" / "hanna_dev.csv", "RE")
     old = hanna.baseline_estimator()
     cand, ref = (np.repeat(s, 8) for s in hanna.pairs(len(data.systems)))
