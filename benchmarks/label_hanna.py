@@ -382,13 +382,42 @@ def section(args: argparse.Namespace) -> list:
     return []
 
 
+def near_pairs(path: Path, args: argparse.Namespace, low: float, high: float) -> None:
+    """For each pair whose truth lies in [low, high]: how often random labels make each verdict "worse" or leave it
+    inconclusive, today's and (``--baseline``) the old, on the same draws (seeded ``[seed, candidate, reference,
+    labels]``, ``args.draws`` of them a pair)."""
+    old = None if args.baseline == "none" else baseline_estimator(args.baseline)
+    for criterion in args.criteria:
+        data = load(path, criterion, args.judges)
+        for c, r in zip(*pairs(len(data.systems)), strict=True):
+            if not low <= data.truth[c, r] <= high:
+                continue
+            said = []
+            for labels in args.labels:
+                rng = np.random.default_rng([args.seed, int(c), int(r), labels])
+                cand, ref = np.full(args.draws, c), np.full(args.draws, r)
+                arrays = [*side(data, cand, "random", labels, rng, args.floor)]
+                arrays += side(data, ref, "random", labels, rng, args.floor)
+                for name, estimator in (("today", corrected_difference), ("old", old)):
+                    if estimator is not None:
+                        verdict = corrected_verdicts(estimator(*arrays), MARGIN)
+                        said.append(f"{name} {labels}: worse {np.mean(verdict == WORSE):.2f}")
+                        said[-1] += f", inconclusive {np.mean(verdict == INCONCLUSIVE):.2f}"
+            where = f"{criterion} {data.systems[c]} vs {data.systems[r]} ({data.truth[c, r]:+.2f})"
+            print(where, "; ".join(said), flush=True)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data", type=Path, default=DATA)
     parser.add_argument("--draws", type=int, default=200)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--near", type=float, nargs=2, metavar=("LOW", "HIGH"), help="per pair, truth in [LOW, HIGH]")
     add_arguments(parser)
     args = parser.parse_args()
+    if args.near:
+        near_pairs(args.data, args, *args.near)
+        return
     started = time.perf_counter()
     result = measure(args.data, args)
     result["wall_s"] = round(time.perf_counter() - started, 1)
