@@ -1,6 +1,7 @@
 """The label-corrected verdict against people's ratings: HANNA's stories, random vs active labelling.
 
-    python benchmarks/label_hanna.py --draws 200 --labels 10 20 40 --seed 0
+    python benchmarks/label_hanna.py --draws 200 --labels 10 20 40 --seed 0       # = truth.py --only hanna's
+    python benchmarks/label_hanna.py --near -1.6 -1.35 --draws 400 --labels 10 20 --seed 7
 
 Data: ``../shared/data/hanna/hanna_dev.csv`` (``--data``; its SOURCE.md): 96 story prompts × 11 story systems, one
 story per system per prompt (so systems are paired by prompt), each rated 1–5 by three people and by two LLM judges
@@ -11,7 +12,8 @@ story per system per prompt (so systems are paired by prompt), each rated 1–5 
   0.4 of a 1–5 point. A judge rating below 1 (the file has 276 of 25,344, down to −1: a rating the judge failed to
   give, averaged in) is left out of the run's mean.
 - **Judge scores.** Each story's judge score is the mean of its judge ratings — both judges' four repeats (a panel
-  of two, the noise of repeats averaged away); the judge's uncertainty about it (active labelling) is their standard
+  of two, the noise of repeats averaged away), or one judge's four (``--judges``; a story it never rated takes both
+  judges', counted as ``judge_filled``); the judge's uncertainty about it (active labelling) is their standard
   deviation (`gradebench._stats.active.judge_uncertainty`).
 - **Labels.** One of the story's three people, drawn at random for each labelled story in each draw: a label is one
   person's answer, as the product's label panel gets it; the mean of three would be three people's work a story and
@@ -26,16 +28,19 @@ story per system per prompt (so systems are paired by prompt), each rated 1–5 
   1.5 × the mean; ``ask``), each label weighted by the inverse of its chance. The verdict is the product's:
   `gradebench._stats.ppi.corrected_difference` and `corrected_verdicts` (what `gradebench._verdict.corrected.correct`
   calls), one-sided 95% bounds, margin 1. The draws of criterion c (its place in RE, CH, EM), label count m and
-  design (0 random, 1 active) are seeded ``numpy.random.default_rng([seed, c, m, design])``.
+  design (0 random, 1 active) are seeded ``numpy.random.default_rng([seed, c, m, design])``. *old random* reads
+  random's very draws (the same seed) with the corrected verdict of ``--baseline`` (`BASELINE_COMMIT`: classic PPI,
+  as it was when the verdict was first held against HANNA), run from that commit's own files (`baseline_estimator`).
 
 Printed per criterion, label count and design: coverage of each one-sided bound (lower ≤ truth, upper ≥ truth) over
 every pair and draw, the wrong-verdict rate (``as good`` with truth below −margin, ``worse`` with truth above it), the
 settle rate (``as good`` or ``worse``), and the same on the *target* pairs, whose truth lies at least one margin from
 the boundary (|truth + margin| ≥ margin) — and the judge-only verdict's wrong rate on the same pairs (the product's
 paired bootstrap, `gradebench._stats.paired.non_inferiority`, on the judge scores), and ``variance_at_best``: the
-variance the best label chances could reach, as a share of a uniform sample's (`headroom`). ``--steady`` labels each
-story with its three people's mean instead (three people's work a label: what steadier labels would settle). Ends
-with one JSON line.
+variance the best label chances could reach, as a share of a uniform sample's (`headroom`). ``--near LOW HIGH``
+prints instead, for each pair whose truth is in [LOW, HIGH], how often today's and the old verdict say "worse".
+``--steady`` labels each story with its three people's mean instead (three people's work a label: what steadier
+labels would settle). Ends with one JSON line.
 """
 
 from __future__ import annotations
