@@ -28,7 +28,10 @@ story per system per prompt (so systems are paired by prompt), each rated 1–5 
   1.5 × the mean; ``ask``), each label weighted by the inverse of its chance. The verdict is the product's:
   `gradebench._stats.ppi.corrected_difference` and `corrected_verdicts` (what `gradebench._verdict.corrected.correct`
   calls), one-sided 95% bounds, margin 1. The draws of criterion c (its place in RE, CH, EM), label count m and
-  design (0 random, 1 active) are seeded ``numpy.random.default_rng([seed, c, m, design])``. *old random* reads
+  design (0 random, 1 active, 2 fitted) are seeded ``numpy.random.default_rng([seed, c, m, design])``. *fitted*
+  (``--labelling fitted``) is active labelling led by `fitted_variance` instead of the judges' spread: a model of
+  where people disagree with the judge fitted on every label at once, an upper bound for any uncertainty learned
+  from labels as they arrive. *old random* reads
   random's very draws (the same seed) with the corrected verdict of ``--baseline`` (`BASELINE_COMMIT`: classic PPI,
   as it was when the verdict was first held against HANNA), run from that commit's own files (`baseline_estimator`).
 
@@ -68,7 +71,7 @@ from gradebench._stats.ppi import corrected_difference, corrected_verdicts
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT.parent / "shared" / "data" / "hanna" / "hanna_dev.csv"
 CRITERIA = ("RE", "CH", "EM")
-DESIGNS = ("random", "active")
+DESIGNS = ("random", "active", "fitted")
 OLD = "old random"
 """Random labels read by `BASELINE_COMMIT`'s corrected verdict: the same draws as ``random``'s (the same seed)."""
 JUDGES = ("Beluga-13B", "Mistral-7B")
@@ -152,8 +155,9 @@ def side(
     if design == "random":
         ranks = np.argsort(np.argsort(rng.random(judge.shape), axis=1), axis=1)
         labelled, labellable = ranks < labels, np.ones(judge.shape, dtype=bool)
-    else:
-        labellable = label_chances(data.spread[system], labels, floor=floor)
+    else:  # active: led by the judges' spread; fitted: by the σ a model fitted on every label predicts
+        led = data.spread if design == "active" else np.sqrt(fitted_variance(data))
+        labellable = label_chances(led[system], labels, floor=floor)
         labelled, _ = ask(labellable, rng)
     human = np.where(labelled, said, np.nan)
     return judge[..., None], human[..., None], labellable[..., None]
@@ -175,28 +179,40 @@ def judge_only(data: Criterion, margin: float = MARGIN) -> np.ndarray:
     return found
 
 
+def label_variance(data: Criterion) -> np.ndarray:
+    """(S, P): σ_s², the expected squared residual of a random one of the story's people against the judge's linear
+    prediction of their mean (fitted over every story)."""
+    mean = data.people.mean(axis=-1)
+    slope, intercept = np.polyfit(data.judge.ravel(), mean.ravel(), 1)
+    return (mean - intercept - slope * data.judge) ** 2 + data.people.var(axis=-1)  # a random one of three: ± spread
+
+
+def fitted_variance(data: Criterion) -> np.ndarray:
+    """(S, P): `label_variance` as a least-squares model on the judges' spread, score and score² (a score's distance
+    to any boundary) predicts it, fitted on every story's labels at once — the best an uncertainty learned from labels
+    as they arrive could know with those features, never reachable in use (design ``fitted``: an upper bound)."""
+    judge, spread = data.judge.ravel(), data.spread.ravel()
+    sigma2 = label_variance(data).ravel()
+    features = np.column_stack([np.ones_like(judge), spread, judge, judge**2])
+    fitted = features @ np.linalg.lstsq(features, sigma2, rcond=None)[0]
+    return np.maximum(fitted, 0.05 * sigma2.mean()).reshape(data.judge.shape)  # a floor: no chance of 0
+
+
 def headroom(data: Criterion) -> dict:
     """How much any choice of runs could gain: Var(θ̂) with the best chances π_s ∝ σ_s (Zrnic & Candès), over a
-    uniform sample's, is (E σ)² / E σ², σ_s² the expected squared residual of a random person's label against the
-    judge's linear prediction. With σ_s known only through the judge's uncertainty (its quintile's mean of σ²), through
-    its score, through a model of σ² fitted on every story to the judge's spread, its score and the score's square (a
-    score's distance to any boundary) — what an uncertainty learned from labels could reach at best, fitted here on
-    all the labels at once — and with the people's own disagreement known (an oracle no judge has)."""
-    judge, people, spread = data.judge.ravel(), data.people.reshape(-1, 3), data.spread.ravel()
-    mean = people.mean(axis=1)
-    slope, intercept = np.polyfit(judge, mean, 1)
-    sigma2 = (mean - intercept - slope * judge) ** 2 + people.var(axis=1)  # a random one of three: ± its spread
+    uniform sample's, is (E σ)² / E σ², σ_s² from `label_variance`. With σ_s known only through the judge's
+    uncertainty (its quintile's mean of σ²), through its score, through `fitted_variance` (what an uncertainty learned
+    from labels could reach at best), and with the people's own disagreement known (an oracle no judge has)."""
+    sigma2 = label_variance(data).ravel()
 
     def ratio(predicted: np.ndarray) -> float:
         return round(float(np.mean(np.sqrt(predicted)) ** 2 / np.mean(predicted)), 3)
 
     found = {"oracle": ratio(sigma2)}
-    for name, feature in (("by_spread", spread), ("by_score", judge)):
+    for name, feature in (("by_spread", data.spread.ravel()), ("by_score", data.judge.ravel())):
         bins = np.digitize(feature, np.quantile(feature, [0.2, 0.4, 0.6, 0.8]))
         found[name] = ratio(np.array([sigma2[bins == b].mean() for b in range(5)])[bins])
-    features = np.column_stack([np.ones_like(judge), spread, judge, judge**2])
-    fitted = features @ np.linalg.lstsq(features, sigma2, rcond=None)[0]
-    found["by_model"] = ratio(np.maximum(fitted, 0.05 * sigma2.mean()))  # a floor: no chance of 0
+    found["by_model"] = ratio(fitted_variance(data).ravel())
     return found
 
 
@@ -267,7 +283,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     group = parser.add_argument_group("HANNA")
     group.add_argument("--labels", type=int, nargs="+", default=[10, 20, 40], help="HANNA: labels a side")
     group.add_argument("--criteria", nargs="+", default=list(CRITERIA), choices=CRITERIA)
-    group.add_argument("--labelling", nargs="+", default=list(DESIGNS), choices=DESIGNS, help="label draw designs")
+    group.add_argument("--labelling", nargs="+", default=list(DESIGNS[:2]), choices=DESIGNS, help="label designs")
     group.add_argument("--judges", nargs="+", default=list(JUDGES), choices=JUDGES, help="whose ratings are the judge")
     group.add_argument("--floor", type=float, default=FLOOR, help="active labelling's least chance, × the mean")
     group.add_argument(

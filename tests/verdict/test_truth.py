@@ -186,6 +186,10 @@ def test_the_judge_is_the_mean_of_the_judges_named() -> None:
         hanna.load(path, "CH", ["GPT-4"])
     best = hanna.headroom(both)
     assert set(best) == {"oracle", "by_spread", "by_score", "by_model"} and all(0 < v <= 1 for v in best.values())
+    fitted = hanna.fitted_variance(both)  # the labels' variance as spread and score predict it: chances follow it
+    assert fitted.shape == both.judge.shape and np.all(fitted > 0) and np.ptp(fitted) > 0
+    found = hanna.cell(both, [0, 1, 20, 2], design="fitted", labels=20, draws=4, floor=0.6)
+    assert found["labels_mean"] == pytest.approx([20, 20], abs=0.5) and found["wrong"]["rate"] <= 0.05
 
 
 @pytest.mark.skipif(not has_baseline(), reason="the baseline commit is not in this clone's history")
