@@ -33,12 +33,16 @@ judged, cached and reported as any provider's, and the verdict is the report's o
   (``runs="gsd"``) is given ``max_runs=n`` so that its eight looks take n/8 new questions each and it never repeats
   one. Intervals on rates are Clopper–Pearson 95%.
 
+HANNA (``--only hanna``: stories rated by people and by LLM judges, ``../shared/data/hanna``) draws labels, not
+races: benchmarks/label_hanna.py says how, and its options are in the HANNA group below.
+
 Calls are cached under ``--cache`` (default a folder in the system's temp dir), so a second run is quicker.
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import json
 import math
 import random
@@ -49,6 +53,7 @@ import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 import polars as pl
@@ -431,9 +436,20 @@ def gsm8k_section(args: argparse.Namespace) -> list[Outcome]:
     return measure([task], sizes, args.designs, draws=args.draws, seed=args.seed, cache=args.cache, margin=args.margin)
 
 
-# HANNA (people's ratings as labels, LLM judges' as the judge's scores): its section comes from
-# benchmarks/label_hanna.py and is added here as another entry of SECTIONS.
-SECTIONS: dict[str, Callable[[argparse.Namespace], list[Outcome]]] = {"mmlu": mmlu_section, "gsm8k": gsm8k_section}
+def hanna() -> ModuleType:
+    """benchmarks/label_hanna.py: HANNA's section (people's ratings as labels, LLM judges' as the judge's scores)."""
+    if "label_hanna" not in sys.modules:  # benchmarks/ is not a package: loaded by its path
+        spec = importlib.util.spec_from_file_location("label_hanna", Path(__file__).with_name("label_hanna.py"))
+        sys.modules["label_hanna"] = importlib.util.module_from_spec(spec)  # type: ignore[arg-type]
+        spec.loader.exec_module(sys.modules["label_hanna"])  # type: ignore[union-attr]
+    return sys.modules["label_hanna"]
+
+
+SECTIONS: dict[str, Callable[[argparse.Namespace], list[Outcome]]] = {
+    "mmlu": mmlu_section,
+    "gsm8k": gsm8k_section,
+    "hanna": lambda args: hanna().section(args),
+}
 
 
 def parse(argv: Sequence[str] | None = None) -> argparse.Namespace:
@@ -454,16 +470,20 @@ def parse(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--margin", type=float, default=MARGIN, help="points of 10 (1 = 0.1 of accuracy)")
     parser.add_argument("--cache", type=Path, default=DEFAULT_CACHE, help="the call cache (default %(default)s)")
     parser.add_argument("--out", type=Path, help="write every race's outcome here as JSON lines")
+    hanna().add_arguments(parser)
     return parser.parse_args(argv)
 
 
 def main(argv: Sequence[str] | None = None) -> list[Outcome]:
     args = parse(argv)
-    routellm(args.data)
+    if {"mmlu", "gsm8k"} & set(args.only or SECTIONS):
+        routellm(args.data)
     outcomes: list[Outcome] = []
     for name in args.only or list(SECTIONS):
         started = time.monotonic()
         found = SECTIONS[name](args)
+        if name == "hanna":
+            continue  # label draws, not races: it prints its own tables
         outcomes += found
         print(
             f"\n{name}: seed {args.seed}, {args.draws} races a cell, margin {args.margin:g} of 10, "

@@ -10,11 +10,15 @@ from __future__ import annotations
 
 import csv
 import importlib.util
+import subprocess
 import sys
 from pathlib import Path
 from types import ModuleType
 
+import numpy as np
 import pytest
+
+from gradebench._stats.t import t_quantile
 
 ROOT = Path(__file__).parents[2]
 SAMPLE = ROOT / "tests" / "data"
@@ -156,3 +160,73 @@ def test_on_mmlu_false_as_good_stays_under_five_percent(tmp_path: Path) -> None:
     r = truth.rates(outcomes)
     assert r["false_as_good"] == (0, 112)  # docs/truth.md: seed 0, the first 228 of its 570 draws at 32 questions
     assert r["coverage"] == (219, 228)  # 96.1% (92.5% before the pseudo-pair floor, gradebench._stats.adjusted)
+
+
+# ------------------------------------------------------------------------------------------------------- HANNA
+
+HANNA = truth.DEFAULT_DATA if (truth.DEFAULT_DATA / "hanna" / "hanna_dev.csv").is_file() else SAMPLE
+"""The full HANNA file beside the checkout when it is there, else the vendored sample (tests/data/hanna)."""
+BASELINE = "7127536344cd95dd85da5858ecc100a8c7ba3522"
+"""The label-corrected verdict as it was when HANNA asked for fewer labels (classic PPI)."""
+
+
+def has_baseline() -> bool:
+    return subprocess.run(["git", "-C", str(ROOT), "cat-file", "-e", BASELINE], capture_output=True).returncode == 0
+
+
+def test_the_hanna_section_runs_alone_and_prints_its_tables(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    (tmp_path / "hanna").symlink_to(HANNA / "hanna", target_is_directory=True)  # no routellm/ beside it
+    argv = ["--data", str(tmp_path), "--only", "hanna", "--draws", "4", "--labels", "20", "--criteria", "RE"]
+    assert truth.main([*argv, "--baseline", "none"]) == []  # label draws, not races: no race outcomes
+    out = capsys.readouterr()
+    assert "hanna: seed 0, 4 label draws a pair, margin 1 of 10" in out.out
+    assert "| RE | 20 | random |" in out.out and "| RE | 20 | active |" in out.out
+    assert "settled on the target pairs at 20 labels a side, every criterion: random " in out.out
+    assert 'RE 20 random {"cover_lower"' in out.err  # each cell's figures as it is measured
+    with pytest.raises(SystemExit, match=r"no HANNA data under .*expected hanna/hanna_dev.csv"):
+        truth.main(["--data", str(tmp_path / "nowhere"), "--only", "hanna"])
+
+
+def test_the_judge_is_the_mean_of_the_judges_named() -> None:
+    path, hanna = HANNA / "hanna" / "hanna_dev.csv", truth.hanna()
+    both = hanna.load(path, "CH")
+    alone = {name: hanna.load(path, "CH", [name]) for name in hanna.JUDGES}
+    assert both.truth == pytest.approx(alone["Mistral-7B"].truth)  # the people's truth whoever judges
+    # each judge rated each story four times; a story whose repeats all count is the mean of the two judges' means
+    counted = np.isclose(both.judge, (alone["Beluga-13B"].judge + alone["Mistral-7B"].judge) / 2)
+    assert counted.mean() > 0.95 and not np.allclose(alone["Beluga-13B"].judge, alone["Mistral-7B"].judge)
+    assert alone["Beluga-13B"].filled == 0 and both.filled == 0
+    assert alone["Mistral-7B"].filled <= 4  # stories Mistral-7B never rated: both judges' ratings instead
+    with pytest.raises(ValueError, match="no judge named"):
+        hanna.load(path, "CH", ["GPT-4"])
+    best = hanna.headroom(both)
+    assert set(best) == {"oracle", "by_spread", "by_score", "by_model"} and all(0 < v <= 1 for v in best.values())
+    fitted = hanna.fitted_variance(both)  # the labels' variance as spread and score predict it: chances follow it
+    assert fitted.shape == both.judge.shape and np.all(fitted > 0) and np.ptp(fitted) > 0
+    found = hanna.cell(both, [0, 1, 20, 2], design="fitted", labels=20, draws=4, floor=0.6)
+    assert found["labels_mean"] == pytest.approx([20, 20], abs=0.5) and found["wrong"]["rate"] <= 0.05
+
+
+@pytest.mark.skipif(not has_baseline(), reason="the baseline commit is not in this clone's history")
+def test_the_baseline_is_classic_ppi_read_on_the_same_label_draws() -> None:
+    hanna = truth.hanna()
+    assert hanna.BASELINE_COMMIT == BASELINE
+    data = hanna.load(HANNA / "hanna" / "hanna_dev.csv", "RE")
+    old = hanna.baseline_estimator()
+    cand, ref = (np.repeat(s, 8) for s in hanna.pairs(len(data.systems)))
+
+    def draw() -> list[np.ndarray]:
+        rng = np.random.default_rng([0, 0, 20, 0])  # the seed cell() gives RE's random labels at 20 a side
+        return [*hanna.side(data, cand, "random", 20, rng, 0.6), *hanna.side(data, ref, "random", 20, rng, 0.6)]
+
+    arrays = draw()
+    assert all(np.array_equal(a, b, equal_nan=True) for a, b in zip(arrays, draw(), strict=True))  # the same draws
+    then, now = old(*arrays), hanna.corrected_difference(*arrays)
+    classic = hanna.corrected_difference(*arrays, judge_weight=1.0)
+    assert then.estimate == pytest.approx(classic.estimate, abs=1e-12)  # the judge's weight was 1 on both sides
+    assert not np.allclose(then.estimate, now.estimate)  # the tuned weight moves it
+    q = t_quantile(0.95, data.judge.shape[1] - 1)  # its t on inputs − 1, where today's counts the labels
+    assert np.all(then.estimate - then.lower >= q * then.se - 1e-12) and np.all(now.df == 19)
+    for estimator in (old, hanna.corrected_difference):
+        figures = hanna.cell(data, [0, 0, 20, 0], design="random", labels=20, draws=8, floor=0.6, estimator=estimator)
+        assert figures["cover_lower"]["rate"] >= 0.85 and figures["wrong"]["rate"] <= 0.05
