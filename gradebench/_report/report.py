@@ -30,6 +30,7 @@ from .._verdict.gold import GoldCheck
 from .._verdict.labels import LABELS_FILE, HumanLabels
 from .._verdict.pipeline import EntryVerdicts, entry_verdicts
 from .._verdict.recommend import Recommendation, report_recommendation
+from .._verdict.worth import EarlierLabels, JudgeWorth, judge_worth
 from . import present as _present
 from .diagnostics import DIAGNOSTICS_SCHEMA, diagnose
 from .models import NOISE_SCHEMA, EntrySummary, conform, entry_summaries, models_frame, noise_rows
@@ -93,6 +94,8 @@ class BenchmarkReport:
             labels.validate(self.runs)
         self.labels: HumanLabels | None = labels
         """A person's scores of some runs (None without): the verdicts are label-corrected where they allow it."""
+        self.earlier: EarlierLabels | None = None
+        """How far the judge agreed with a person's labels of an earlier report of this job (`with_earlier_labels`)."""
 
     def __repr__(self) -> str:
         return (
@@ -244,6 +247,27 @@ class BenchmarkReport:
         elif not isinstance(labels, HumanLabels):
             labels = HumanLabels.from_scores(labels)
         return BenchmarkReport(self._records, self.meta, self.noise, labels)
+
+    def with_earlier_labels(self, earlier: EarlierLabels | None) -> BenchmarkReport:
+        """This report, its lead block saying how far the judge agreed with the labels of an earlier report of the
+        same job (`gradebench._report.earlier.earlier_labels` finds them beside it)."""
+        made = BenchmarkReport(self._records, self.meta, self.noise, self.labels)
+        made.earlier = earlier
+        return made
+
+    def worth(self) -> JudgeWorth | None:
+        """What the report leads with (`gradebench._verdict.worth`): without labels, what the judge-only verdicts
+        are worth on this job and how many labels would settle them; with labels, what they confirmed or overturned.
+        None when no entry was tested against the reference, or the race ran to a verdict."""
+        return judge_worth(self.runs, self.models, self.meta, self.controls_outcome(), self.agreement, self.earlier)
+
+    @property
+    def labels_needed(self) -> int | None:
+        """Labels a side (the entry's runs and the reference entry's, asked by a `LabelPanel`) that would likely
+        settle the verdict the recommendation turns on; None when the report has labels, no verdict needs them, or
+        labelling every run would not settle it (only more runs would)."""
+        worth = self.worth()
+        return None if worth is None else worth.labels_needed
 
     def with_noise(self, rows: Iterable[Mapping[str, Any]], *, k: int) -> BenchmarkReport:
         """This report with the judge-noise floor measured: rows of ``run_id, entry, input_id, score, replicas``."""
