@@ -63,8 +63,7 @@ def labelled_path(report: BenchmarkReport, out: Path, width: int | None) -> None
             raise RuntimeError(f"run {panel.current} was never shown to the judge: nothing to label")
         panel.answer(score)
         if panel.answered % BATCH == 0 or panel.current is None:
-            standing = next(line for line in panel.standing() if line.startswith(f"{entry}:"))
-            say(f"  after {panel.answered} labels: {standing}")
+            say(f"  after {panel.answered} labels: {_standing(panel, entry)}")
     labelled = panel.labelled_report()
     said = lead(labelled)
     for line in said[:1] + [s for s in said[1:] if s.startswith((f"  {entry}:", "  the judge against"))]:
@@ -78,6 +77,17 @@ def labelled_path(report: BenchmarkReport, out: Path, width: int | None) -> None
         say(pick)
     written = labelled.to_html(out / LABELLED_HTML)
     say(f"\nWrote {path} ({len(panel.labels)} labels) and {written}: the labelled report")
+
+
+def _standing(panel: LabelPanel, entry: str) -> str:
+    """``entry``'s line of `LabelPanel.standing`, cut to what the labels say: the verdict and the part of its reason
+    about labels (the corrected verdict's basis and bounds, or why there is none yet)."""
+    line = next(said for said in panel.standing() if said.startswith(f"{entry}:"))
+    verdict, _, reason = line.removeprefix(f"{entry}: ").partition(" · ")
+    parts = reason.split("; ")
+    about = next((p for p in parts if "label" in p), parts[0])
+    basis = "judge-only" if about.startswith("no label-corrected") else "label-corrected"
+    return f"{entry} {verdict} ({basis}) · {about}"
 
 
 def _set_aside(path: Path, report: BenchmarkReport, say: Callable[[str], None]) -> None:

@@ -151,8 +151,9 @@ def plan_labels(runs: pl.DataFrame, entry: str, meta: ReportMeta, verdict: str) 
             judge[0, row, : len(scores)] = scores
             can[0, row, : len(scores)] = side[i]["_can"].to_numpy()
         arrays += [judge, can]
-    planned = int(planned_labels(*arrays, meta.spec.margin)[0])
-    counts = (int(arrays[1].sum()), int(arrays[3].sum()))
+    judge_c, can_c, judge_r, can_r = arrays
+    planned = int(planned_labels(judge_c, can_c, judge_r, can_r, meta.spec.margin)[0])
+    counts = (int(can_c.sum()), int(can_r.sum()))
     labels = None if planned == NO_PLAN else max(planned, MIN_LABELS)
     return Needed(entry=entry, verdict=verdict, labels=labels, runs=counts)
 
