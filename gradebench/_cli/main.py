@@ -45,12 +45,12 @@ T = TypeVar("T")
 
 def _print_report(report: BenchmarkReport, out: Path, cache: str | Path | None = None) -> int:
     """Print and write the report, then a line for each entry not raced: status `UNMEASURED` when one was, else 0."""
-    from .._report.earlier import earlier_labels
+    from .._report.earlier import earlier_labels, with_earlier_labels
     from .._report.offline import charts_drawn_once
     from .._report.page import REPORT_HTML
 
     if (earlier := earlier_labels(out, report.meta.job)) is not None:  # read before this report replaces it
-        report = report.with_earlier_labels(earlier)
+        report = with_earlier_labels(report, earlier)
     width = terminal_width()
     print(report.table(width))
     diagnostics = report.diagnostics()

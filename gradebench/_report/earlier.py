@@ -16,7 +16,7 @@ from .._verdict.labels import LABELS_FILE
 from .._verdict.worth import EarlierLabels
 from .report import BenchmarkReport
 
-__all__ = ["earlier_labels"]
+__all__ = ["earlier_labels", "with_earlier_labels"]
 
 
 def earlier_labels(directory: str | Path, job: str | None) -> EarlierLabels | None:
@@ -37,3 +37,10 @@ def earlier_labels(directory: str | Path, job: str | None) -> EarlierLabels | No
     if not every.height:
         return EarlierLabels(source=str(labels_file), labels=0, unreadable="no tested entry to measure the judge on")
     return EarlierLabels.from_row(every.row(0, named=True), str(labels_file))
+
+
+def with_earlier_labels(report: BenchmarkReport, earlier: EarlierLabels | None) -> BenchmarkReport:
+    """A copy of ``report`` that leads with the judge's agreement with ``earlier`` (`earlier_labels`)."""
+    made = BenchmarkReport(report.to_runs(), report.meta, report.noise, report.labels)
+    made.earlier = earlier
+    return made

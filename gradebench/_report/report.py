@@ -57,9 +57,8 @@ _FILES = tuple(name for name in REPORT_FILES if name not in _LATER)  # what read
 class BenchmarkReport:
     """What a benchmark measured: ``runs``, ``calls`` and ``models`` frames, the reference, diagnostics and a table.
 
-    Made from `Run` records and the `ReportMeta` they were measured under (a mapping of its fields works too);
-    ``noise`` holds the judge-noise rows once measured (`Benchmark.judge_noise`); ``labels`` a person's scores of
-    some runs (`with_labels`).
+    Made from `Run` records and the `ReportMeta` they were measured under (a mapping of its fields works too); ``noise``
+    holds the judge-noise rows once measured (`Benchmark.judge_noise`); ``labels`` a person's scores (`with_labels`).
     """
 
     def __init__(
@@ -94,8 +93,7 @@ class BenchmarkReport:
             labels.validate(self.runs)
         self.labels: HumanLabels | None = labels
         """A person's scores of some runs (None without): the verdicts are label-corrected where they allow it."""
-        self.earlier: EarlierLabels | None = None
-        """How far the judge agreed with a person's labels of an earlier report of this job (`with_earlier_labels`)."""
+        self.earlier: EarlierLabels | None = None  # an earlier report's labels of this job (`_report.earlier`)
 
     def __repr__(self) -> str:
         return (
@@ -248,26 +246,14 @@ class BenchmarkReport:
             labels = HumanLabels.from_scores(labels)
         return BenchmarkReport(self._records, self.meta, self.noise, labels)
 
-    def with_earlier_labels(self, earlier: EarlierLabels | None) -> BenchmarkReport:
-        """This report, its lead block saying how far the judge agreed with the labels of an earlier report of the
-        same job (`gradebench._report.earlier.earlier_labels` finds them beside it)."""
-        made = BenchmarkReport(self._records, self.meta, self.noise, self.labels)
-        made.earlier = earlier
-        return made
-
     def worth(self) -> JudgeWorth | None:
-        """What the report leads with (`gradebench._verdict.worth`): without labels, what the judge-only verdicts
-        are worth on this job and how many labels would settle them; with labels, what they confirmed or overturned.
-        None when no entry was tested against the reference, or the race ran to a verdict."""
+        """What the report leads with (`gradebench._verdict.worth`); None without a verdict to label."""
         return judge_worth(self.runs, self.models, self.meta, self.controls_outcome(), self.agreement, self.earlier)
 
     @property
     def labels_needed(self) -> int | None:
-        """Labels a side (the entry's runs and the reference entry's, asked by a `LabelPanel`) that would likely
-        settle the verdict the recommendation turns on; None when the report has labels, no verdict needs them, or
-        labelling every run would not settle it (only more runs would)."""
-        worth = self.worth()
-        return None if worth is None else worth.labels_needed
+        """Labels a side that would likely settle the verdict the recommendation turns on (`JudgeWorth`)."""
+        return None if (worth := self.worth()) is None else worth.labels_needed
 
     def with_noise(self, rows: Iterable[Mapping[str, Any]], *, k: int) -> BenchmarkReport:
         """This report with the judge-noise floor measured: rows of ``run_id, entry, input_id, score, replicas``."""

@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 import gradebench as gb
-from gradebench._report.earlier import earlier_labels
+from gradebench._report.earlier import earlier_labels, with_earlier_labels
 from gradebench._report.present import lead
 from gradebench._report.report import BenchmarkReport
 from gradebench._stats.label_plan import NO_PLAN, planned_labels
@@ -98,7 +98,7 @@ def test_an_earlier_reports_labels_are_led_with(tmp_path: Path) -> None:
     earlier.to_parquet(tmp_path / "out")  # the labels beside it, as a panel writes them
     found = earlier_labels(tmp_path / "out", earlier.meta.job)
     assert found is not None and found.labels == earlier.agreement.filter(entry=ALL_ENTRIES)["labels"][0]
-    bare = BenchmarkReport(earlier.to_runs(), earlier.meta).with_earlier_labels(found)
+    bare = with_earlier_labels(BenchmarkReport(earlier.to_runs(), earlier.meta), found)
     line = lead(bare)[3]
     assert line.startswith("  earlier labels of this job: the judge agreed ") and f"{found.labels} labels" in line
     assert earlier_labels(tmp_path / "out", "another-job") is None
@@ -135,3 +135,17 @@ def test_on_the_margin_line_the_plan_asks_for_no_labels_and_a_judge_that_is_wron
     verdicts = corrected_verdicts(corrected_difference(*drawn.arrays(told)), 1.0)
     assert (plan != NO_PLAN).mean() > 0.9 and (verdicts != "inconclusive").mean() < 0.4
     assert (verdicts == "as good").mean() < 0.05
+
+
+def test_a_panel_on_some_entries_asks_only_about_their_runs_each_as_the_whole_panel_would(tmp_path: Path) -> None:
+    from gradebench.widgets import LabelPanel
+
+    labelled = labelled_report(n_inputs=16, fast_low=5, labels=20)
+    report = BenchmarkReport(labelled.to_runs(), labelled.meta)
+    every = LabelPanel(report, tmp_path / "all.parquet", n=60, order="active")
+    some = LabelPanel(report, tmp_path / "some.parquet", n=30, order="active", entries=[FAST])
+    entry_of = dict(report.runs.select("run_id", "entry").iter_rows())
+    assert {entry_of[r] for r in some.queue} == {FAST}
+    assert some.queue == [r for r in every.queue if entry_of[r] == FAST]  # the same sample of acme/fast's runs
+    with pytest.raises(ValueError, match="did not race"):
+        LabelPanel(report, tmp_path / "x.parquet", entries=["acme/never"])
