@@ -294,7 +294,11 @@ def test_a_report_without_labels_says_nothing_of_them() -> None:
     report = BenchmarkReport(build_runs(), META)
     assert report.labels is None and report.agreement.height == 0 and report.agreement.schema == AGREEMENT_SCHEMA
     said = lead(report)  # it leads with what the judge-only verdicts are worth, and the labels that would settle them
-    assert said[0] == WORTH_TITLE and report.table().splitlines()[1 : 1 + len(said)] == said
+    lines = report.table().splitlines()
+    top = lines.index(WORTH_TITLE)  # under the header and the judge's headlines, above the models table
+    assert (
+        said[0] == WORTH_TITLE and lines[top : top + len(said)] == said and lines[top + len(said)].startswith("  entry")
+    )
     rest = report.table().replace("\n".join(said), "")
     assert "labels" not in rest and "judge-only" not in rest
     assert "gb-agreement" not in report._repr_html_()
