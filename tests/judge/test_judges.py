@@ -41,25 +41,26 @@ BEFORE = {
     # tests/one_judge_digest.py run with the release before panels of judges on the path (its commit b29824a); the
     # html, models and table since the fixed design reads the two-sided 95% interval (the same race with the
     # one-sided paired.py gives b29824a's digests for all three); the runs, models, html and table since the runs
-    # frame has `endpoint_error` and a judge-only "as good" says it is unconfirmed
+    # frame has `endpoint_error` and a judge-only "as good" says it is unconfirmed; the html and table since a report
+    # without labels leads with what its judge-only verdicts are worth (tests/verdict/test_worth.py)
     "order": {
         "calls": "fab364623dfa4d09",
         "diagnostics": "bfa5c543b6277577",
         "estimate": "ce3dbc1649e62d5d",
-        "html": "bb41a981f2bbb7c5",
+        "html": "53605097ecb7c4db",
         "meta": "63978fb9bd4bd0cc",
         "models": "1d63e2c8a386dab0",
         "runs": "db91630df5fed5f2",
-        "table": "a501433ca04977b3",
+        "table": "2c1c7eec00922e4a",
     },
     "selecting": {
         "calls": "9fca3aa1424a01ae",
         "diagnostics": "674e514e8387c81f",
-        "html": "bb70c76b314094e9",
+        "html": "d88aa981a1b046c8",
         "meta": "138cfcb8af025ecf",
         "models": "b1ccd66ca001d548",
         "runs": "80bf836ae1cca9ba",
-        "table": "38dbaf6839535111",
+        "table": "0029b4b6659fb0f6",
     },
 }
 
