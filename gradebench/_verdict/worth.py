@@ -255,7 +255,8 @@ def judge_worth(
 
 
 def _labelled(tested: pl.DataFrame, agreement: pl.DataFrame, meta: ReportMeta) -> JudgeWorth:
-    """The lead block of a report with labels: per tested entry, confirmed, overturned or still open."""
+    """The lead block of a report with labels: per tested entry, confirmed, settled (where the judge alone was
+    inconclusive), overturned, still open, or not yet corrected."""
     said = {r["entry"]: r for r in agreement.iter_rows(named=True)}
     lines = [LABELLED_TITLE]
     for row in tested.iter_rows(named=True):
@@ -269,6 +270,8 @@ def _labelled(tested: pl.DataFrame, agreement: pl.DataFrame, meta: ReportMeta) -
             lines.append(f"  {row['entry']}: open: {own['settle'] or 'not settled'} (the judge alone: {alone})")
         elif now == alone:
             lines.append(f"  {row['entry']}: confirmed: {now} on your labels, as the judge alone said")
+        elif alone == INCONCLUSIVE:
+            lines.append(f"  {row['entry']}: settled: {now} on your labels, where the judge alone was inconclusive")
         else:
             lines.append(f"  {row['entry']}: overturned: {now} on your labels; the judge alone said {alone}")
     every = said.get(ALL_ENTRIES)
