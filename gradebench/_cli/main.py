@@ -45,9 +45,12 @@ T = TypeVar("T")
 
 def _print_report(report: BenchmarkReport, out: Path, cache: str | Path | None = None) -> int:
     """Print and write the report, then a line for each entry not raced: status `UNMEASURED` when one was, else 0."""
+    from .._report.earlier import earlier_labels, with_earlier_labels
     from .._report.offline import charts_drawn_once
     from .._report.page import REPORT_HTML
 
+    if (earlier := earlier_labels(out, report.meta.job)) is not None:  # read before this report replaces it
+        report = with_earlier_labels(report, earlier)
     width = terminal_width()
     print(report.table(width))
     diagnostics = report.diagnostics()
@@ -184,7 +187,12 @@ def cmd_demo(args: argparse.Namespace) -> int:
         f"{' through its Batch API' if bench.spec.judge_batch else ''}"
     )
     print(f"{racing if (width := terminal_width()) is None else fit_line(racing, width)}\n")
-    return _race(bench, args.max_cost, Path(args.out))
+    if (status := _race(bench, args.max_cost, Path(args.out))) or not args.labels:
+        return status
+    from .demo import labelled_path
+
+    labelled_path(bench.report(), Path(args.out), width)
+    return 0
 
 
 def cmd_rejudge(args: argparse.Namespace) -> int:
@@ -334,7 +342,8 @@ def build_parser() -> argparse.ArgumentParser:
         "demo",
         help="race the order agent on the simulated 'standard' grade",
         description="Race the example order agent on the simulated fleet's 'standard' grade (offline, no key): "
-        "print the table and the diagnostics, write parquet and charts.",
+        "print the table and the diagnostics, write parquet and charts; then the sim's careful person labels the runs "
+        "the report asks for, and the label-corrected verdict is printed.",
     )
     demo.add_argument(
         "--runs",
@@ -349,6 +358,12 @@ def build_parser() -> argparse.ArgumentParser:
         command.add_argument("--budget", type=float, help="the most the race may spend now (USD)")
         command.add_argument("--max-cost", type=float, help="refuse to start when the estimate is above this")
     demo.add_argument("--judge-batch", action="store_true", help=_JUDGE_BATCH)
+    demo.add_argument(
+        "--no-labels",
+        dest="labels",
+        action="store_false",
+        help="stop after the judge-only report (default: the sim's careful person then labels the runs it asks for)",
+    )
     demo.set_defaults(fn=cmd_demo)
 
     run = add_parser(

@@ -37,6 +37,7 @@ __all__ = [
     "headlines",
     "html",
     "judge_headlines",
+    "lead",
     "model_cells",
     "models_html",
     "not_judged",
@@ -124,6 +125,13 @@ def header(report: ReportView) -> str:
         f"{m.job or '?'} · grade {m.spec.grade or '?'} · reference {m.reference_entry or '-'}"
         f" · {judges_text(m.judges)} · {shape}"
     )
+
+
+def lead(report: ReportView) -> list[str]:
+    """The lines a report leads with under its header (`gradebench._verdict.worth`): what the judge-only verdicts
+    are worth and the labels that would settle them, or what the labels did; none when no verdict was tested."""
+    worth = report.worth()
+    return [] if worth is None else list(worth.lines)
 
 
 def stopped(report: ReportView) -> str | None:
@@ -348,7 +356,7 @@ def render(report: ReportView, width: int | None = None) -> str:
     lines = [header(report)]
     if (marker := stopped(report)) is not None:
         lines.append(marker)
-    lines += headlines(report)
+    lines += headlines(report) + lead(report)  # what the verdicts are worth leads, under what went wrong
     gold = gold_line(report)  # against gold labels, the scorer's column is each entry's accuracy on them
     table, dropped = _models_table(report, gold is not None, fit)
     lines += table
@@ -449,6 +457,9 @@ def html(report: ReportView) -> Markup:
     if (marker := stopped(report)) is not None:
         parts.append(tag("p", tag("b", marker), style="color:#b45309"))
     parts += [tag("p", tag("b", line), style="color:#b91c1c") for line in headlines(report)]
+    if said := lead(report):  # what the judge-only verdicts are worth leads, as in the text
+        items = (tag("li", line.strip()) for line in said[1:])
+        parts.append(tag("div", tag("p", tag("b", said[0])), tag("ul", *items), class_="gb-worth"))
     parts.append(models_html(report))
     if (gold := gold_line(report)) is not None:
         parts.append(tag("p", gold))

@@ -30,6 +30,7 @@ from .._verdict.gold import GoldCheck
 from .._verdict.labels import LABELS_FILE, HumanLabels
 from .._verdict.pipeline import EntryVerdicts, entry_verdicts
 from .._verdict.recommend import Recommendation, report_recommendation
+from .._verdict.worth import EarlierLabels, JudgeWorth, judge_worth
 from . import present as _present
 from .diagnostics import DIAGNOSTICS_SCHEMA, diagnose
 from .models import NOISE_SCHEMA, EntrySummary, conform, entry_summaries, models_frame, noise_rows
@@ -56,9 +57,8 @@ _FILES = tuple(name for name in REPORT_FILES if name not in _LATER)  # what read
 class BenchmarkReport:
     """What a benchmark measured: ``runs``, ``calls`` and ``models`` frames, the reference, diagnostics and a table.
 
-    Made from `Run` records and the `ReportMeta` they were measured under (a mapping of its fields works too);
-    ``noise`` holds the judge-noise rows once measured (`Benchmark.judge_noise`); ``labels`` a person's scores of
-    some runs (`with_labels`).
+    Made from `Run` records and the `ReportMeta` they were measured under (a mapping of its fields works too); ``noise``
+    holds the judge-noise rows once measured (`Benchmark.judge_noise`); ``labels`` a person's scores (`with_labels`).
     """
 
     def __init__(
@@ -93,6 +93,7 @@ class BenchmarkReport:
             labels.validate(self.runs)
         self.labels: HumanLabels | None = labels
         """A person's scores of some runs (None without): the verdicts are label-corrected where they allow it."""
+        self.earlier: EarlierLabels | None = None  # an earlier report's labels of this job (`_report.earlier`)
 
     def __repr__(self) -> str:
         return (
@@ -244,6 +245,15 @@ class BenchmarkReport:
         elif not isinstance(labels, HumanLabels):
             labels = HumanLabels.from_scores(labels)
         return BenchmarkReport(self._records, self.meta, self.noise, labels)
+
+    def worth(self) -> JudgeWorth | None:
+        """What the report leads with (`gradebench._verdict.worth`); None without a verdict to label."""
+        return judge_worth(self.runs, self.models, self.meta, self.controls_outcome(), self.agreement, self.earlier)
+
+    @property
+    def labels_needed(self) -> int | None:
+        """Labels a side that would likely settle the verdict the recommendation turns on (`JudgeWorth`)."""
+        return None if (worth := self.worth()) is None else worth.labels_needed
 
     def with_noise(self, rows: Iterable[Mapping[str, Any]], *, k: int) -> BenchmarkReport:
         """This report with the judge-noise floor measured: rows of ``run_id, entry, input_id, score, replicas``."""

@@ -17,6 +17,7 @@ from .._records.records import Run
 from .._verdict.controls import ControlOutcome
 from .._verdict.gold import GoldCheck
 from .._verdict.recommend import Recommendation
+from .._verdict.worth import JudgeWorth
 from .models import EntrySummary
 
 __all__ = ["ReportView"]
@@ -57,3 +58,5 @@ class ReportView(Protocol):
     def diagnostics(self) -> pl.DataFrame: ...
 
     def transcript(self, run_id: str) -> list[dict[str, Any]]: ...
+
+    def worth(self) -> JudgeWorth | None: ...

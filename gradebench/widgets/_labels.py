@@ -14,7 +14,7 @@ from __future__ import annotations
 import numbers
 import os
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -47,7 +47,8 @@ class LabelPanel(w.VBox):
     the sample).
     ``scale``: ``"score"`` (buttons 0..10) or ``"pass/fail"``. ``labeller``: recorded with each label. ``order``:
     ``"random"`` or ``"active"`` (`ORDERS`). After each answer the panel says where each verdict stands and what
-    would settle it (``progress``).
+    would settle it (``progress``). ``entries``: ask only about these entries' runs (a verdict needs its entry's and
+    the reference entry's labels; default every entry).
     Everything a click does is a method: `answer` (also the buttons: ``buttons``, by their value), `extend`.
     """
 
@@ -61,6 +62,7 @@ class LabelPanel(w.VBox):
         scale: str = "score",
         labeller: str | None = None,
         order: str = "random",
+        entries: Sequence[str] | None = None,
     ):
         super().__init__()
         if scale not in SCALES:
@@ -68,14 +70,18 @@ class LabelPanel(w.VBox):
         if order not in ORDERS:
             raise ValueError(f"order must be one of {list(ORDERS)}, got {order!r}")
         self.order = order
+        self.entries: list[str] | None = None if entries is None else list(entries)
+        """The entries whose runs are asked about (None: every entry)."""
         self.report, self.path, self.seed, self.scale, self.labeller = report, Path(path), seed, scale, labeller
         self.labels: HumanLabels = HumanLabels.read(self.path) if self.path.is_file() else HumanLabels()
         """The labels given so far (the file's, then this panel's)."""
         self.labels.validate(report.runs)
-        entries = report.runs.filter(labellable())["entry"].n_unique()
-        if not entries:
+        if self.entries is not None and (unknown := set(self.entries) - set(report.runs["entry"].unique())):
+            raise ValueError(f"entries {sorted(unknown)} did not race in this report")
+        count = self._pool().filter(labellable())["entry"].n_unique()
+        if not count:
             raise ValueError("nothing to label: the report has no candidate run that succeeded and was judged")
-        self.queue: list[str] = self._draw_runs(n if n is not None else MIN_LABELS * entries)
+        self.queue: list[str] = self._draw_runs(n if n is not None else MIN_LABELS * count)
         """The runs drawn to label, in the order shown."""
         self.last: dict[str, Any] | None = None
         """The run answered last, with the judge's score and the entry (what `revealed` shows)."""
@@ -139,9 +145,15 @@ class LabelPanel(w.VBox):
         self._draw()
         return self.queue
 
+    def _pool(self) -> pl.DataFrame:
+        """The runs asked about: every entry's, or those of ``entries``."""
+        runs = self.report.runs
+        return runs if self.entries is None else runs.filter(pl.col("entry").is_in(self.entries))
+
     def _draw_runs(self, n: int) -> list[str]:
+        # each entry's order is seeded by its name alone, so leaving entries out does not change the others' sample
         pick = ask_runs if self.order == "active" else draw_runs
-        return pick(self.report.runs, n, seed=self.seed)
+        return pick(self._pool(), n, seed=self.seed)
 
     def standing(self) -> list[str]:
         """Where each tested entry's verdict stands on the labels so far, one line each: the verdict and its reason

@@ -46,6 +46,40 @@ def test_demo_prints_the_table_and_writes_parquet(tmp_path: Path, capsys: pytest
         "report.html",
     }
     assert (tmp_path / "demo" / "cost_quality.png").read_bytes().startswith(b"\x89PNG")
+    # the judge-only report leads with what its verdicts are worth; 2 inputs settle nothing, so no label is asked
+    assert out.index("what the judge-only verdicts are worth on this job (no labels yet):") < out.index("  entry ")
+    assert "The labelled path: no labels asked" in out
+
+
+@pytest.mark.slow
+def test_the_demo_shows_the_labelled_path_and_its_corrected_verdict(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """After the judge-only report, the sim's careful person answers the panel's questions (active order) on the
+    entry the recommendation turns on and the reference entry, as many as the report asked for; the verdict printed
+    is the label-corrected one, and the labels and the labelled report's HTML are written beside the others."""
+    out = tmp_path / "demo"
+    assert main(["demo", "--runs", "2", "--inputs", "8", "--out", str(out)]) == 0
+    printed = capsys.readouterr().out
+    labelled = gb.BenchmarkReport.read_parquet(out)  # the labels beside the report: the corrected verdict
+    judged = gb.BenchmarkReport(labelled.to_runs(), labelled.meta)  # the race, before the labels
+    worth = judged.worth()
+    assert worth is not None and worth.pivot is not None and judged.labels_needed is not None
+    asked = next(line for line in printed.splitlines() if line.startswith("  to confirm or overturn"))
+    assert f"label {worth.pivot} (" in asked
+    path = printed[printed.index("The labelled path:") :]
+    assert path.startswith("The labelled path: the sim's careful person answers the label panel (active order)")
+    assert "  after 10 labels: " in path and "what your labels say of the judge-only verdicts:" in path
+    labels = gb.HumanLabels.read(out / "labels.parquet")
+    assert set(judged.runs.filter(pl.col("run_id").is_in(list(labels.scores)))["entry"]) == {worth.pivot, "sim/steady"}
+    assert all(c is not None for c in labels.chances.values()) and len(labels.chances) == len(labels)
+    row = labelled.models.filter(entry=worth.pivot).row(0, named=True)
+    assert row["verdict_basis"] == "label-corrected"
+    line = next(x for x in path.splitlines() if x.startswith(f"  {worth.pivot} ") and "paired runs" in x)
+    assert line.startswith(f"  {worth.pivot} {row['verdict']} ")
+    assert "label-corrected on" in line and (out / "report-labelled.html").is_file()
+    pick = labelled.recommend()
+    assert pick is not None and f"recommendation: {pick.sentence}" in path
 
 
 def write_config(tmp_path: Path, **fields: object) -> Path:

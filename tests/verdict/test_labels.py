@@ -14,6 +14,7 @@ import polars as pl
 import pytest
 
 import gradebench as gb
+from gradebench._report.present import lead
 from gradebench._report.report import BenchmarkReport
 from gradebench._stats.kappa import weighted_kappa
 from gradebench._stats.ppi import FEWEST_LABELS, MIN_LABELS
@@ -27,6 +28,7 @@ from gradebench._verdict.label_agreement import (
     spearman,
 )
 from gradebench._verdict.labels import LABELS_FILE, LABELS_SCHEMA, draw_runs
+from gradebench._verdict.worth import WORTH_TITLE
 from gradebench.jobs import OrderAgent, load_inputs
 from gradebench.widgets import LabelPanel
 from tests.report.test_report import FAST, META, REF, build_runs, make_run
@@ -291,7 +293,14 @@ def labelled_report(
 def test_a_report_without_labels_says_nothing_of_them() -> None:
     report = BenchmarkReport(build_runs(), META)
     assert report.labels is None and report.agreement.height == 0 and report.agreement.schema == AGREEMENT_SCHEMA
-    assert "labels" not in report.table() and "judge-only" not in report.table()
+    said = lead(report)  # it leads with what the judge-only verdicts are worth, and the labels that would settle them
+    lines = report.table().splitlines()
+    top = lines.index(WORTH_TITLE)  # under the header and the judge's headlines, above the models table
+    assert (
+        said[0] == WORTH_TITLE and lines[top : top + len(said)] == said and lines[top + len(said)].startswith("  entry")
+    )
+    rest = report.table().replace("\n".join(said), "")
+    assert "labels" not in rest and "judge-only" not in rest
     assert "gb-agreement" not in report._repr_html_()
     assert report.models["verdict_basis"].to_list() == [None, "judge-only"]
 
