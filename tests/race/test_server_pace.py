@@ -1,0 +1,69 @@
+"""A local server raced at its own pace, over loopback HTTP: a llama.cpp-like server that answers two requests at
+once and queues the rest (`tests.loopback.Slotted`) is sent no more than its ``/props`` ``total_slots`` — its
+candidate and its judge together, the cap is the server's — so no call's deadline runs out in the server's queue;
+the estimate and the check say which cap was used and why."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import polars as pl
+
+import gradebench as gb
+
+from ..loopback import ANSWER, JUDGE, Slotted, answers, bench_of, entry, serve_slotted
+from ..providers import Fleet, JudgeEndpoint, OpenAIEndpoint, serve
+
+TICKETS = [{"id": f"q{i}", "question": f"Order A-{1000 + i} arrived three days ago. Refund?"} for i in range(10)]
+
+SERVICE_S = 0.08
+"""Seconds the slotted server takes per request: ten at once into two slots queue 0.4 s for the last."""
+TIMEOUT_S = 0.3
+"""Each entry's deadline: far above one request, below the server's queue for ten."""
+
+
+def catalog(fast_url: str, slotted_url: str) -> gb.Catalog:
+    """The reference on a fast server; the candidate and the judge on the slotted one."""
+    slow = {"timeout_s": TIMEOUT_S}
+    entries = [
+        entry("local/reference", "ref-1", fast_url),
+        entry("local/candidate", "cand-1", slotted_url, **slow),
+        entry(JUDGE, "judge-1", slotted_url, grade="large", **slow),
+    ]
+    return gb.Catalog(
+        entries, grades=["standard", "large"], picks={"standard": "local/reference"}, ceiling=JUDGE, concurrency=16
+    )
+
+
+def slotted_fleet(**kw: object) -> Slotted:
+    return Slotted(
+        Fleet({"cand-1": OpenAIEndpoint(answers(ANSWER)), "judge-1": JudgeEndpoint("schema")}),
+        slots=2,
+        service_s=SERVICE_S,
+        **kw,  # type: ignore[arg-type]
+    )
+
+
+async def test_a_judge_sharing_a_two_slot_server_is_paced_to_its_slots_and_no_call_times_out(tmp_path: Path) -> None:
+    server = slotted_fleet()
+    async with serve({"ref-1": OpenAIEndpoint(answers(ANSWER))}) as fast, serve_slotted(server) as slotted:
+        bench = bench_of(answers_job(), catalog(fast, slotted), tmp_path, candidates=["local/candidate"], inputs=TICKETS)
+        estimate = await bench.estimate()
+        await bench.run()
+    report = bench.report()
+    assert server.most <= 2, f"{server.most} requests in flight at once on a server with 2 slots"
+    assert server.props_reads <= 3  # once a session: the estimate's two and the race's own
+    runs = report.runs.filter(pl.col("entry") == "local/candidate")
+    assert runs["ok"].all(), runs["error"].to_list()
+    verdicts = report.calls.filter(pl.col("role") == "judge")
+    assert verdicts.height >= len(TICKETS) and verdicts["error"].is_null().all(), verdicts["error"].to_list()
+    said = "\n".join(estimate.notes)
+    assert "serves 2 requests at once" in said and "/props total_slots" in said, said
+
+
+def answers_job() -> object:
+    async def answer(input: dict, seat: gb.Seat) -> str:
+        """Answer the customer's question in one sentence."""
+        return (await seat.chat([{"role": "user", "content": input["question"]}])).text
+
+    return answer
