@@ -4,6 +4,8 @@ the rows a case reads back — what the conformance, fault and honesty suites sh
 from __future__ import annotations
 
 import asyncio
+import json
+import time
 from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -14,7 +16,6 @@ import polars as pl
 
 import gradebench as gb
 from gradebench._base.vocab import Role
-
 from gradebench.sim._server import start_server
 
 from .providers import Fleet, OpenAIEndpoint
@@ -125,6 +126,8 @@ class Slotted:
     def __init__(self, fleet: Fleet, *, slots: int = 2, service_s: float = 0.05, props: bool = True):
         self.fleet, self.slots, self.service_s, self.props = fleet, slots, service_s, props
         self.in_flight = self.most = self.props_reads = 0
+        self.served: list[tuple[str, float, float]] = []
+        """(model, arrived, answered) of each completion request, ``time.perf_counter`` seconds."""
         self._free: asyncio.Semaphore | None = None
 
     async def handle(self, request: httpx2.Request) -> httpx2.Response:
@@ -134,6 +137,7 @@ class Slotted:
                 return OpenAIEndpoint.error(404, "File Not Found", code="not_found")
             return httpx2.Response(200, json={"total_slots": self.slots, "model_alias": "slotted", "build_info": "b1"})
         self._free = self._free or asyncio.Semaphore(self.slots)
+        arrived = time.perf_counter()
         async with self._free:
             self.in_flight += 1
             self.most = max(self.most, self.in_flight)
@@ -142,6 +146,13 @@ class Slotted:
                 return await self.fleet.handle(request)
             finally:
                 self.in_flight -= 1
+                model = json.loads(request.content).get("model", "") if request.content else ""
+                self.served.append((model, arrived, time.perf_counter()))
+
+    def span_s(self, *models: str) -> float:
+        """Seconds from the first request for ``models`` to arrive to the last one answered."""
+        times = [(a, b) for m, a, b in self.served if m in models]
+        return max(b for _, b in times) - min(a for a, _ in times)
 
 
 @asynccontextmanager

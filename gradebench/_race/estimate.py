@@ -20,6 +20,7 @@ from .._base.html import Markup
 from .._base.numbers import fit_line, money
 from .._base.vocab import Role
 from .._calls.path import NotCached
+from .._calls.servers import ServerPace
 from .._calls.session import Session
 from .._catalog.catalog import Entry
 from .._judge.judge import JudgeSetup, judge_run
@@ -32,6 +33,7 @@ from .._report.page import pre
 from .._report.present import plural
 from .controls import control_price, judge_control, plants_of
 from .costs import JUDGE_OUTPUT_TOKENS, RunCost, run_costs
+from .pacing import ServerLoad
 from .plan import RacePlan, RunErrors, reference_failed
 
 __all__ = [
@@ -54,6 +56,8 @@ async def estimate_race(plan: RacePlan, finish: Callable[[list[Run], ReportMeta]
     setup, errors = plan.judge_setup(), RunErrors()
     async with plan.cache.hold(plan.benchmark_id), plan.session() as session:
         runs = await plan.reference_runs(session, errors, budget=None, landed=lambda run: None)
+        # the local servers' caps, read as the race will read them: the wall time and the queue notes rest on them
+        servers = await session.servers.read([*plan.lineup.candidates, *setup.judges])
     if failed := [r for r in runs if not r.ok]:
         if finish is not None:
             finish(runs, plan.meta())
@@ -79,6 +83,7 @@ async def estimate_race(plan: RacePlan, finish: Callable[[list[Run], ReportMeta]
         concurrency=plan.concurrency,
         currency=plan.currency(),
         controls=await _controls(plan, by_input, values, setup),
+        servers=servers,
     )
 
 
@@ -314,11 +319,14 @@ def estimate(
     concurrency: int,
     currency: str,
     controls: ControlEstimate | None = None,
+    servers: Sequence[ServerPace] = (),
 ) -> Estimate:
     """The estimate of a race: ``plan`` is every candidate run as (entry, input id), ``cached`` which of them the
     cache holds whole; ``costs`` from `run_costs`; ``reference`` the entry whose runs the figures are taken from;
-    ``controls`` the negative controls' verdicts (they keep the judge busy too)."""
+    ``controls`` the negative controls' verdicts (they keep the judge busy too); ``servers`` the local servers'
+    caps (`gradebench._calls.servers`): a server's calls, its judge's included, go no faster than its slots."""
     controls = controls or ControlEstimate()
+    load = ServerLoad.of(servers, concurrency)
     by_entry: dict[str, list[tuple[str, bool]]] = {}
     entries: dict[str, Entry] = {}
     for (entry, input_id), hit in zip(plan, cached, strict=True):
@@ -350,9 +358,10 @@ def estimate(
                 jcost += one.judge_cost
             jout += one.judge_output_tokens
         seconds, verdicts = calls * clock.call_s(entry), jcalls * clock.judge_s
-        limit = min(entry.max_concurrency or concurrency, concurrency)
+        limit = load.limit(entry)
+        load.add(entry, seconds)
         # an entry's runs hold its slots while they call, and a lane's workers while their verdicts come
-        wall = max(seconds / limit, (seconds + verdicts) / lane_width(concurrency, entry.max_concurrency), chain)
+        wall = max(seconds / limit, (seconds + verdicts) / lane_width(concurrency, limit), chain)
         if entry.rpm:
             wall = max(wall, calls / entry.rpm * 60)
         busy, judging, slowest = busy + seconds, judging + verdicts, max(slowest, wall)
@@ -373,16 +382,19 @@ def estimate(
                 wall_s=wall,
             )
         )
-    judge_limit = min(setup.entry.max_concurrency or concurrency, concurrency)
+    judge_limit = load.limit(setup.entry)
     judges = panel_label(e.name for e in setup.judges)
     judging += controls.judge_calls * clock.judge_s
-    wall = max(slowest, (busy + judging) / concurrency, judging / judge_limit)
+    load.add(setup.entry, judging)
+    wall = max(slowest, (busy + judging) / concurrency, judging / judge_limit, load.wall_s())
+    timed = {name: clock.call_s(e) for name, e in entries.items()} | {setup.entry.name: clock.judge_s}
     notes = (
         "candidate runs are taken to make the reference's calls with its tokens; verdicts read a prompt as long as "
         f"the reference's and answer {JUDGE_OUTPUT_TOKENS} tokens",
         clock.note([entries[name] for name in by_entry]),
         *([f"every run is judged by each of {len(setup.panel)} judges: {judges}"] if setup.panel else []),
         *_unpriced_note([*entries.values(), *setup.judges]),
+        *load.notes([*entries.values(), setup.entry], timed),
     )
     return Estimate(
         entries=tuple(made),
