@@ -77,3 +77,37 @@ def answers_job() -> object:
         return (await seat.chat([{"role": "user", "content": input["question"]}])).text
 
     return answer
+
+
+async def test_check_says_the_cap_each_local_server_gets_and_why(tmp_path: Path) -> None:
+    with_props, without = slotted_fleet(), slotted_fleet(props=False)
+    async with serve_slotted(with_props) as slotted, serve_slotted(without) as plain:
+        cat = gb.Catalog(
+            [entry("local/reference", "ref-1", slotted), entry(JUDGE, "judge-1", plain, grade="large")],
+            grades=["standard", "large"],
+            picks={"standard": "local/reference"},
+            ceiling=JUDGE,
+        )
+        checked = await gb.check_catalog(cat)
+    lines = checked.table().splitlines()
+    root = slotted.removesuffix("/v1")
+    expected = f"llama.cpp at {root} serves 2 requests at once (/props total_slots): racing it with max_concurrency 2"
+    assert expected in lines, lines
+    assert (
+        f"{plain.removesuffix('/v1')}: no /props (HTTP 404); no cap of its own — each entry's max_concurrency rules"
+        in (lines)
+    ), lines
+    assert with_props.props_reads == without.props_reads == 1
+
+
+async def test_the_estimate_warns_when_a_server_that_gives_no_slots_may_queue_calls_past_their_deadline(
+    tmp_path: Path,
+) -> None:
+    server = slotted_fleet(props=False)
+    async with serve_slotted(server) as plain:
+        bench = bench_of(answers_job(), catalog(plain), tmp_path, candidates=["local/candidate"], inputs=TICKETS[:2])
+        estimate = await bench.estimate()
+    said = "\n".join(estimate.notes)
+    assert "no /props (HTTP 404)" in said, said
+    assert "local/candidate: its server did not say how many requests it answers at once" in said, said
+    assert "past timeout_s=0.25 — give the entry max_concurrency" in said, said
