@@ -6,11 +6,12 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from .._calls.servers import ServerPace, is_local, server_root
 from .._catalog.catalog import Entry
 
-__all__ = ["ServerLoad"]
+__all__ = ["LocalSpeed", "ServerLoad"]
 
 
 @dataclass
@@ -74,3 +75,40 @@ class ServerLoad:
                     "parallel slots)"
                 )
         return said
+
+
+@dataclass(frozen=True)
+class LocalSpeed:
+    """How fast a llama.cpp server read and wrote tokens in the reference's calls (the ``timings`` it sends with each
+    answer): what a verdict on a local server takes, whose prompt and answer are far longer than a run's call."""
+
+    prompt_per_s: float
+    """Prompt tokens read a second."""
+    generated_per_s: float
+    """Tokens generated a second."""
+
+    @classmethod
+    def of(cls, responses: Iterable[Mapping[str, Any] | None]) -> LocalSpeed | None:
+        """From the response bodies of calls to a llama.cpp server; None when none carries ``timings``."""
+        totals = [0.0, 0.0, 0.0, 0.0]  # prompt tokens, their ms, generated tokens, their ms
+        for body in responses:
+            timings = body.get("timings") if isinstance(body, Mapping) else None
+            if not isinstance(timings, Mapping):
+                continue
+            try:
+                figures = [float(timings[k]) for k in ("prompt_n", "prompt_ms", "predicted_n", "predicted_ms")]
+            except (KeyError, TypeError, ValueError):
+                continue
+            if all(math.isfinite(f) and f >= 0 for f in figures):
+                totals = [a + b for a, b in zip(totals, figures, strict=True)]
+        read, read_ms, wrote, wrote_ms = totals
+        if min(totals) <= 0:
+            return None
+        return cls(read / read_ms * 1000.0, wrote / wrote_ms * 1000.0)
+
+    def call_s(self, input_tokens: float, output_tokens: float) -> float:
+        """Seconds of a call that reads ``input_tokens`` and writes ``output_tokens``."""
+        return input_tokens / self.prompt_per_s + output_tokens / self.generated_per_s
+
+    def text(self) -> str:
+        return f"{self.prompt_per_s:.0f} prompt / {self.generated_per_s:.1f} generated tokens a second"
