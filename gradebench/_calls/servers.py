@@ -74,7 +74,10 @@ async def read_pace(http: httpx2.AsyncClient, server: str, timeout_s: float = PR
     """Read ``server``'s ``/props`` once: its ``total_slots`` when it is a llama.cpp server, else why not."""
     url = f"{server}/props"
     try:
-        response = await http.get(url, timeout=timeout_s)
+        async with asyncio.timeout(timeout_s):  # the whole read: a server that trickles must not hold the race
+            response = await http.get(url, timeout=timeout_s)
+    except TimeoutError:
+        return ServerPace(server=server, slots=None, why=f"GET /props gave no answer within {timeout_s:g} s")
     except Exception as exc:  # unreachable, refused, a transport's own error: the calls will say what it is
         return ServerPace(server=server, slots=None, why=f"GET /props failed ({type(exc).__name__})")
     if response.status_code != 200:
