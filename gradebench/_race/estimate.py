@@ -20,7 +20,7 @@ from .._base.html import Markup
 from .._base.numbers import fit_line, money
 from .._base.vocab import Role
 from .._calls.path import NotCached
-from .._calls.servers import ServerPace, is_local
+from .._calls.servers import is_local
 from .._calls.session import Session
 from .._catalog.catalog import Entry
 from .._judge.judge import JudgeSetup, judge_run
@@ -80,11 +80,11 @@ async def estimate_race(plan: RacePlan, finish: Callable[[list[Run], ReportMeta]
         costs,
         setup=setup,
         reference=plan.lineup.reference,
-        concurrency=plan.concurrency,
         currency=plan.currency(),
         controls=await _controls(plan, by_input, values, setup),
-        servers=servers,
-        speed=LocalSpeed.of(call.response for run in runs for call in run.calls),
+        limits=ServerLoad.of(
+            servers, plan.concurrency, LocalSpeed.of(call.response for run in runs for call in run.calls)
+        ),
     )
 
 
@@ -317,25 +317,23 @@ def estimate(
     *,
     setup: JudgeSetup,
     reference: Entry,
-    concurrency: int,
+    limits: ServerLoad,
     currency: str,
     controls: ControlEstimate | None = None,
-    servers: Sequence[ServerPace] = (),
-    speed: LocalSpeed | None = None,
 ) -> Estimate:
     """The estimate of a race: ``plan`` is every candidate run as (entry, input id), ``cached`` which of them the
     cache holds whole; ``costs`` from `run_costs`; ``reference`` the entry whose runs the figures are taken from;
-    ``controls`` the negative controls' verdicts (they keep the judge busy too); ``servers`` the local servers'
-    caps (`gradebench._calls.servers`): a server's calls, its judge's included, go no faster than its slots;
-    ``speed`` the reference's llama.cpp server's (`LocalSpeed`): a local judge's verdicts are timed by it."""
+    ``controls`` the negative controls' verdicts (they keep the judge busy too); ``limits`` the race's concurrency,
+    the local servers' caps (`gradebench._calls.servers`: a server's calls, its judge's included, go no faster than
+    its slots) and the reference's llama.cpp speed (a local judge's verdicts are timed by it)."""
     controls = controls or ControlEstimate()
-    load = ServerLoad.of(servers, concurrency)
+    load, concurrency = limits, limits.concurrency
     by_entry: dict[str, list[tuple[str, bool]]] = {}
     entries: dict[str, Entry] = {}
     for (entry, input_id), hit in zip(plan, cached, strict=True):
         by_entry.setdefault(entry.name, []).append((input_id, hit))
         entries[entry.name] = entry
-    clock = _Clock.of(costs, reference, setup.entry, speed)
+    clock = _Clock.of(costs, reference, setup.entry, load.speed)
     judged_inputs: set[str] = set()  # inputs whose first verdict (the one that fills the provider's cache) is counted
     made: list[EntryEstimate] = []
     busy = judging = slowest = 0.0

@@ -22,13 +22,15 @@ class ServerLoad:
     """By server root: what `gradebench._calls.servers.ServerSlots` read."""
     concurrency: int
     """The race's global limit."""
+    speed: LocalSpeed | None = None
+    """How fast the reference's llama.cpp server read and wrote: a local judge's verdicts are timed by it."""
 
     def __post_init__(self) -> None:
         self.busy: dict[str, float] = {}
 
     @classmethod
-    def of(cls, paces: Iterable[ServerPace], concurrency: int) -> ServerLoad:
-        return cls({p.server: p for p in paces}, concurrency)
+    def of(cls, paces: Iterable[ServerPace], concurrency: int, speed: LocalSpeed | None = None) -> ServerLoad:
+        return cls({p.server: p for p in paces}, concurrency, speed)
 
     def slots(self, entry: Entry) -> int | None:
         """Requests ``entry``'s server answers at once, when it said (its ``/props``)."""
