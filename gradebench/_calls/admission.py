@@ -1,6 +1,7 @@
 """Admission control: how many requests run at once, how fast they start, and how a rate limit is waited out.
 
-One global concurrency limit, and per entry a concurrency limit and an adaptive pace (`AdaptiveRate`).
+One global concurrency limit, per entry a concurrency limit and an adaptive pace (`AdaptiveRate`), and per local
+server the slots its ``/props`` gives (`gradebench._calls.servers`), shared by every entry on it.
 A 429 is a normal condition, not a failure: `Admission.request` waits it out (the longest of ``retry-after-ms`` and
 ``retry-after`` in seconds or as an HTTP date, counted from when the 429 arrived; without one, exponential backoff
 with jitter) and sends again, for up to the entry's
