@@ -3,7 +3,11 @@ the rows a case reads back — what the conformance, fault and honesty suites sh
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+import asyncio
+import json
+import time
+from collections.abc import AsyncIterator, Callable, Sequence
+from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
@@ -12,13 +16,15 @@ import polars as pl
 
 import gradebench as gb
 from gradebench._base.vocab import Role
+from gradebench.sim._server import start_server
 
-from .providers import OpenAIEndpoint
+from .providers import Fleet, OpenAIEndpoint
 
 __all__ = [
     "ANSWER",
     "JUDGE",
     "QUESTION",
+    "Slotted",
     "answering",
     "answers",
     "bench_of",
@@ -28,6 +34,7 @@ __all__ = [
     "model_row",
     "race",
     "rows",
+    "serve_slotted",
 ]
 
 JUDGE = "judge/oracle"
@@ -109,3 +116,50 @@ def answering(replies: list[gb.Reply] | None = None) -> Any:
         return reply.text
 
     return answer
+
+
+class Slotted:
+    """A llama.cpp-like server in front of a `Fleet`: ``GET /props`` says its ``total_slots`` (a 404 when
+    ``props`` is False), and it answers ``slots`` requests at once, each taking ``service_s``, the rest queued on the
+    server as llama-server queues them (their clients' deadlines running). ``most`` is the most in flight at once."""
+
+    def __init__(self, fleet: Fleet, *, slots: int = 2, service_s: float = 0.05, props: bool = True):
+        self.fleet, self.slots, self.service_s, self.props = fleet, slots, service_s, props
+        self.in_flight = self.most = self.props_reads = 0
+        self.served: list[tuple[str, float, float]] = []
+        """(model, arrived, answered) of each completion request, ``time.perf_counter`` seconds."""
+        self._free: asyncio.Semaphore | None = None
+
+    async def handle(self, request: httpx2.Request) -> httpx2.Response:
+        if request.method == "GET" and request.url.path == "/props":
+            self.props_reads += 1
+            if not self.props:
+                return OpenAIEndpoint.error(404, "File Not Found", code="not_found")
+            return httpx2.Response(200, json={"total_slots": self.slots, "model_alias": "slotted", "build_info": "b1"})
+        self._free = self._free or asyncio.Semaphore(self.slots)
+        arrived = time.perf_counter()
+        async with self._free:
+            self.in_flight += 1
+            self.most = max(self.most, self.in_flight)
+            try:
+                await asyncio.sleep(self.service_s)
+                return await self.fleet.handle(request)
+            finally:
+                self.in_flight -= 1
+                model = json.loads(request.content).get("model", "") if request.content else ""
+                self.served.append((model, arrived, time.perf_counter()))
+
+    def span_s(self, *models: str) -> float:
+        """Seconds from the first request for ``models`` to arrive to the last one answered."""
+        times = [(a, b) for m, a, b in self.served if m in models]
+        return max(b for _, b in times) - min(a for a, _ in times)
+
+
+@asynccontextmanager
+async def serve_slotted(server: Slotted) -> AsyncIterator[str]:
+    """Serve ``server`` on 127.0.0.1; yields the base URL (``http://127.0.0.1:PORT/v1``)."""
+    sim = await start_server(host="127.0.0.1", port=0, fleet=server)  # type: ignore[arg-type]
+    try:
+        yield sim.base_url
+    finally:
+        await sim.close()

@@ -148,9 +148,10 @@ async def test_an_entry_that_only_ever_refuses_is_given_up_on_and_the_race_finis
     import time
 
     from gradebench._calls import admission as _admission
+    from gradebench._calls import waits
 
     monkeypatch.setattr(_admission.Refusals, "GIVE_UP_S", 0.3)  # 20 s in a race; the rule is the same
-    monkeypatch.setattr(_admission, "BACKOFF_FIRST_S", 0.02)
+    monkeypatch.setattr(waits, "BACKOFF_FIRST_S", 0.02)
     refuse = OpenAIEndpoint.error(429, "Rate limit reached for requests", type="requests", code="rate_limit_exceeded")
     endpoints = {
         "ref-1": OpenAIEndpoint(lambda body, request: OpenAIEndpoint.completion("Yes, within 30 days.")),

@@ -1,6 +1,7 @@
 """Admission control: how many requests run at once, how fast they start, and how a rate limit is waited out.
 
-One global concurrency limit, and per entry a concurrency limit and an adaptive pace (`AdaptiveRate`).
+One global concurrency limit, per entry a concurrency limit and an adaptive pace (`AdaptiveRate`), and per local
+server the slots its ``/props`` gives (`gradebench._calls.servers`), shared by every entry on it.
 A 429 is a normal condition, not a failure: `Admission.request` waits it out (the longest of ``retry-after-ms`` and
 ``retry-after`` in seconds or as an HTTP date, counted from when the 429 arrived; without one, exponential backoff
 with jitter) and sends again, for up to the entry's
@@ -16,11 +17,9 @@ retries, bounded by ``max_retries``. Hard errors (400/401/403/404/422, a spent q
 from __future__ import annotations
 
 import asyncio
-import email.utils
 import json
 import logging
 import math
-import random
 import time
 from collections import deque
 from collections.abc import Awaitable, Callable, Iterable, Mapping
@@ -30,6 +29,8 @@ import openai
 
 from .._base.errors import CallError
 from .._catalog.catalog import Entry
+from .servers import ServerSlots
+from .waits import backoff_s, retry_after_s
 
 __all__ = [
     "ERROR_IN_200",
@@ -209,55 +210,6 @@ class AdaptiveRate:
         return len(recent) / max(now - recent[0], 1.0) * 60.0
 
 
-def retry_after_s(headers: Mapping[str, str], *, now: float | None = None) -> float | None:
-    """The seconds a response asks to wait: the longest of ``retry-after-ms`` and ``retry-after`` (seconds, or an
-    HTTP date).
-
-    The longest, not the first: a proxy passes on the upstream's precise ``retry-after-ms`` (870) beside its own
-    rounded ``Retry-After: 1``, and retrying after the shorter is refused again. None when it asks nothing readable.
-    ``now`` is the wall-clock time (``time.time()``) a date is measured from.
-    """
-    readable = (_header_s(headers, "retry-after-ms", 1000.0), _header_s(headers, "retry-after", 1.0))
-    asked = [s for s in readable if s is not None]
-    return max(asked) if asked else _date_s(headers.get("retry-after"), now)
-
-
-def _header_s(headers: Mapping[str, str], name: str, per_second: float) -> float | None:
-    """Header ``name`` as a finite number of seconds (at least 0), or None."""
-    value = headers.get(name)
-    if value is None:
-        return None
-    try:
-        seconds = float(value) / per_second
-    except ValueError:
-        return None
-    return max(0.0, seconds) if math.isfinite(seconds) else None
-
-
-def _date_s(value: str | None, now: float | None) -> float | None:
-    """The seconds until ``value`` read as an HTTP date (at least 0), or None."""
-    if not value:
-        return None
-    try:
-        when = email.utils.parsedate_to_datetime(value)
-    except (TypeError, ValueError, IndexError):
-        return None
-    if when.tzinfo is None:  # an HTTP date is GMT; a date without a zone is read as such
-        return None
-    return max(0.0, when.timestamp() - (time.time() if now is None else now))
-
-
-BACKOFF_FIRST_S = 0.5
-BACKOFF_MAX_S = 30.0
-
-
-def backoff_s(n: int, rng: random.Random | None = None) -> float:
-    """The wait after the ``n``-th 429 (1, 2, ...) that gave no ``Retry-After``: doubling from 0.5 s up to 30 s,
-    less up to a quarter at random so waiters do not come back together."""
-    base = min(BACKOFF_MAX_S, BACKOFF_FIRST_S * 2.0 ** min(n - 1, 32))
-    return base * (1 - 0.25 * (rng or random).random())
-
-
 # ------------------------------------------------------------------------------------------------------ giving up
 
 
@@ -316,12 +268,20 @@ class Refusals:
 
 
 class Admission:
-    """The limits of one benchmark run. Built inside the event loop that uses it."""
+    """The limits of one benchmark run. Built inside the event loop that uses it. ``servers``: the local servers'
+    caps (`gradebench._calls.servers`), shared by every entry on one server."""
 
-    def __init__(self, entries: Iterable[Entry], *, concurrency: int, clock: Callable[[], float] = time.monotonic):
+    def __init__(
+        self,
+        entries: Iterable[Entry],
+        *,
+        concurrency: int,
+        clock: Callable[[], float] = time.monotonic,
+        servers: ServerSlots | None = None,
+    ):
         if concurrency < 1:
             raise ValueError(f"concurrency must be >= 1, got {concurrency}")
-        self._clock = clock
+        self._clock, self.servers = clock, servers
         self._global = asyncio.Semaphore(concurrency)
         self._per_entry: dict[str, asyncio.Semaphore] = {}
         self._rates: dict[str, AdaptiveRate] = {}
@@ -345,8 +305,9 @@ class Admission:
     async def request(self, entry: Entry, send: Callable[[], Awaitable[T]]) -> T:
         """Make one request to ``entry`` under its limits, and wait out the 429s it meets.
 
-        ``send()`` runs while a slot is held: the entry's own concurrency slot first, then its pace, then the global
-        limit. A 429 gives back the global slot while it is waited out (other entries go on); the call keeps its own
+        ``send()`` runs while a slot is held: the entry's own concurrency slot first, then its server's (a local
+        server's slots), then its pace, then the global limit; none of this wait counts against the call's deadline.
+        A 429 gives back the global slot while it is waited out (other entries go on); the call keeps its own
         slot and, when its wait is over, starts ahead of calls not yet sent. From its fourth 429 on, a call waits at
         least a growing backoff, whatever the endpoint asks. When the next wait would end past
         ``entry.rate_limit_wait_s`` from the first 429, it fails with a `CallError` that says so;
@@ -360,7 +321,12 @@ class Admission:
         first_429: float | None = None
         if own is not None:
             await own.acquire()
+        server = None
         try:
+            gate = None if self.servers is None else await self.servers.gate(entry)
+            if gate is not None:
+                await gate.acquire()
+                server = gate
             while True:
                 if refusals.reason is not None:
                     raise CallError(refusals.reason, entry=entry.name, status=429, attempts=attempts)
@@ -400,6 +366,8 @@ class Admission:
                 refusals.succeeded()
                 return result
         finally:
+            if server is not None:
+                server.release()
             if own is not None:
                 own.release()
 

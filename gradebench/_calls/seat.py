@@ -30,7 +30,7 @@ from .._records.keys import CallKey, SeatKey
 from .._records.records import Call
 from .path import CallLayer, CallRequest
 from .seat_openai import seat_client
-from .tools import Tool, tool
+from .tools import Tool, invalid_arguments, tool
 from .usage import read_usage
 
 __all__ = ["JobLimits", "Reply", "Seat"]
@@ -202,14 +202,16 @@ class Seat:
         try:
             arguments = json.loads(fn.get("arguments") or "{}")
         except json.JSONDecodeError as exc:
-            return {**record, "error": f"arguments are not valid JSON: {exc}"}
+            return {**record, "error": f"invalid arguments for tool {name!r}: not valid JSON ({exc})"}
         record["arguments"] = arguments
         if name not in by_name:
             return {**record, "error": f"no tool named {name!r}; tools: {sorted(by_name)}"}
+        if not isinstance(arguments, dict):
+            return {**record, "error": f"invalid arguments for tool {name!r}: not a JSON object"}
         try:
-            result = await by_name[name].invoke(arguments if isinstance(arguments, dict) else {})
+            result = await by_name[name].invoke(arguments)
         except pydantic.ValidationError as exc:
-            return {**record, "error": f"invalid arguments: {exc.errors(include_url=False)}"}
+            return {**record, "error": invalid_arguments(name, exc)}
         except Exception as exc:  # a tool that raises is the model's problem to handle, and a fact for the judge
             return {**record, "error": utf8_safe(scrub(f"{type(exc).__name__}: {exc}"))}
         return {**record, "result": utf8_safe(scrub_value(result))}

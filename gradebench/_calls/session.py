@@ -26,13 +26,15 @@ import openai
 from .._base.vocab import Role
 from .._catalog.catalog import Catalog, Entry
 from .._records.keys import SeatKey
-from .admission import ERROR_IN_200, Admission, retry_after_s
+from .admission import ERROR_IN_200, Admission
 from .batch.anthropic import AnthropicBatches
 from .batch.api import BatchAPI, OpenAIBatches
 from .batch.layer import BatchLayer
 from .cache import CallCache
 from .path import AdmissionLayer, CacheLayer, CallLayer, Refuse, Transport
 from .seat import JobLimits, Seat
+from .servers import ServerSlots
+from .waits import retry_after_s
 
 __all__ = ["GradebenchClient", "Session", "client_for", "mount", "mounted", "origin"]
 
@@ -153,7 +155,9 @@ class Session:
     ):
         self.catalog = catalog
         self.cache = cache
-        self.admission = Admission(catalog.entries, concurrency=concurrency)
+        self.servers = ServerSlots(self._http_or_network)
+        """The local servers' caps: each one's ``/props`` read once, before its first call."""
+        self.admission = Admission(catalog.entries, concurrency=concurrency, servers=self.servers)
         self.transports = mounted() if transports is None else dict(transports)
         self.cache_only = cache_only
         """Seats answer from the cache only (the path ends in `Refuse`: a miss raises `NotCached`): nothing is sent,
@@ -172,6 +176,7 @@ class Session:
         return self
 
     async def __aexit__(self, *exc: object) -> None:
+        self.servers.close()
         for layer in self._batches.values():  # the batches go on at the provider; their notes stay on disk
             await layer.aclose()
         self.cache.flush()  # what landed stays, however the race ended
@@ -208,11 +213,7 @@ class Session:
 
     def _batch_api(self, entry: Entry, name: str) -> BatchAPI:
         if name == "anthropic":
-            http = self._http_for(entry)
-            if http is None:  # the network: a client of this session's own, closed with it
-                where = f"net:{origin(entry.base_url)}"
-                http = self._http.get(where) or self._http.setdefault(where, httpx2.AsyncClient())
-            return AnthropicBatches(entry, http)
+            return AnthropicBatches(entry, self._http_or_network(entry))
         # openai and openrouter: the openai SDK's files and batches, through a plain client of the SDK's (its own
         # retries of 429s: a batch's few management calls need no pacing)
         client = openai.AsyncOpenAI(
@@ -260,6 +261,15 @@ class Session:
         if client is None:
             client = self._clients[shared] = client_for(entry, self._http_for(entry))
         return client
+
+    def _http_or_network(self, entry: Entry) -> httpx2.AsyncClient:
+        """The mounted transport's client for ``entry``, else a network client of this session's own (closed with
+        it)."""
+        http = self._http_for(entry)
+        if http is None:
+            where = f"net:{origin(entry.base_url)}"
+            http = self._http.get(where) or self._http.setdefault(where, httpx2.AsyncClient())
+        return http
 
     def _http_for(self, entry: Entry) -> httpx2.AsyncClient | None:
         where = origin(entry.base_url)

@@ -13,7 +13,7 @@ from typing import Any
 
 import pydantic
 
-__all__ = ["Tool", "tool"]
+__all__ = ["Tool", "invalid_arguments", "tool"]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -81,6 +81,18 @@ async def _on_a_thread(fn: Callable[..., Any], kwargs: dict[str, Any]) -> Any:
 
     threading.Thread(target=call, name=f"gradebench-tool-{getattr(fn, '__name__', 'tool')}", daemon=True).start()
     return await landed
+
+
+def invalid_arguments(name: str, exc: pydantic.ValidationError) -> str:
+    """What a model's arguments got wrong, for the model and the record: the tool, then each field and its problem
+    (``invalid arguments for tool 'lookup': order_id: Field required; days: Input should be a valid integer, got
+    'three'``)."""
+    problems = []
+    for error in exc.errors(include_url=False):
+        field = ".".join(str(part) for part in error["loc"]) or "(the arguments)"
+        got = "" if error["type"] == "missing" else f", got {error['input']!r}"
+        problems.append(f"{field}: {error['msg']}{got}")
+    return f"invalid arguments for tool {name!r}: {'; '.join(problems)}"
 
 
 _ARG_LINE = re.compile(r"^(\w+)\s*(?:\([^)]*\))?:\s*(.*)$")

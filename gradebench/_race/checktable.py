@@ -120,6 +120,8 @@ class CatalogCheck:
     """How long the check took."""
     costs: Mapping[str, float | None] = field(default_factory=dict)
     """What the check cost in all, by currency (None when some call's cost is unknown)."""
+    servers: tuple[str, ...] = ()
+    """One line per local server: how many requests at once a race sends it, and why (its ``/props``, or none)."""
 
     @property
     def ok(self) -> bool:
@@ -168,6 +170,7 @@ class CatalogCheck:
             f"check of {self.source} · {entries} · judge {self.ceiling}",
             *fitted_table(head, body, [" ".join(r.todo) or "-" for r in self.rows], width),
             f"cost of the check {self.cost_text()} · {verdict} · {self.wall_s:.1f} s (no cache)",
+            *self.servers,
         ]
         return "\n".join(line if width is None else fit_line(line, width) for line in lines)
 

@@ -20,6 +20,7 @@ from .._base.html import Markup
 from .._base.numbers import fit_line, money
 from .._base.vocab import Role
 from .._calls.path import NotCached
+from .._calls.servers import is_local
 from .._calls.session import Session
 from .._catalog.catalog import Entry
 from .._judge.judge import JudgeSetup, judge_run
@@ -32,6 +33,7 @@ from .._report.page import pre
 from .._report.present import plural
 from .controls import control_price, judge_control, plants_of
 from .costs import JUDGE_OUTPUT_TOKENS, RunCost, run_costs
+from .pacing import LocalSpeed, ServerLoad
 from .plan import RacePlan, RunErrors, reference_failed
 
 __all__ = [
@@ -54,6 +56,8 @@ async def estimate_race(plan: RacePlan, finish: Callable[[list[Run], ReportMeta]
     setup, errors = plan.judge_setup(), RunErrors()
     async with plan.cache.hold(plan.benchmark_id), plan.session() as session:
         runs = await plan.reference_runs(session, errors, budget=None, landed=lambda run: None)
+        # the local servers' caps, read as the race will read them: the wall time and the queue notes rest on them
+        servers = await session.servers.read([*plan.lineup.candidates, *setup.judges])
     if failed := [r for r in runs if not r.ok]:
         if finish is not None:
             finish(runs, plan.meta())
@@ -76,9 +80,11 @@ async def estimate_race(plan: RacePlan, finish: Callable[[list[Run], ReportMeta]
         costs,
         setup=setup,
         reference=plan.lineup.reference,
-        concurrency=plan.concurrency,
         currency=plan.currency(),
         controls=await _controls(plan, by_input, values, setup),
+        limits=ServerLoad.of(
+            servers, plan.concurrency, LocalSpeed.of(call.response for run in runs for call in run.calls)
+        ),
     )
 
 
@@ -311,20 +317,23 @@ def estimate(
     *,
     setup: JudgeSetup,
     reference: Entry,
-    concurrency: int,
+    limits: ServerLoad,
     currency: str,
     controls: ControlEstimate | None = None,
 ) -> Estimate:
     """The estimate of a race: ``plan`` is every candidate run as (entry, input id), ``cached`` which of them the
     cache holds whole; ``costs`` from `run_costs`; ``reference`` the entry whose runs the figures are taken from;
-    ``controls`` the negative controls' verdicts (they keep the judge busy too)."""
+    ``controls`` the negative controls' verdicts (they keep the judge busy too); ``limits`` the race's concurrency,
+    the local servers' caps (`gradebench._calls.servers`: a server's calls, its judge's included, go no faster than
+    its slots) and the reference's llama.cpp speed (a local judge's verdicts are timed by it)."""
     controls = controls or ControlEstimate()
+    load, concurrency = limits, limits.concurrency
     by_entry: dict[str, list[tuple[str, bool]]] = {}
     entries: dict[str, Entry] = {}
     for (entry, input_id), hit in zip(plan, cached, strict=True):
         by_entry.setdefault(entry.name, []).append((input_id, hit))
         entries[entry.name] = entry
-    clock = _Clock.of(costs, reference, setup.entry)
+    clock = _Clock.of(costs, reference, setup.entry, load.speed)
     judged_inputs: set[str] = set()  # inputs whose first verdict (the one that fills the provider's cache) is counted
     made: list[EntryEstimate] = []
     busy = judging = slowest = 0.0
@@ -350,9 +359,10 @@ def estimate(
                 jcost += one.judge_cost
             jout += one.judge_output_tokens
         seconds, verdicts = calls * clock.call_s(entry), jcalls * clock.judge_s
-        limit = min(entry.max_concurrency or concurrency, concurrency)
+        limit = load.limit(entry)
+        load.add(entry, seconds)
         # an entry's runs hold its slots while they call, and a lane's workers while their verdicts come
-        wall = max(seconds / limit, (seconds + verdicts) / lane_width(concurrency, entry.max_concurrency), chain)
+        wall = max(seconds / limit, (seconds + verdicts) / lane_width(concurrency, limit), chain)
         if entry.rpm:
             wall = max(wall, calls / entry.rpm * 60)
         busy, judging, slowest = busy + seconds, judging + verdicts, max(slowest, wall)
@@ -373,16 +383,19 @@ def estimate(
                 wall_s=wall,
             )
         )
-    judge_limit = min(setup.entry.max_concurrency or concurrency, concurrency)
+    judge_limit = load.limit(setup.entry)
     judges = panel_label(e.name for e in setup.judges)
     judging += controls.judge_calls * clock.judge_s
-    wall = max(slowest, (busy + judging) / concurrency, judging / judge_limit)
+    load.add(setup.entry, judging)
+    wall = max(slowest, (busy + judging) / concurrency, judging / judge_limit, load.wall_s())
+    timed = {name: clock.call_s(e) for name, e in entries.items()} | {setup.entry.name: clock.judge_s}
     notes = (
         "candidate runs are taken to make the reference's calls with its tokens; verdicts read a prompt as long as "
         f"the reference's and answer {JUDGE_OUTPUT_TOKENS} tokens",
         clock.note([entries[name] for name in by_entry]),
         *([f"every run is judged by each of {len(setup.panel)} judges: {judges}"] if setup.panel else []),
         *_unpriced_note([*entries.values(), *setup.judges]),
+        *load.notes([*entries.values(), setup.entry], timed),
     )
     return Estimate(
         entries=tuple(made),
@@ -414,12 +427,25 @@ class _Clock:
     judge: Entry
     measured_s: float
     """Seconds of one of the reference's calls, from its runs."""
+    speed: LocalSpeed | None = None
+    """How fast the reference's llama.cpp server read and wrote: a local judge's verdicts are timed by it."""
+    verdict_s: float | None = None
+    """Seconds of one verdict by that speed (its prompt and answer tokens), when the judge is local too."""
 
     @classmethod
-    def of(cls, costs: Mapping[tuple[str, str], RunCost], reference: Entry, judge: Entry) -> _Clock:
+    def of(
+        cls, costs: Mapping[tuple[str, str], RunCost], reference: Entry, judge: Entry, speed: LocalSpeed | None = None
+    ) -> _Clock:
         runs = [c for (name, _), c in costs.items() if name]  # every entry's prediction is the reference's runs
         calls = sum(c.calls for c in runs)
-        return cls(reference, judge, sum(c.latency_s for c in runs) / calls if calls else 0.0)
+        measured = sum(c.latency_s for c in runs) / calls if calls else 0.0
+        verdicts = [c for (name, _), c in costs.items() if not name]  # the verdicts on each input
+        asked = sum(c.judge_calls for c in verdicts)
+        if speed is None or not asked or not (is_local(judge.base_url) and is_local(reference.base_url)):
+            return cls(reference, judge, measured)
+        tokens_in = sum(c.judge_input_tokens for c in verdicts) / asked
+        tokens_out = sum(c.judge_output_tokens for c in verdicts) / asked
+        return cls(reference, judge, measured, speed, speed.call_s(tokens_in, tokens_out))
 
     def call_s(self, entry: Entry) -> float:
         if entry.latency_s is not None:
@@ -429,17 +455,25 @@ class _Clock:
     @property
     def judge_s(self) -> float:
         """Seconds of one verdict."""
+        if self.judge.latency_s is None and self.verdict_s is not None:
+            return self.verdict_s
         return self.call_s(self.judge)
 
     def note(self, raced: Sequence[Entry]) -> str:
         """What the wall time rests on, and which of it is a guess."""
         known = {self.reference.name}
         guessed = [e.name for e in raced if e.latency_s is None and e.name not in known]
-        if self.judge.latency_s is None and self.judge.name not in known:
+        timed = ""
+        if self.judge.latency_s is None and self.verdict_s is not None and self.speed is not None:
+            timed = (
+                f"; a verdict of the judge ({self.judge.name}) is taken to last {self.verdict_s:.1f} s: its prompt "
+                f"and answer at the reference's llama.cpp speed ({self.speed.text()})"
+            )
+        elif self.judge.latency_s is None and self.judge.name not in known:
             guessed.append(f"the judge ({self.judge.name})")
         if not guessed:
-            return "wall time from each entry's latency_s and the reference's runs, at the concurrency limits"
+            return f"wall time from each entry's latency_s and the reference's runs, at the concurrency limits{timed}"
         return (
             f"wall time guesses that {', '.join(guessed)} answer as fast as the reference did (an entry's "
-            "latency_s in the catalog, seconds a call, says otherwise)"
+            f"latency_s in the catalog, seconds a call, says otherwise){timed}"
         )

@@ -112,6 +112,7 @@ async def check_catalog(catalog: Catalog, *, grades: Iterable[str] | None = None
     loop = asyncio.get_running_loop()
     started = loop.time()
     async with Session(catalog, _NoCache(), catalog.concurrency) as session:
+        servers = await session.servers.read(entries)  # a local server's slots: the cap its race will keep to
         rows = await asyncio.gather(
             *(_Probe(session, e, catalog.judge_params if e.name == ceiling.name else None).checked() for e in entries)
         )
@@ -125,7 +126,12 @@ async def check_catalog(catalog: Catalog, *, grades: Iterable[str] | None = None
         catalog.source if catalog.source and Path(catalog.source).is_file() else catalog.reference or catalog.source
     )
     return CatalogCheck(
-        source=source, ceiling=ceiling.name, rows=tuple(rows), wall_s=loop.time() - started, costs=costs
+        source=source,
+        ceiling=ceiling.name,
+        rows=tuple(rows),
+        wall_s=loop.time() - started,
+        costs=costs,
+        servers=tuple(pace.text() for pace in servers),
     )
 
 

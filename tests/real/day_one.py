@@ -87,7 +87,7 @@ def catalog_toml(servers: dict[str, Any]) -> str:
     return "\n".join(
         [
             '# Real models on local llama.cpp servers: no key needed.\ngrades = ["standard", "large"]',
-            'ceiling = "local/smollm2-judge"\nconcurrency = 4\njudge_params = { temperature = 0, max_tokens = 120 }',
+            'ceiling = "local/smollm2-judge"\njudge_params = { temperature = 0, max_tokens = 120 }',
             '[picks]\nstandard = "local/smollm2"\nlarge = "local/smollm2-judge"\n',
             entry("local/smollm2", "smollm2", "standard", "{ temperature = 0 }"),
             entry("local/smollm2-warm", "smollm2", "standard", "{ temperature = 1.0 }"),

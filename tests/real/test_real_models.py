@@ -131,6 +131,29 @@ def test_latency_and_wall_time_are_real(race: DayOne) -> None:
     assert runs["wall_s"].max() < race.run_wall_s
 
 
+def test_the_judge_is_raced_at_its_servers_pace_and_the_estimate_holds(
+    race: DayOne, real_servers: dict[str, Any]
+) -> None:
+    """35 verdicts or so, 750 prompt tokens each, into the judge server's 2 slots, the race's concurrency the
+    default: the race sends that server no more than its ``/props`` says, so no verdict waits out its deadline in the
+    server's queue, and the estimate printed before the race (its wall time the references aside) is within 2× of
+    the run's."""
+    judge = race.report.calls.filter(pl.col("role") == "judge")
+    assert judge.height >= len(day_one.TICKETS) * len(CANDIDATES)
+    timed_out = [e for e in judge["error"].to_list() if e and "timeout_s" in e]
+    assert not timed_out, timed_out
+    said = race.run.stdout
+    root = real_servers["judge"].base_url.removesuffix("/v1")
+    assert f"llama.cpp at {root} serves 2 requests at once (/props total_slots): racing it with max_concurrency 2" in (
+        said
+    ), said
+    about = re.search(r"· about (\d+(?:\.\d+)?) (s|min)$", said, re.M)
+    assert about, said
+    estimate_s = float(about.group(1)) * (60 if about.group(2) == "min" else 1)
+    print(f"estimate {estimate_s:.0f} s, run {race.run_wall_s:.0f} s")
+    assert race.run_wall_s / 2 <= estimate_s <= race.run_wall_s * 2, (estimate_s, race.run_wall_s)
+
+
 def test_gold_accuracy_per_model_is_plausible(race: DayOne) -> None:
     gold = {row["entry"]: row["gold_mean"] for row in race.report.models.iter_rows(named=True)}
     print(gold)

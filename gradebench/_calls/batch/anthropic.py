@@ -23,7 +23,7 @@ from typing import Any
 import httpx2
 
 from ..._catalog.catalog import Entry
-from ..admission import backoff_s, retry_after_s
+from ..waits import backoff_s, retry_after_s
 from .api import BatchState, LineResult, merge_results
 from .create import BatchCreateError, create_once
 

@@ -18,7 +18,7 @@ from collections.abc import Awaitable, Callable, Mapping
 import httpx2
 import openai
 
-from ..admission import backoff_s, retry_after_s
+from ..waits import backoff_s, retry_after_s
 
 __all__ = ["AMBIGUOUS_STATUSES", "BatchCreateError", "create_once"]
 

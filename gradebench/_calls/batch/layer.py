@@ -43,9 +43,9 @@ from tqdm.auto import tqdm
 from ..._base.errors import CallError
 from ..._base.protocol import batch_custom_id
 from ..._catalog.catalog import Entry
-from ..admission import BACKOFF_MAX_S
 from ..cache import CallCache
 from ..path import CallAnswer, CallLayer, CallRequest
+from ..waits import BACKOFF_MAX_S
 from .api import BatchAPI, BatchState, LineResult
 from .collect import RESEND, collect
 from .create import BatchCreateError
