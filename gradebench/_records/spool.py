@@ -72,6 +72,11 @@ class Spool:
         return os.pread(self._fd, length, offset)
 
     @property
+    def writable(self) -> bool:
+        """Whether bodies still go to the file (False once it failed: they stay in memory)."""
+        return self._broken is None
+
+    @property
     def size(self) -> int:
         """Bytes kept so far (on disk and in the tail)."""
         return self._written + len(self._tail)
