@@ -4,9 +4,67 @@ would not show it."""
 
 from __future__ import annotations
 
+import datetime
+from typing import Any
+
+import httpx2
+import polars as pl
+
+import gradebench as gb
 from gradebench._records import spool as spool_module
 from gradebench._records.codec import PACK_FROM, SPOOLED_PACK_FROM, pack, unpack
 from gradebench._records.spool import Spool, body_bytes
+
+from ..loopback import QUESTION, catalog, entry
+from ..providers import JudgeEndpoint, OpenAIEndpoint, serve
+
+
+class RawEndpoint(OpenAIEndpoint):
+    """An OpenAI endpoint that also keeps each request's bytes as they came."""
+
+    def __init__(self, *args: Any, **kw: Any):
+        super().__init__(*args, **kw)
+        self.raw: list[bytes] = []
+
+    async def handle(self, request: httpx2.Request) -> httpx2.Response:
+        self.raw.append(request.content)
+        return await super().handle(request)
+
+
+def answer_with(**params: Any) -> Any:
+    async def answer(input: dict[str, Any], seat: gb.Seat) -> Any:
+        """Answer the customer's question in one sentence."""
+        return (await seat.chat([{"role": "user", "content": input["question"]}], **params)).text
+
+    return answer
+
+
+async def race_on(endpoint: RawEndpoint, tmp_path: Any, job: Any) -> gb.BenchmarkReport:
+    async with serve({"mid-1": endpoint, "judge-1": JudgeEndpoint("schema")}) as base_url:
+        cat = catalog(base_url, entry("acme/mid", "mid-1", base_url), reference="acme/mid")
+        bench = gb.Benchmark(job, catalog=cat, grade="standard", runs=1, cache=tmp_path, progress=False, controls=0)
+        await bench.set_input(QUESTION).run()
+    return bench.report()
+
+
+async def test_a_request_goes_on_the_wire_as_the_bytes_its_record_keeps(tmp_path) -> None:
+    endpoint = RawEndpoint(lambda body, request: OpenAIEndpoint.completion("Yes, within 30 days."))
+    report = await race_on(endpoint, tmp_path, answer_with(temperature=0.5))
+    kept = report.calls.filter(pl.col("role") != "judge")["request"].to_list()
+    assert len(endpoint.raw) == len(kept) >= 1
+    assert sorted(endpoint.raw) == sorted(text.encode() for text in kept)  # encoded once: the record's text was sent
+    assert endpoint.bodies[0]["temperature"] == 0.5 and endpoint.bodies[0]["messages"][0]["content"].startswith("Order")
+
+
+async def test_a_body_that_is_not_plain_json_is_still_encoded_by_the_sdk(tmp_path) -> None:
+    # a value JSON cannot hold is written as its str in the record, but the SDK sends a date as ISO text
+    endpoint = RawEndpoint(lambda body, request: OpenAIEndpoint.completion("Yes, within 30 days."))
+    when = datetime.datetime(2026, 12, 2, 8, 30)
+    report = await race_on(endpoint, tmp_path, answer_with(metadata={"asked_at": when}))
+    (call,) = report.calls_for(report.runs["run_id"][0], role="reference")
+    assert call.request["metadata"] == {"asked_at": "2026-12-02 08:30:00"}
+    assert endpoint.bodies[0]["metadata"] == {"asked_at": "2026-12-02T08:30:00"}
+    assert endpoint.raw[0] != call.request_json.encode()
 
 
 def test_a_body_in_the_spool_file_is_compressed_only_when_long() -> None:
