@@ -5,10 +5,12 @@ would not show it."""
 from __future__ import annotations
 
 import datetime
+import logging
 from typing import Any
 
 import httpx2
 import polars as pl
+import pytest
 
 import gradebench as gb
 from gradebench._records import spool as spool_module
@@ -67,6 +69,27 @@ async def test_a_body_that_is_not_plain_json_is_still_encoded_by_the_sdk(tmp_pat
     assert endpoint.raw[0] != call.request_json.encode()
 
 
+async def test_the_table_is_laid_out_only_for_a_log_that_shows_it(tmp_path, monkeypatch, caplog) -> None:
+    laid_out: list[int] = []
+    table = gb.BenchmarkReport.table
+
+    def counted(self: gb.BenchmarkReport, width: int | None = None) -> str:
+        laid_out.append(1)
+        return table(self, width)
+
+    monkeypatch.setattr(gb.BenchmarkReport, "table", counted)
+    endpoint = RawEndpoint(lambda body, request: OpenAIEndpoint.completion("Yes, within 30 days."))
+    logging.getLogger("gradebench").setLevel(logging.WARNING)
+    try:
+        await race_on(endpoint, tmp_path / "quiet", answer_with())
+    finally:
+        logging.getLogger("gradebench").setLevel(logging.NOTSET)
+    assert laid_out == []
+    with caplog.at_level(logging.INFO, logger="gradebench"):
+        report = await race_on(endpoint, tmp_path / "told", answer_with())
+    assert laid_out == [1] and report.table() in caplog.text
+
+
 def test_a_body_in_the_spool_file_is_compressed_only_when_long() -> None:
     store = spool_module.spool()
     assert store.writable
@@ -88,3 +111,9 @@ def test_a_body_that_stays_on_the_heap_is_compressed_as_before(tmp_path, monkeyp
     text = "{" + "x" * PACK_FROM + "}"
     kept = pack(text)
     assert isinstance(kept, bytes) and kept[:1] == b"z" and unpack(kept) == text
+
+
+@pytest.fixture(autouse=True)
+def _quiet_log_level():
+    yield
+    logging.getLogger("gradebench").setLevel(logging.NOTSET)
