@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import datetime
 import logging
+import tracemalloc
 from typing import Any
 
 import httpx2
@@ -117,3 +118,30 @@ def test_a_body_that_stays_on_the_heap_is_compressed_as_before(tmp_path, monkeyp
 def _quiet_log_level():
     yield
     logging.getLogger("gradebench").setLevel(logging.NOTSET)
+
+
+def test_a_spooled_body_keeps_a_handle_of_80_bytes(tmp_path) -> None:
+    store = Spool(str(tmp_path))
+    store.TAIL = 1  # every body straight to the file: what is measured is the handles alone
+    bodies = [bytes([i % 256]) * 600 for i in range(1000)]
+    tracemalloc.start()
+    try:
+        before = tracemalloc.get_traced_memory()[0]
+        handles = [store.put(body) for body in bodies]
+        kept = tracemalloc.get_traced_memory()[0] - before
+    finally:
+        tracemalloc.stop()
+    assert [h.bytes() for h in handles[::97]] == bodies[::97] and len(handles[5]) == 600
+    assert kept / len(handles) < 100  # the handle and one int for where and how long (three fields cost 112 + 8)
+    store.close()
+
+
+async def test_the_verdicts_of_a_race_keep_one_copy_of_the_judges_params(tmp_path) -> None:
+    endpoint = RawEndpoint(lambda body, request: OpenAIEndpoint.completion("Yes, within 30 days."))
+    async with serve({"mid-1": endpoint, "judge-1": JudgeEndpoint("schema")}) as base_url:
+        cat = catalog(base_url, entry("acme/mid", "mid-1", base_url), reference="acme/mid")
+        bench = gb.Benchmark(answer_with(), catalog=cat, grade="standard", runs=3, cache=tmp_path, progress=False)
+        await bench.set_input(QUESTION).run()
+    verdicts = [r.verdict for r in bench.report().to_runs() if r.verdict is not None]
+    assert len(verdicts) >= 3 and all(v.params is verdicts[0].params for v in verdicts)
+    assert verdicts[0].params == dict(bench.report().meta.judge_params)
