@@ -5,8 +5,10 @@ would not show it."""
 from __future__ import annotations
 
 import datetime
+import gc
 import logging
 import tracemalloc
+import weakref
 from typing import Any
 
 import httpx2
@@ -17,6 +19,7 @@ import gradebench as gb
 from gradebench._records import spool as spool_module
 from gradebench._records.codec import PACK_FROM, SPOOLED_PACK_FROM, pack, unpack
 from gradebench._records.spool import Spool, body_bytes
+from gradebench.sim import SimFleet
 
 from ..loopback import QUESTION, catalog, entry
 from ..providers import JudgeEndpoint, OpenAIEndpoint, serve
@@ -145,3 +148,37 @@ async def test_the_verdicts_of_a_race_keep_one_copy_of_the_judges_params(tmp_pat
     verdicts = [r.verdict for r in bench.report().to_runs() if r.verdict is not None]
     assert len(verdicts) >= 3 and all(v.params is verdicts[0].params for v in verdicts)
     assert verdicts[0].params == dict(bench.report().meta.judge_params)
+
+
+async def test_a_race_leaves_no_reference_cycles_per_call_for_the_collector(tmp_path) -> None:
+    # garbage in cycles waits for a full collection, which a large process makes rarely: it grew a race by ~1 MB per
+    # 1,000 runs (a nested function that calls itself, made for every response read and every grading)
+    async def one_call(input: dict[str, Any], seat: gb.Seat) -> Any:
+        """Answer in one line."""
+        return (await seat.chat([{"role": "user", "content": f"Question {input['id']}: one line."}])).text
+
+    def race(runs: int, cache: str) -> gb.Benchmark:
+        catalog = SimFleet(latency_scale=0, record=False).catalog()  # its log of requests is a test seam
+        bench = gb.Benchmark(
+            one_call, runs=runs, catalog=catalog, grade="standard", cache=tmp_path / cache, progress=False, controls=0
+        )
+        bench.set_spec(candidates=["sim/swift"])
+        return bench.set_input({"id": "q"})
+
+    async def cyclic_after(runs: int) -> int:
+        gc.collect()
+        gc.disable()
+        try:
+            await race(runs, f"runs{runs}").run()
+            gc.set_debug(gc.DEBUG_SAVEALL)
+            gc.collect()
+            # not the weak references sqlite keeps to its cursors: it prunes them every 200, whatever the race's size
+            return sum(not isinstance(found, weakref.ref) for found in gc.garbage)
+        finally:
+            gc.set_debug(0)
+            gc.garbage.clear()
+            gc.enable()
+
+    await race(2, "warm").run()  # what is made once (imports, caches) is not the race's per call
+    few, many = await cyclic_after(10), await cyclic_after(70)
+    assert many - few < 20, (few, many)  # 120 calls and 60 verdicts more: a cycle per call would be 120 objects
