@@ -52,6 +52,9 @@ class CallRequest:
     """The JSON body (model, messages, parameters, routing)."""
     key: CallKey
     """The call's identity: its cache key and its label headers."""
+    wire: bytes | None = None
+    """The body's JSON as sent, when the caller encoded it already (the SDK then sends these bytes); None: the SDK
+    encodes ``body``."""
     sent_at: list[float] = field(default_factory=list)
     """When each attempt was sent (``time.perf_counter``): queueing and 429 waits are not latency."""
 
@@ -150,15 +153,17 @@ class Transport:
 
     async def __call__(self, request: CallRequest) -> CallAnswer:
         entry = request.entry
+        # built here already, the body is not re-validated by the SDK, nor encoded again when its bytes are at hand
+        sent = {"body": request.body} if request.wire is None else {"content": request.wire}
         request.sent_at.append(time.perf_counter())
         # timeout_s is the deadline of the whole call: the SDK's own timeout restarts with every byte a server trickles
         try:
             async with asyncio.timeout(entry.timeout_s):
                 raw = await self.client.post(
                     "/chat/completions",
-                    body=request.body,  # built here already: the SDK does not re-validate it
                     cast_to=httpx2.Response,
                     options={"headers": request.key.labels(), "security": {"bearer_auth": True}},
+                    **sent,
                 )
         except TimeoutError:
             raise CallError(

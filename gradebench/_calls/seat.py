@@ -231,11 +231,15 @@ class Seat:
         self._seq += 1
         body = {"model": entry.model, "messages": conversation, **params, **entry.routing}
         try:  # the text is the record: later turns of the loop must not change what this call sent
-            packed = pack(_to_json(body))
+            text, plain = _request_json(body)
+            raw = text.encode()
         except UnicodeEncodeError:  # a job's own text with a lone surrogate: sent, hashed and kept as U+FFFD
             body = utf8_safe(body)
-            packed = pack(_to_json(body))
-        request = CallRequest(entry=entry, body=body, key=CallKey(seat=self.key, seq=seq, attempt=attempt))
+            text, plain = _request_json(body)
+            raw = text.encode()
+        packed = pack(raw)
+        key = CallKey(seat=self.key, seq=seq, attempt=attempt)
+        request = CallRequest(entry=entry, body=body, key=key, wire=raw if plain else None)
         base: dict[str, Any] = {
             "run_id": self.key.run_id,
             "seq": seq,
@@ -299,6 +303,23 @@ def _parsed(text: Any) -> Any:
 
 def _to_json(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, default=str)
+
+
+def _request_json(body: Mapping[str, Any]) -> tuple[str, bool]:
+    """A request body as its record's text (`_to_json`), and whether that text may go on the wire as it is (the
+    SDK need not encode the body again): only when it is plain JSON — no value written as its ``str`` and no NaN or
+    Infinity — else the SDK encodes the body, and refuses what it refuses, as it always did."""
+    plain = True
+
+    def written_as_text(value: Any) -> str:
+        nonlocal plain
+        plain = False
+        return str(value)
+
+    try:
+        return json.dumps(body, ensure_ascii=False, default=written_as_text, allow_nan=False), plain
+    except ValueError:  # NaN or Infinity: the record keeps JSON's words for them
+        return _to_json(body), False
 
 
 def _log_call(call: Call) -> None:

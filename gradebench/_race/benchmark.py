@@ -283,7 +283,8 @@ class Benchmark:
     def _show(self, report: BenchmarkReport, what: str) -> BenchmarkReport:
         self._report = report
         self.metadata[Benchmark.REPORT] = report
-        log.info("%s %s\n%s", what, report.meta.benchmark_id, report.table())
+        if log.isEnabledFor(logging.INFO):  # the table is laid out for the log only when the log will show it
+            log.info("%s %s\n%s", what, report.meta.benchmark_id, report.table())
         return report
 
     # ------------------------------------------------------------------------------------------------------ report

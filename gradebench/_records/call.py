@@ -195,20 +195,36 @@ def non_finite_usage(body: Any) -> list[str]:
     """The numbers in a response body's ``usage`` (nested details included) that are NaN or ±Infinity, as
     ``name=value``: Python's json reads those words, and no count or cost can be one."""
     usage = body.get("usage") if isinstance(body, Mapping) else None
+    if isinstance(usage, Mapping) and _all_finite(usage):  # every answer's usage is read: the common case is quick
+        return []
     found: list[str] = []
-
-    def walk(values: Mapping[Any, Any], prefix: str) -> None:  # a name is made only for what is found
-        for key, inner in values.items():
-            if isinstance(inner, Mapping):
-                walk(inner, f"{prefix}{key}.")
-            elif isinstance(inner, float) and not math.isfinite(inner):
-                found.append(f"{prefix}{key}={json.dumps(inner)}")
-
     if isinstance(usage, Mapping):
-        walk(usage, "")
+        _non_finite(usage, "", found)
     elif isinstance(usage, float) and not math.isfinite(usage):  # "usage": NaN itself
         found.append(f"={json.dumps(usage)}")
     return found
+
+
+def _non_finite(values: Mapping[Any, Any], prefix: str, found: list[str]) -> None:
+    """Add the non-finite numbers of ``values`` to ``found`` as ``name=value`` (a name is made only for what is
+    found). A module function: a nested one that calls itself is a reference cycle left for the garbage collector
+    after every call read."""
+    for key, inner in values.items():
+        if isinstance(inner, Mapping):
+            _non_finite(inner, f"{prefix}{key}.", found)
+        elif isinstance(inner, float) and not math.isfinite(inner):
+            found.append(f"{prefix}{key}={json.dumps(inner)}")
+
+
+def _all_finite(values: Mapping[Any, Any]) -> bool:
+    """Whether no number in ``values`` (nested mappings included) is NaN or ±Infinity."""
+    for inner in values.values():
+        if isinstance(inner, float):
+            if not math.isfinite(inner):
+                return False
+        elif isinstance(inner, Mapping) and not _all_finite(inner):
+            return False
+    return True
 
 
 def answer_key(message: Mapping[str, Any]) -> str:

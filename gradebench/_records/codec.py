@@ -4,8 +4,8 @@
 the column types come from the attributes' annotations (a `enum.StrEnum` of `gradebench._base.vocab` is its text, and
 anything that is not a number, a string or a flag is JSON text), so a frame's schema is derived from the record,
 never written a second time. `frame` makes rows a frame of exactly a schema, a chunk at a time (`frames`: the
-chunks, for what is written a part at a time). `pack` keeps a long request or response body compressed, and off the
-heap (`gradebench._records.spool`).
+chunks, for what is written a part at a time). `pack` keeps a request or response body off the heap
+(`gradebench._records.spool`), compressed when long.
 """
 
 from __future__ import annotations
@@ -22,11 +22,12 @@ from typing import Any
 
 import polars as pl
 
-from .spool import Packed, body_bytes, keep
+from .spool import Packed, body_bytes, keep, spool
 
 __all__ = [
     "FRAME_CHUNK",
     "PACK_FROM",
+    "SPOOLED_PACK_FROM",
     "Columns",
     "dumps",
     "frame",
@@ -139,14 +140,21 @@ def _chunk(rows: list[Mapping[str, Any]], schema: Mapping[str, pl.DataType]) -> 
 
 
 PACK_FROM = 2048
-"""Bodies of this many bytes or more are kept zlib-compressed: a judge's request holds both transcripts, and a race
-of 100,000 runs holds 100,000 of them."""
+"""Bodies of this many bytes or more are kept zlib-compressed while they stay on the heap (when the spool cannot be
+written): a judge's request holds both transcripts, and a race of 100,000 runs holds 100,000 of them."""
+
+SPOOLED_PACK_FROM = 16384
+"""Bodies of this many bytes or more are compressed in the spool file too. A shorter one goes there as it is: on
+disk it costs no memory, while compressing a judge's request of 3 kB took about as much CPU as the rest of
+gradebench's own work on a call."""
 
 
-def pack(text: str) -> Packed:
-    """A body's text as a call keeps it: compressed when long (see `PACK_FROM`), and off the heap (`keep`)."""
-    raw = text.encode()
-    return keep(b"z" + zlib.compress(raw, 1) if len(raw) >= PACK_FROM else b"=" + raw)
+def pack(text: str | bytes) -> Packed:
+    """A body's text (or its UTF-8 bytes) as a call keeps it: off the heap (`keep`), compressed when long (see
+    `PACK_FROM`, `SPOOLED_PACK_FROM`)."""
+    raw = text if isinstance(text, bytes) else text.encode()
+    long = SPOOLED_PACK_FROM if spool().writable else PACK_FROM
+    return keep(b"z" + zlib.compress(raw, 1) if len(raw) >= long else b"=" + raw)
 
 
 def unpack(packed: Packed) -> str:

@@ -52,7 +52,7 @@ class Spool:
 
     def put(self, data: bytes) -> Spooled | bytes:
         """Keep ``data``: a handle to it, or ``data`` itself once the file has failed."""
-        if self._broken is not None:
+        if self._broken is not None or len(data) > 0xFFFFFFFF:  # a handle holds a length below 4 GiB
             return data
         with self._lock:
             offset = self._written + len(self._tail)
@@ -70,6 +70,11 @@ class Spool:
                 start = offset - self._written
                 return bytes(self._tail[start : start + length])
         return os.pread(self._fd, length, offset)
+
+    @property
+    def writable(self) -> bool:
+        """Whether bodies still go to the file (False once it failed: they stay in memory)."""
+        return self._broken is None
 
     @property
     def size(self) -> int:
@@ -105,16 +110,17 @@ class Spool:
 class Spooled:
     """A body kept in a `Spool`: its bytes on demand (`body_bytes`). Equal to another body with the same bytes."""
 
-    __slots__ = ("_length", "_offset", "_spool")
+    __slots__ = ("_span", "_spool")
 
     def __init__(self, store: Spool, offset: int, length: int):
-        self._spool, self._offset, self._length = store, offset, length
+        # one int for both (a race keeps a handle per body: two ints cost 56 bytes, one 32)
+        self._spool, self._span = store, offset << 32 | length
 
     def bytes(self) -> bytes:
-        return self._spool.read(self._offset, self._length)
+        return self._spool.read(self._span >> 32, self._span & 0xFFFFFFFF)
 
     def __len__(self) -> int:
-        return self._length
+        return self._span & 0xFFFFFFFF
 
     def __eq__(self, other: object) -> bool:
         if isinstance(other, Spooled | bytes):
@@ -128,7 +134,7 @@ class Spooled:
         return (bytes, (self.bytes(),))  # another process gets the bytes, never an offset into this one's file
 
     def __repr__(self) -> str:
-        return f"Spooled({self._length} bytes at {self._offset})"
+        return f"Spooled({len(self)} bytes at {self._span >> 32})"
 
 
 Packed = bytes | Spooled

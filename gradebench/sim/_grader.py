@@ -127,16 +127,19 @@ def _norm(value: Any) -> str:
 
 
 def _explanation_chars(t: Transcript) -> int:
-    def walk(v: Any) -> int:
-        if isinstance(v, dict):
-            return sum(len(x) if k in EXPLANATION_KEYS and isinstance(x, str) else walk(x) for k, x in v.items())
-        if isinstance(v, list):
-            return sum(walk(x) for x in v)
-        return 0
-
     answer = t.answer
-    own = len(answer) if isinstance(answer, str) else walk(answer)
+    own = len(answer) if isinstance(answer, str) else _explained(answer)
     return own + sum(len(p) for p in t.prose)
+
+
+def _explained(v: Any) -> int:
+    """The characters of the explanation fields in a structured answer. (A module function: a nested one that calls
+    itself is a reference cycle, left for the garbage collector after every grading.)"""
+    if isinstance(v, dict):
+        return sum(len(x) if k in EXPLANATION_KEYS and isinstance(x, str) else _explained(x) for k, x in v.items())
+    if isinstance(v, list):
+        return sum(_explained(x) for x in v)
+    return 0
 
 
 def _quote(value: Any) -> str:
