@@ -3,6 +3,7 @@ call each, both tools in fresh processes of their own, in turn.
 
     python benchmarks/peer.py --n 2000 --rounds 3 --latency-ms 50 --concurrency 100
     python benchmarks/peer.py --inspect-python /path/to/venv/bin/python ...
+    python benchmarks/peer.py --gradebench-python /path/to/plain-venv/bin/python ...   # gradebench's side there
 
 The server is a real HTTP server in its own process (gradebench.sim's loopback server, answering every request with
 one fixed reply per model after ``--latency-ms``); a second one answers at once. It counts the requests it gets per
@@ -235,11 +236,12 @@ class Peer:
         if side == "gradebench":
             catalog = stem.with_name(stem.name + "-catalog.toml")
             catalog.write_text(catalog_toml(server.base_url))
-            race = [sys.executable, __file__, "--gradebench-race", str(catalog), *size]
+            python = args.gradebench_python or sys.executable
+            race = [python, __file__, "--gradebench-race", str(catalog), *size]
             race += ["--cache", str(stem / "cache"), "--out", str(stem / "report")]
             if kind == "rejudge":
                 out = stem / f"rejudged-{round_}"
-                rejudge = [sys.executable, "-m", "gradebench", "rejudge", str(stem / "report"), "--catalog"]
+                rejudge = [python, "-m", "gradebench", "rejudge", str(stem / "report"), "--catalog"]
                 again = ["--rubric", RUBRIC_AGAIN, "--cache", str(stem / "cache"), "--out", str(out)]
                 return [*rejudge, str(catalog), *again], env, server
             return race, env, server
@@ -437,6 +439,9 @@ def parser() -> argparse.ArgumentParser:
     made.add_argument("--latency-ms", type=float, default=50.0, help="the server's latency for the timed race")
     made.add_argument("--concurrency", type=int, default=100)
     made.add_argument("--inspect-python", help="a Python with inspect-ai installed (default: a venv of our own)")
+    made.add_argument(
+        "--gradebench-python", help="the Python gradebench's side runs in (default: this one), e.g. a plain venv's"
+    )
     made.add_argument(
         "--cache-dir", type=Path, default=Path.home() / ".cache" / "gradebench-peer", help="where that venv goes"
     )
