@@ -362,7 +362,7 @@ def figures(taken: list[dict[str, Any]], args: argparse.Namespace) -> dict[str, 
     """Medians per tool and measurement, their ratios (Inspect's over gradebench's), and the work done."""
 
     def median(side: str, kind: str, key: str) -> float:
-        return statistics.median(t[key] for t in taken if t["side"] == side and t["kind"] == kind)
+        return round(statistics.median(t[key] for t in taken if t["side"] == side and t["kind"] == kind), 3)
 
     def work(side: str, kind: str) -> dict[str, Any]:
         first = next(t for t in taken if t["side"] == side and t["kind"] == kind)
@@ -469,7 +469,11 @@ def main(argv: list[str] | None = None) -> None:
     print(f"load average at start: {load_at_start}", flush=True)
     taken = rounds(args, inspect_python)
     result = figures(taken, args)
-    result["same_work_problems"] = same_work(result["work"], args.n)
+    result["same_work_problems"] = same_work(result["work"], args.n) + [
+        f"Inspect's {t['kind']} in round {t['round']} scored {t['said']['correct']} of {args.n} samples correct"
+        for t in taken
+        if t["side"] == "inspect" and t["kind"] != "rejudge" and t["said"]["correct"] != args.n
+    ]  # its grader read every GRADE the server gave (gradebench's race fails on any unread verdict itself)
     load_at_end = load()
     show(result)
     print(f"load average at end: {load_at_end}", flush=True)
