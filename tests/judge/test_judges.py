@@ -44,25 +44,25 @@ BEFORE = {
     # frame has `endpoint_error` and a judge-only "as good" says it is unconfirmed; the html, models and table since
     # each bound lies at least z pseudo-pair standard errors from the mean (gradebench._stats.adjusted): on these 8
     # and 4 inputs the percentile bootstrap was narrower (sim/flaky's [−0.43, 0.00] is now [−0.51, 0.23]); every
-    # verdict is the same
+    # verdict is the same; the table and the page lead with what the judge-only verdicts are worth (_verdict/worth.py)
     "order": {
         "calls": "fab364623dfa4d09",
         "diagnostics": "bfa5c543b6277577",
         "estimate": "ce3dbc1649e62d5d",
-        "html": "20bc57809160d15b",
+        "html": "4d4e5e05b2519c32",
         "meta": "63978fb9bd4bd0cc",
         "models": "50cd42f7bce8c638",
         "runs": "db91630df5fed5f2",
-        "table": "3e45071ad36dbf87",
+        "table": "f0c3e677f7563f45",
     },
     "selecting": {
         "calls": "9fca3aa1424a01ae",
         "diagnostics": "674e514e8387c81f",
-        "html": "d902907341649012",
+        "html": "0a8ea686dab44caf",
         "meta": "138cfcb8af025ecf",
         "models": "ea6eb67a1be7782b",
         "runs": "80bf836ae1cca9ba",
-        "table": "a949cc39730239a7",
+        "table": "e1476f80f911761d",
     },
 }
 
