@@ -76,14 +76,30 @@ class Correction:
     how many more labels the simulation asks for before acting on it."""
 
 
-def basis_text(labels: tuple[int, int], entry: str, reference: str, *, active: bool = False) -> str:
+def basis_text(
+    labels: tuple[int, int],
+    entry: str,
+    reference: str,
+    *,
+    active: bool = False,
+    runs: tuple[int, int] | None = None,
+) -> str:
     """``label-corrected on C + R labels`` (``asked by active labelling`` when they were), with the labels short of
-    `MIN_LABELS` on either side named."""
+    `MIN_LABELS` on either side named. ``runs``: the runs each side has to label; a side with every run labelled
+    and still short needs more runs, not more labels, and is told so."""
     on = f"{VerdictBasis.LABEL_CORRECTED} on {labels[0]} + {labels[1]} labels"
     on += " asked by active labelling" if active else ""
     short = [max(MIN_LABELS - n, 0) for n in labels]
     if not any(short):
         return on
+    names = (entry, reference)
+    done = [name for k, n, total, name in zip(short, labels, runs or (), names, strict=False) if k and n >= total]
+    if done:
+        more = " and ".join(done)
+        return (
+            f"{on}, fewer than the {MIN_LABELS} a side the simulation supports, with every run of {more} labelled: "
+            f"race more runs before acting"
+        )
     if short[0] == short[1]:
         label = f"{short[0]} more runs a side"
     else:
@@ -191,7 +207,9 @@ def correct(
         )
     found = corrected_difference(*_arrays([cand, ref], inputs), level=level)
     lower, upper, estimate = float(found.lower[0]), float(found.upper[0]), float(found.estimate[0])
-    on = basis_text(labels, entry, reference, active="active" in {_design(cand, inputs), _design(ref, inputs)})
+    runs_there = tuple(sum(1 for i in inputs for _, _, can, _ in side[i] if can) for side in (cand, ref))
+    active = "active" in {_design(cand, inputs), _design(ref, inputs)}
+    on = basis_text(labels, entry, reference, active=active, runs=(runs_there[0], runs_there[1]))
     make = partial(
         Correction,
         basis=on,

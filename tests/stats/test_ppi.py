@@ -324,3 +324,18 @@ def test_an_inconclusive_corrected_verdict_says_how_many_more_labels() -> None:
     assert fix.verdict == INCONCLUSIVE and fix.more_labels is not None
     said = f"~{sum(fix.more_labels)} more labels ({fix.more_labels[0]} on acme/cand, {fix.more_labels[1]} on acme/ref)"
     assert fix.settle == f"{said} would likely settle it" and fix.reason.endswith(fix.settle)
+
+
+def test_a_side_short_of_the_minimum_with_every_run_labelled_is_told_to_race_more_runs_not_to_label_more() -> None:
+    world = draw(BY_NAME["fair_at_margin"], np.random.default_rng(62), races=1, inputs=INPUTS, runs=RUNS)
+    few = runs_frame(world, race=0).filter(pl.col("_rank") < MIN_LABELS - 1)  # fewer runs than a verdict acts on
+    meta = ReportMeta(reference_entry="acme/ref", spec=RaceSpec(margin=1.0, runs=RUNS))
+    cand = few.filter(pl.col("entry") == "acme/cand")["run_id"].to_list()
+    ref = few.filter(pl.col("entry") == "acme/ref")["run_id"].to_list()
+    fix = correct(few, dict.fromkeys(cand + ref, 5.0), "acme/cand", meta)
+    n_cand, n_ref = fix.labels  # every run on the inputs both entries ran
+    assert n_cand < MIN_LABELS and n_ref < MIN_LABELS
+    assert fix.basis == (
+        f"label-corrected on {n_cand} + {n_ref} labels, fewer than the {MIN_LABELS} a side the simulation "
+        "supports, with every run of acme/cand and acme/ref labelled: race more runs before acting"
+    )
