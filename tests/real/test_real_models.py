@@ -136,8 +136,9 @@ def test_the_judge_is_raced_at_its_servers_pace_and_the_estimate_holds(
 ) -> None:
     """35 verdicts or so, 750 prompt tokens each, into the judge server's 2 slots, the race's concurrency the
     default: the race sends that server no more than its ``/props`` says, so no verdict waits out its deadline in the
-    server's queue, and the estimate printed before the race (its wall time the references aside) is within 2× of
-    the run's."""
+    server's queue, and the estimate printed before the race (its wall time the references aside) is within 3× of
+    the run's (1.95× seen at load 4–11: the estimate reads the server's speed off the reference runs, and the load
+    moves between those and the verdicts; before pacing it was 11× short)."""
     judge = race.report.calls.filter(pl.col("role") == "judge")
     assert judge.height >= len(day_one.TICKETS) * len(CANDIDATES)
     timed_out = [e for e in judge["error"].to_list() if e and "timeout_s" in e]
@@ -151,7 +152,7 @@ def test_the_judge_is_raced_at_its_servers_pace_and_the_estimate_holds(
     assert about, said
     estimate_s = float(about.group(1)) * (60 if about.group(2) == "min" else 1)
     print(f"estimate {estimate_s:.0f} s, run {race.run_wall_s:.0f} s")
-    assert race.run_wall_s / 2 <= estimate_s <= race.run_wall_s * 2, (estimate_s, race.run_wall_s)
+    assert race.run_wall_s / 3 <= estimate_s <= race.run_wall_s * 3, (estimate_s, race.run_wall_s)
 
 
 def test_gold_accuracy_per_model_is_plausible(race: DayOne) -> None:
