@@ -40,17 +40,18 @@ def batch_create(request: httpx2.Request) -> bool:
 
 class Holding(SimFleet):
     """The simulated fleet, holding every request ``holds`` picks after the first it answers until released (so a
-    rejudge is under way, paying, while another starts); keeps every body it was sent, to see one sent twice."""
+    rejudge is under way, paying, while another starts); keeps every body it was sent (with the judge-noise replica it
+    asks for: a replica's body is its run's), to see one sent twice."""
 
     def __init__(self, holds: Callable[[httpx2.Request], bool], *, answer_first: bool):
         super().__init__(latency_scale=0)
         self.holds, self.answer_first = holds, answer_first
-        self.picked: list[bytes] = []
+        self.picked: list[tuple[str, bytes]] = []
         self.release = asyncio.Event()
 
     async def handle(self, request: httpx2.Request) -> httpx2.Response:
         if self.holds(request):
-            self.picked.append(await request.aread())
+            self.picked.append((request.headers.get("x-gradebench-sample", ""), await request.aread()))
             if len(self.picked) > 1 or not self.answer_first:
                 await self.release.wait()
         return await super().handle(request)
@@ -130,9 +131,9 @@ def judge_calls(out: Path) -> pl.DataFrame:
 
 
 def judge_bodies(fleet: SimFleet) -> list[str]:
-    """Every judge request the fleet answered sent alone, as sent."""
+    """Every judge request the fleet answered sent alone, as sent (with the judge-noise replica it asks for)."""
     return [
-        repr(r.body)
+        r.headers.get("x-gradebench-sample", "") + repr(r.body)
         for r in fleet.requests
         if r.path.endswith("/chat/completions") and r.headers.get("x-gradebench-role") == "judge"
     ]
@@ -240,3 +241,31 @@ async def test_a_rejudge_by_another_judge_or_of_another_report_does_not_wait(
 
 def judge_calls_of(report: gb.BenchmarkReport) -> pl.DataFrame:
     return report.calls.filter(pl.col("role") == "judge")
+
+
+async def test_two_judge_noise_measures_of_one_report_on_one_cache_pay_each_replica_once_and_agree(
+    tmp_path: Path, report: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    # Two measures at once in one process: the hold is a lock on a file of the cache folder, taken by each through an
+    # open file of its own, so the second waits on the first as a second process does (no subprocess's import paid).
+    made = gb.BenchmarkReport.read_parquet(report)
+    fleet = Holding(judge_request, answer_first=True)
+    async with await start_server(fleet=fleet) as server:
+        catalog = gb.sim.catalog(base_url=server.base_url, latency_scale=0)
+
+        def measure() -> Any:
+            return gb.judge_noise_report(made, catalog, k=2, cache=tmp_path / "cache", progress=False)
+
+        first = asyncio.create_task(measure())
+        try:
+            await until(lambda: fleet.held >= 1)  # the first is judging: one replica paid, more asked
+            second = asyncio.create_task(measure())
+            await until(lambda: "waiting for it" in caplog.text or fleet.asked_twice() or second.done())
+            assert not fleet.asked_twice() and not second.done()
+        finally:
+            fleet.release.set()
+        one, two = await first, await second
+    assert "another process is measuring the judge noise of report" in caplog.text and "with sim/oracle" in caplog.text
+    sent = judge_bodies(fleet)
+    assert len(sent) == len(set(sent)) == 2 * made.runs.filter(role="candidate").height > 0  # each replica once
+    assert one.noise.height > 0 and one.noise.equals(two.noise)
