@@ -1,9 +1,10 @@
-"""Two rejudges of one report on one cache, started at once, each in a process of its own
-(`gradebench.rejudge_report` in `tests/rejudge_child.py`, and the `gradebench rejudge` command): the second waits for
-the first's hold on that report's judging, then is served its verdicts from the cache, so each verdict is paid once —
-one request sent alone, or one batch — and both reports agree. The judge is the simulated fleet served over loopback
-in the test's process, which holds the first rejudge mid-way until the second has shown what it does, and counts what
-it was asked."""
+"""Two rejudges of one report on one cache, started at once, each in a process of its own (`gradebench.rejudge_report`
+in the test's process or in `tests/rejudge_child.py`, and the `gradebench rejudge` command): the second waits for the
+first's hold on that report's judging, then is served its verdicts from the cache, so each verdict is paid once — one
+request sent alone, or one batch — and both reports agree. The judge is the simulated fleet served over loopback in the
+test's process, which holds the first rejudge mid-way until the second has shown what it does, and counts what it was
+asked. One of the two runs in the test's process where it can (the first, held; or the second, waiting, when the first
+is killed): a process of its own pays gradebench's import, and the cache's hold is between open files, not processes."""
 
 from __future__ import annotations
 
@@ -25,7 +26,7 @@ from gradebench.jobs import OrderAgent, load_inputs
 from gradebench.sim import BatchOptions, SimFleet, start_server
 
 from .rejudge_child import RUBRIC
-from .test_processes import finished, said, until
+from .test_processes import WAIT_S, finished, said, until
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -88,6 +89,14 @@ async def command(base_url: str, report: Path, cache: Path, out: Path) -> asynci
     return await process(["-m", "gradebench", *argv], GRADEBENCH_TEST_SIM_URL=base_url)
 
 
+async def here(base_url: str, report: Path, cache: Path, out: Path, *, batch: bool) -> None:
+    """What `child` runs, in the test's process."""
+    catalog = gb.sim.catalog(base_url=base_url, latency_scale=0)
+    made = gb.BenchmarkReport.read_parquet(report)
+    judging = gb.JudgeSpec(rubric=RUBRIC, batch=batch)
+    (await gb.rejudge_report(made, catalog, judging, cache=cache, progress=False)).to_parquet(out)
+
+
 async def child(base_url: str, report: Path, cache: Path, out: Path, *, batch: bool) -> asyncio.subprocess.Process:
     """`gradebench.rejudge_report` with a new rubric (`tests/rejudge_child.py`), ``batch``: through the Batch API."""
     argv = ["-m", "tests.rejudge_child", base_url, str(report), str(cache), str(out), "1" if batch else "0"]
@@ -143,14 +152,15 @@ async def test_two_rejudges_of_one_report_pay_each_verdict_once_and_agree(tmp_pa
     fleet = Holding(judge_request, answer_first=True)
     cache, one, two = tmp_path / "cache", tmp_path / "one", tmp_path / "two"
     async with await start_server(fleet=fleet) as server:
-        try:  # the first calls rejudge_report, the second is the command (its charts take seconds: one is enough)
-            first = await child(server.base_url, report, cache, one, batch=False)
-            await until(lambda: fleet.held >= 1)  # the first is judging: one verdict paid, more asked
+        try:  # the first calls rejudge_report here, the second is the command
+            first = asyncio.create_task(here(server.base_url, report, cache, one, batch=False))
+            await until(lambda: fleet.held >= 1 or first.done())  # the first is judging: one verdict paid, more asked
             second = await command(server.base_url, report, cache, two)
             waited = await second_waits_or_pays(second, fleet, fleet.asked_twice)
         finally:
             fleet.release.set()
-        await both_done(first, second)
+        await first
+        await both_done(second)
     sent = judge_bodies(fleet)
     assert len(sent) == len(set(sent)), "a verdict was asked twice"
     assert "another process is rejudging report" in waited and "with sim/oracle" in waited
@@ -165,13 +175,14 @@ async def test_two_batched_rejudges_of_one_report_submit_one_batch_and_agree(tmp
     cache, one, two = tmp_path / "cache", tmp_path / "one", tmp_path / "two"
     async with await start_server(fleet=fleet) as server:
         try:
-            first = await child(server.base_url, report, cache, one, batch=True)
-            await until(lambda: fleet.held >= 1)  # the first is creating its batch
+            first = asyncio.create_task(here(server.base_url, report, cache, one, batch=True))
+            await until(lambda: fleet.held >= 1 or first.done())  # the first is creating its batch
             second = await child(server.base_url, report, cache, two, batch=True)
             waited = await second_waits_or_pays(second, fleet, lambda: len(fleet.picked) >= 2)
         finally:
             fleet.release.set()
-        await both_done(first, second)
+        await first
+        await both_done(second)
     assert len(fleet.batch.batches) == 1, "a second batch was submitted"
     assert "another process is rejudging report" in waited
     (only,) = fleet.batch.batches.values()
@@ -182,21 +193,21 @@ async def test_two_batched_rejudges_of_one_report_submit_one_batch_and_agree(tmp
 
 
 async def test_a_waiting_rejudge_takes_up_the_batch_of_a_first_killed_while_it_runs(
-    tmp_path: Path, report: Path
+    tmp_path: Path, report: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
     fleet = SimFleet(latency_scale=0, batch=BatchOptions(polls=10**9))  # its batch runs until the test lets it end
     cache, two = tmp_path / "cache", tmp_path / "two"
     async with await start_server(fleet=fleet) as server:
         first = await child(server.base_url, report, cache, tmp_path / "one", batch=True)
         await until(lambda: any(b.looks >= 2 for b in fleet.batch.batches.values()))  # noted with its id
-        second = await child(server.base_url, report, cache, two, batch=True)
-        waited = await said(second, "waiting for it")
+        second = asyncio.create_task(here(server.base_url, report, cache, two, batch=True))
+        await until(lambda: "waiting for it" in caplog.text or second.done())
         first.kill()  # kill -9 while its batch runs: its hold goes with it, its note stays
         await first.wait()
         (only,) = fleet.batch.batches.values()
         only.options = dataclasses.replace(only.options, polls=1)
-        await both_done(second)
-    assert "another process is rejudging report" in waited
+        await asyncio.wait_for(second, WAIT_S)
+    assert "another process is rejudging report" in caplog.text
     assert len(fleet.batch.batches) == 1 and not judge_bodies(fleet)  # the second collected the first's batch
     paid = judge_calls(two).filter(~pl.col("cache_hit"))
     assert only.counts["total"] == paid.height > 0 and paid["error"].null_count() == paid.height
