@@ -20,29 +20,31 @@ import gradebench as gb
 from gradebench.jobs import OrderAgent, load_inputs
 
 
-def main(base_url: str, cache: str, batch: str) -> None:
+async def race(base_url: str, cache: str, batch: bool) -> str:
+    """The race, and the JSON line the process prints (the tests that need no process of their own call this)."""
     catalog = gb.sim.catalog(base_url=base_url)
     bench = gb.Benchmark(
-        OrderAgent, runs=1, catalog=catalog, grade="standard", cache=cache, progress=False, judge_batch=batch == "1"
+        OrderAgent, runs=1, catalog=catalog, grade="standard", cache=cache, progress=False, judge_batch=batch
     )
     bench.set_spec(candidates=["sim/swift", "sim/steady"]).set_inputs(load_inputs("orders")[:2])
-    asyncio.run(bench.run())
+    await bench.run()
     report = bench.report()
     judge = report.calls.filter(pl.col("role") == "judge")
     judge_spent = judge.filter(~pl.col("cache_hit"))["cost"].sum()
     verdicts = report.runs.filter(pl.col("role") == "candidate").select("run_id", "score", "reason").sort("run_id")
-    print(
-        json.dumps(
-            {
-                "spent": report.runs["spent_now"].sum() + judge_spent,
-                "judge_spent": judge_spent,
-                "judge_calls": judge.height,
-                "judge_cached": int(judge["cache_hit"].sum()),
-                "digest": hashlib.sha256(verdicts.write_csv().encode()).hexdigest(),
-            }
-        ),
-        flush=True,
+    return json.dumps(
+        {
+            "spent": report.runs["spent_now"].sum() + judge_spent,
+            "judge_spent": judge_spent,
+            "judge_calls": judge.height,
+            "judge_cached": int(judge["cache_hit"].sum()),
+            "digest": hashlib.sha256(verdicts.write_csv().encode()).hexdigest(),
+        }
     )
+
+
+def main(base_url: str, cache: str, batch: str) -> None:
+    print(asyncio.run(race(base_url, cache, batch == "1")), flush=True)
 
 
 if __name__ == "__main__":

@@ -26,6 +26,7 @@ import httpx2
 import pytest
 
 from .providers import JudgeEndpoint, OpenAIEndpoint, serve
+from .race_child import benchmark, summary
 
 ROOT = Path(__file__).resolve().parent.parent
 WAIT_S = 300.0
@@ -82,6 +83,14 @@ async def child(
         stderr=subprocess.PIPE,
         **popen,
     )
+
+
+async def here(base_url: str, cache: Path, inputs: int, runs: int) -> tuple[int, str, str]:
+    """What ``child("run", ...)`` races, in the test's process (no import of gradebench paid again), as `finished`
+    reads a child: its exit code, its summary line, nothing on stderr."""
+    bench = benchmark(base_url, str(cache), inputs, runs)
+    await bench.run()
+    return 0, summary(bench), ""
 
 
 async def until(condition: Any, timeout: float = WAIT_S) -> None:
@@ -143,7 +152,7 @@ async def test_kill_9_loses_no_answer_that_came_back_before_it(tmp_path: Path) -
         paid, runner.answered = set(runner.answered), []
         runner.hold_after = None
         runner.release.set()
-        code, out, err = await finished(await child("run", base_url, cache, inputs=4, runs=2))
+        code, out, err = await here(base_url, cache, inputs=4, runs=2)  # the next race: here, in the test's process
     assert code == 0, err
     assert len(paid) >= 5 and not paid & set(runner.answered), "calls answered before the kill were asked again"
     assert json.loads(out)["runs"] == 4 + 4 * 2
@@ -173,15 +182,15 @@ async def test_ctrl_c_on_run_sync_inside_a_running_loop_stops_the_race(mode: str
 async def test_two_processes_racing_one_benchmark_on_one_cache_pay_once_and_agree(tmp_path: Path) -> None:
     cache = tmp_path / "cache"
     runner = Counting(hold_after=1)  # the first race holds on its second call until both races are under way
-    async with endpoints(runner) as base_url:
-        first = await child("run", base_url, cache, inputs=3, runs=2)
-        await until(lambda: len(runner.answered) >= 1)
+    async with endpoints(runner) as base_url:  # the first and the rerun race in the test's process, the second not
+        first = asyncio.create_task(here(base_url, cache, inputs=3, runs=2))
+        await until(lambda: len(runner.answered) >= 1 or first.done())
         second = await child("run", base_url, cache, inputs=3, runs=2)
         waited = await said(second, "waiting for it")  # the second has started and found the benchmark held
         runner.release.set()
-        results = [await finished(p) for p in (first, second)]
+        results = [await first, await finished(second)]
         sent = len(runner.bodies)
-        rerun = await finished(await child("run", base_url, cache, inputs=3, runs=2))
+        rerun = await here(base_url, cache, inputs=3, runs=2)
     for code, _, err in [*results, rerun]:
         assert code == 0, err
     summaries = [json.loads(out) for _, out, _ in [*results, rerun]]
@@ -217,7 +226,7 @@ async def test_a_fully_cached_race_is_served_from_a_read_only_cache(tmp_path: Pa
     cache = tmp_path / "cache"
     runner = Counting()
     async with endpoints(runner) as base_url:
-        code, out, err = await finished(await child("run", base_url, cache, inputs=2, runs=2))
+        code, out, err = await here(base_url, cache, inputs=2, runs=2)  # the cache filled here; read in a process
         assert code == 0, err
         sent = len(runner.bodies)
         if not _read_only(cache):

@@ -1,9 +1,10 @@
-"""Two rejudges of one report on one cache, started at once, each in a process of its own
-(`gradebench.rejudge_report` in `tests/rejudge_child.py`, and the `gradebench rejudge` command): the second waits for
-the first's hold on that report's judging, then is served its verdicts from the cache, so each verdict is paid once —
-one request sent alone, or one batch — and both reports agree. The judge is the simulated fleet served over loopback
-in the test's process, which holds the first rejudge mid-way until the second has shown what it does, and counts what
-it was asked."""
+"""Two rejudges of one report on one cache, started at once, each in a process of its own (`gradebench.rejudge_report`
+in the test's process or in `tests/rejudge_child.py`, and the `gradebench rejudge` command): the second waits for the
+first's hold on that report's judging, then is served its verdicts from the cache, so each verdict is paid once — one
+request sent alone, or one batch — and both reports agree. The judge is the simulated fleet served over loopback in the
+test's process, which holds the first rejudge mid-way until the second has shown what it does, and counts what it was
+asked. One of the two runs in the test's process where it can (the first, held; or the second, waiting, when the first
+is killed): a process of its own pays gradebench's import, and the cache's hold is between open files, not processes."""
 
 from __future__ import annotations
 
@@ -25,7 +26,7 @@ from gradebench.jobs import OrderAgent, load_inputs
 from gradebench.sim import BatchOptions, SimFleet, start_server
 
 from .rejudge_child import RUBRIC
-from .test_processes import finished, said, until
+from .test_processes import WAIT_S, finished, said, until
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -40,17 +41,18 @@ def batch_create(request: httpx2.Request) -> bool:
 
 class Holding(SimFleet):
     """The simulated fleet, holding every request ``holds`` picks after the first it answers until released (so a
-    rejudge is under way, paying, while another starts); keeps every body it was sent, to see one sent twice."""
+    rejudge is under way, paying, while another starts); keeps every body it was sent (with the judge-noise replica it
+    asks for: a replica's body is its run's), to see one sent twice."""
 
     def __init__(self, holds: Callable[[httpx2.Request], bool], *, answer_first: bool):
         super().__init__(latency_scale=0)
         self.holds, self.answer_first = holds, answer_first
-        self.picked: list[bytes] = []
+        self.picked: list[tuple[str, bytes]] = []
         self.release = asyncio.Event()
 
     async def handle(self, request: httpx2.Request) -> httpx2.Response:
         if self.holds(request):
-            self.picked.append(await request.aread())
+            self.picked.append((request.headers.get("x-gradebench-sample", ""), await request.aread()))
             if len(self.picked) > 1 or not self.answer_first:
                 await self.release.wait()
         return await super().handle(request)
@@ -85,6 +87,14 @@ async def command(base_url: str, report: Path, cache: Path, out: Path) -> asynci
     argv = ["rejudge", str(report), "--rubric", RUBRIC, "--catalog", "tests.served_sim:catalog"]
     argv += ["--cache", str(cache), "--out", str(out)]
     return await process(["-m", "gradebench", *argv], GRADEBENCH_TEST_SIM_URL=base_url)
+
+
+async def here(base_url: str, report: Path, cache: Path, out: Path, *, batch: bool) -> None:
+    """What `child` runs, in the test's process."""
+    catalog = gb.sim.catalog(base_url=base_url, latency_scale=0)
+    made = gb.BenchmarkReport.read_parquet(report)
+    judging = gb.JudgeSpec(rubric=RUBRIC, batch=batch)
+    (await gb.rejudge_report(made, catalog, judging, cache=cache, progress=False)).to_parquet(out)
 
 
 async def child(base_url: str, report: Path, cache: Path, out: Path, *, batch: bool) -> asyncio.subprocess.Process:
@@ -130,9 +140,9 @@ def judge_calls(out: Path) -> pl.DataFrame:
 
 
 def judge_bodies(fleet: SimFleet) -> list[str]:
-    """Every judge request the fleet answered sent alone, as sent."""
+    """Every judge request the fleet answered sent alone, as sent (with the judge-noise replica it asks for)."""
     return [
-        repr(r.body)
+        r.headers.get("x-gradebench-sample", "") + repr(r.body)
         for r in fleet.requests
         if r.path.endswith("/chat/completions") and r.headers.get("x-gradebench-role") == "judge"
     ]
@@ -142,14 +152,15 @@ async def test_two_rejudges_of_one_report_pay_each_verdict_once_and_agree(tmp_pa
     fleet = Holding(judge_request, answer_first=True)
     cache, one, two = tmp_path / "cache", tmp_path / "one", tmp_path / "two"
     async with await start_server(fleet=fleet) as server:
-        try:  # the first calls rejudge_report, the second is the command (its charts take seconds: one is enough)
-            first = await child(server.base_url, report, cache, one, batch=False)
-            await until(lambda: fleet.held >= 1)  # the first is judging: one verdict paid, more asked
+        try:  # the first calls rejudge_report here, the second is the command
+            first = asyncio.create_task(here(server.base_url, report, cache, one, batch=False))
+            await until(lambda: fleet.held >= 1 or first.done())  # the first is judging: one verdict paid, more asked
             second = await command(server.base_url, report, cache, two)
             waited = await second_waits_or_pays(second, fleet, fleet.asked_twice)
         finally:
             fleet.release.set()
-        await both_done(first, second)
+        await first
+        await both_done(second)
     sent = judge_bodies(fleet)
     assert len(sent) == len(set(sent)), "a verdict was asked twice"
     assert "another process is rejudging report" in waited and "with sim/oracle" in waited
@@ -164,13 +175,14 @@ async def test_two_batched_rejudges_of_one_report_submit_one_batch_and_agree(tmp
     cache, one, two = tmp_path / "cache", tmp_path / "one", tmp_path / "two"
     async with await start_server(fleet=fleet) as server:
         try:
-            first = await child(server.base_url, report, cache, one, batch=True)
-            await until(lambda: fleet.held >= 1)  # the first is creating its batch
+            first = asyncio.create_task(here(server.base_url, report, cache, one, batch=True))
+            await until(lambda: fleet.held >= 1 or first.done())  # the first is creating its batch
             second = await child(server.base_url, report, cache, two, batch=True)
             waited = await second_waits_or_pays(second, fleet, lambda: len(fleet.picked) >= 2)
         finally:
             fleet.release.set()
-        await both_done(first, second)
+        await first
+        await both_done(second)
     assert len(fleet.batch.batches) == 1, "a second batch was submitted"
     assert "another process is rejudging report" in waited
     (only,) = fleet.batch.batches.values()
@@ -181,21 +193,21 @@ async def test_two_batched_rejudges_of_one_report_submit_one_batch_and_agree(tmp
 
 
 async def test_a_waiting_rejudge_takes_up_the_batch_of_a_first_killed_while_it_runs(
-    tmp_path: Path, report: Path
+    tmp_path: Path, report: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
     fleet = SimFleet(latency_scale=0, batch=BatchOptions(polls=10**9))  # its batch runs until the test lets it end
     cache, two = tmp_path / "cache", tmp_path / "two"
     async with await start_server(fleet=fleet) as server:
         first = await child(server.base_url, report, cache, tmp_path / "one", batch=True)
         await until(lambda: any(b.looks >= 2 for b in fleet.batch.batches.values()))  # noted with its id
-        second = await child(server.base_url, report, cache, two, batch=True)
-        waited = await said(second, "waiting for it")
+        second = asyncio.create_task(here(server.base_url, report, cache, two, batch=True))
+        await until(lambda: "waiting for it" in caplog.text or second.done())
         first.kill()  # kill -9 while its batch runs: its hold goes with it, its note stays
         await first.wait()
         (only,) = fleet.batch.batches.values()
         only.options = dataclasses.replace(only.options, polls=1)
-        await both_done(second)
-    assert "another process is rejudging report" in waited
+        await asyncio.wait_for(second, WAIT_S)
+    assert "another process is rejudging report" in caplog.text
     assert len(fleet.batch.batches) == 1 and not judge_bodies(fleet)  # the second collected the first's batch
     paid = judge_calls(two).filter(~pl.col("cache_hit"))
     assert only.counts["total"] == paid.height > 0 and paid["error"].null_count() == paid.height
@@ -240,3 +252,31 @@ async def test_a_rejudge_by_another_judge_or_of_another_report_does_not_wait(
 
 def judge_calls_of(report: gb.BenchmarkReport) -> pl.DataFrame:
     return report.calls.filter(pl.col("role") == "judge")
+
+
+async def test_two_judge_noise_measures_of_one_report_on_one_cache_pay_each_replica_once_and_agree(
+    tmp_path: Path, report: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    # Two measures at once in one process: the hold is a lock on a file of the cache folder, taken by each through an
+    # open file of its own, so the second waits on the first as a second process does (no subprocess's import paid).
+    made = gb.BenchmarkReport.read_parquet(report)
+    fleet = Holding(judge_request, answer_first=True)
+    async with await start_server(fleet=fleet) as server:
+        catalog = gb.sim.catalog(base_url=server.base_url, latency_scale=0)
+
+        def measure() -> Any:
+            return gb.judge_noise_report(made, catalog, k=2, cache=tmp_path / "cache", progress=False)
+
+        first = asyncio.create_task(measure())
+        try:
+            await until(lambda: fleet.held >= 1)  # the first is judging: one replica paid, more asked
+            second = asyncio.create_task(measure())
+            await until(lambda: "waiting for it" in caplog.text or fleet.asked_twice() or second.done())
+            assert not fleet.asked_twice() and not second.done()
+        finally:
+            fleet.release.set()
+        one, two = await first, await second
+    assert "another process is measuring the judge noise of report" in caplog.text and "with sim/oracle" in caplog.text
+    sent = judge_bodies(fleet)
+    assert len(sent) == len(set(sent)) == 2 * made.runs.filter(role="candidate").height > 0  # each replica once
+    assert one.noise.height > 0 and one.noise.equals(two.noise)

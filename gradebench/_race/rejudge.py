@@ -257,17 +257,30 @@ async def judge_noise_report(
             "replicas": scores,
         }
 
-    rows = await _judge_each(
-        catalog,
-        chosen,
-        replicas,
-        setup=setup,
-        cache=cache,
-        concurrency=concurrency or report.meta.spec.concurrency,
-        progress=progress,
-        desc="judge noise",
-    )
+    store = cache if isinstance(cache, CallCache) else CallCache(cache)
+    key, doing = _judging_noise(report, setup, chosen, k)
+    async with store.hold(key, doing=doing):  # a second one alike waits, then is served the first's replicas
+        rows = await _judge_each(
+            catalog,
+            chosen,
+            replicas,
+            setup=setup,
+            cache=store,
+            concurrency=concurrency or report.meta.spec.concurrency,
+            progress=progress,
+            desc="judge noise",
+        )
     return report.with_noise(rows, k=k)
+
+
+def _judging_noise(report: BenchmarkReport, setup: JudgeSetup, runs: Sequence[Run], k: int) -> tuple[str, str]:
+    """What a judge-noise floor holds its cache by, as a rejudge does (`_rejudging`): the report, the runs sampled,
+    the judging and ``k`` — the replicas two such measures would both ask for."""
+    judges = [j.identity() for j in setup.judges]
+    run_ids = sorted(r.run_id for r in runs)
+    key = short_hash("noise", report.meta.benchmark_id, run_ids, judges, setup.rubric, setup.swap, setup.reasoning, k)
+    judge = panel_label(j.name for j in setup.judges)
+    return f"noise-{key}", f"measuring the judge noise of report {report.meta.benchmark_id} with {judge}"
 
 
 def _judging(

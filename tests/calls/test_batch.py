@@ -29,6 +29,8 @@ from gradebench._race.rejudge import estimate_rejudge
 from gradebench.jobs import OrderAgent, load_inputs
 from gradebench.sim import BatchOptions, SimFleet, start_server
 
+from ..batch_child import race
+
 ROOT = Path(__file__).resolve().parent.parent.parent
 CANDIDATES = ["sim/swift", "sim/steady", "sim/flaky"]
 
@@ -304,12 +306,13 @@ async def test_a_killed_process_leaves_its_batch_to_the_next_one(tmp_path: Path)
         assert only.status == "in_progress"
         only.options = dataclasses.replace(only.options, polls=1)
 
-        collected = json.loads(await _output(await _child(server.base_url, cache, batch=True)))
+        # the next races need no process of their own: they run here (no import of gradebench paid again)
+        collected = json.loads(await race(server.base_url, str(cache), batch=True))
         assert len(fleet.batch.batches) == 1 and chat_requests(fleet) == 0
         assert collected["judge_spent"] > 0 and collected["judge_cached"] == 0 and not list(notes.glob("*.json"))
-        rerun = json.loads(await _output(await _child(server.base_url, cache, batch=True)))
+        rerun = json.loads(await race(server.base_url, str(cache), batch=True))
         assert rerun["spent"] == 0 and rerun["judge_cached"] == rerun["judge_calls"]
-        direct = json.loads(await _output(await _child(server.base_url, tmp_path / "direct", batch=False)))
+        direct = json.loads(await race(server.base_url, str(tmp_path / "direct"), batch=False))
     assert collected["digest"] == rerun["digest"] == direct["digest"]
 
 
@@ -327,12 +330,6 @@ async def _child(base_url: str, cache: Path, *, batch: bool) -> asyncio.subproce
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
     )
-
-
-async def _output(process: asyncio.subprocess.Process) -> str:
-    out, err = await asyncio.wait_for(process.communicate(), 120)
-    assert process.returncode == 0, err.decode()
-    return out.decode()
 
 
 # ------------------------------------------------------------------------- every way of judging, batched
