@@ -85,6 +85,8 @@ class CountingModels:
         if path.endswith("/_reset"):
             self.stats = {}
             return httpx2.Response(200, json={})
+        if not path.endswith("/chat/completions"):  # e.g. gradebench's GET /props of a local server: none here
+            return httpx2.Response(404, json={"error": {"message": f"no {path} here"}})
         raw = await request.aread()
         body = json.loads(raw)
         model = body.get("model", "?")
@@ -267,7 +269,7 @@ class Peer:
         wall = time.perf_counter() - started
         after = resource.getrusage(resource.RUSAGE_CHILDREN)
         if done.returncode != 0:
-            raise SystemExit(f"{side} {kind} failed (exit {done.returncode}):\n{done.stderr[-3000:]}")
+            raise SystemExit(f"{side} {kind} failed (exit {done.returncode}):\n{done.stdout[-2000:]}\n{done.stderr[-3000:]}")
         cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
         work = server.ask("_stats")
         requests = sum(m["requests"] for m in work.values())
@@ -349,8 +351,9 @@ def inspect_venv(cache_dir: Path) -> str:
 
 
 def has_inspect(python: str) -> bool:
-    """Whether that Python imports inspect_ai at INSPECT_VERSION (another version would measure another peer)."""
-    probe = "import importlib.metadata as m; print(m.version('inspect-ai'))"
+    """Whether that Python has inspect_ai at INSPECT_VERSION (another version would measure another peer) and the
+    openai package its ``openai-api`` provider needs (Inspect does not install it)."""
+    probe = "import importlib.metadata as m, openai; print(m.version('inspect-ai'))"
     done = subprocess.run([python, "-c", probe], capture_output=True, text=True)
     return done.returncode == 0 and done.stdout.strip() == INSPECT_VERSION
 
