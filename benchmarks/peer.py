@@ -269,7 +269,8 @@ class Peer:
         wall = time.perf_counter() - started
         after = resource.getrusage(resource.RUSAGE_CHILDREN)
         if done.returncode != 0:
-            raise SystemExit(f"{side} {kind} failed (exit {done.returncode}):\n{done.stdout[-2000:]}\n{done.stderr[-3000:]}")
+            said = f"{done.stdout[-2000:]}\n{done.stderr[-3000:]}"
+            raise SystemExit(f"{side} {kind} failed (exit {done.returncode}):\n{said}")
         cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
         work = server.ask("_stats")
         requests = sum(m["requests"] for m in work.values())
