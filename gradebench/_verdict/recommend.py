@@ -4,6 +4,7 @@ and why a race stopped early recommends nothing."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from functools import partial
@@ -256,7 +257,21 @@ def _with_unmeasured(pick: Recommendation, models: pl.DataFrame, outages: Mappin
     if "verdict_basis" in models.columns:
         unmeasured = models.filter(pl.col("verdict_basis") == VerdictBasis.UNMEASURED)["entry"].to_list()
         notes += [f"unmeasured (the endpoint failed, so not weighed): {', '.join(unmeasured)}"] if unmeasured else []
+        notes += [f"its labels are {short}"] if (short := _few_labels(pick, models)) else []
     return replace(pick, sentence="; ".join([pick.sentence, *notes])) if notes else pick
+
+
+_FEW_LABELS = re.compile(r"fewer than the \d+ a side the simulation supports[^:]*: [^:;(]*before acting")
+
+
+def _few_labels(pick: Recommendation, models: pl.DataFrame) -> str | None:
+    """What the recommended entry's label-corrected verdict says is missing before acting on it (fewer labels a side
+    than the simulation supports), so the recommendation does not read as settled where its verdict does not."""
+    if pick.entry == pick.reference or "verdict_reason" not in models.columns:
+        return None
+    row = models.filter((pl.col("entry") == pick.entry) & (pl.col("verdict_basis") == VerdictBasis.LABEL_CORRECTED))
+    found = _FEW_LABELS.search(row["verdict_reason"][0] or "") if row.height else None
+    return found.group(0) if found else None
 
 
 def _with_gold(pick: Recommendation, models: pl.DataFrame, gold: GoldCheck | None) -> Recommendation:

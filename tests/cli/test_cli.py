@@ -80,6 +80,8 @@ def test_the_demo_shows_the_labelled_path_and_its_corrected_verdict(
     assert "label-corrected on" in line and (out / "report-labelled.html").is_file()
     pick = labelled.recommend()
     assert pick is not None and f"recommendation: {pick.sentence}" in path
+    if pick.entry == worth.pivot:  # 16 runs an entry: fewer labels than a verdict acts on, and the pick says so
+        assert "; its labels are fewer than the 20 a side the simulation supports" in pick.sentence
 
 
 def write_config(tmp_path: Path, **fields: object) -> Path:
