@@ -94,11 +94,13 @@ class Columns:
     def schema(self) -> dict[str, pl.DataType]:
         return {c.name: c.dtype for c in self.columns}
 
-    def row(self, record: Any) -> dict[str, Any]:
-        """The record's columns (JSON text for structured values; None stays None)."""
+    def row(self, record: Any, *, known: Mapping[str, Any] | None = None) -> dict[str, Any]:
+        """The record's columns (JSON text for structured values; None stays None). ``known``: attributes' values the
+        record has already computed, by attribute name, taken instead of reading them again."""
+        known = known or {}
         out = {}
         for c in self.columns:
-            value = getattr(record, c.attr)
+            value = known[c.attr] if c.attr in known else getattr(record, c.attr)
             if value is not None and c.json:
                 value = dumps(value)
             elif c.enum is not None and value is not None:
