@@ -14,6 +14,7 @@ and `ServerPace` says so, so the estimate and ``gradebench check`` can tell the 
 from __future__ import annotations
 
 import asyncio
+import functools
 import ipaddress
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -34,6 +35,7 @@ def server_root(base_url: str) -> str:
     return root[: -len("/v1")] if root.endswith("/v1") else root
 
 
+@functools.lru_cache(maxsize=256)  # asked on every model call, of the few base URLs a race has: parsed once each
 def is_local(base_url: str) -> bool:
     """True for a server on this machine or a private network (loopback, ``localhost``, a private address): the
     kind that answers a few requests at once and queues the rest."""

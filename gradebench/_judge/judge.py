@@ -30,7 +30,7 @@ from .._records.meta import ReportMeta
 from .._records.records import JudgeScore, Run
 from ..scorers import gold_path, without_gold
 from .panel import combine
-from .prompt import JudgePrompt, identifying_names, transcript_events, transcript_labels
+from .prompt import JudgePrompt, identifying_names, shown_transcript, transcript_events, transcript_labels
 from .scoring import Quotes, ask_score, quoted_scores
 from .tooldiff import ToolDiff, compare, judge_note
 
@@ -91,10 +91,10 @@ class JudgeSetup:
         """``run`` (a reference run) as every verdict against it shows it: laid out once, then kept."""
         kept = self.references.get(id(run))
         if kept is None or kept.run is not run:
-            events = transcript_events(run.calls, run.output, run.error, reasoning=self.reasoning)
-            kept = self.references[id(run)] = _Reference(
-                run=run, events=events, names=frozenset(identifying_names(run.calls, self.model_names))
+            events, names = shown_transcript(
+                run.calls, run.output, run.error, self.model_names, reasoning=self.reasoning
             )
+            kept = self.references[id(run)] = _Reference(run=run, events=events, names=frozenset(names))
         return kept
 
     @property
@@ -262,6 +262,8 @@ class _Shown:
     """The run's transcript events."""
     reference_shown: _Reference
     """The reference as every verdict against it shows it (`JudgeSetup.reference`)."""
+    redact: frozenset[str]
+    """The names that could identify a model in either run, the catalog's own included (`identifying_names`)."""
 
     def quoted(self, messages: list[dict[str, str]]) -> Quotes:
         """The verdict-shaped objects of both transcripts, as events and as the prompt shows them (a name scrubbed
@@ -276,13 +278,18 @@ async def _score(
     session: Session, run: Run, reference: Run, value: Any, setup: JudgeSetup, diff: ToolDiff, *, sample: int = 0
 ) -> JudgeScore:
     """The blind verdict on one run against the reference (both orders, averaged, under the label-bias check)."""
+    reference_shown = setup.reference(reference)
+    events, redact = shown_transcript(
+        run.calls, run.output, run.error, reference_shown.names, reasoning=setup.reasoning
+    )
     shown = _Shown(
         run=run,
         reference=reference,
         value=value,
         facts=judge_note(diff),
-        events=transcript_events(run.calls, run.output, run.error, reasoning=setup.reasoning),
-        reference_shown=setup.reference(reference),
+        events=events,
+        reference_shown=reference_shown,
+        redact=frozenset(redact),
     )
     orders = [False, True] if setup.swap else [False]
     verdicts = await asyncio.gather(*(_one_order(session, shown, setup, first, sample) for first in orders))
@@ -300,8 +307,7 @@ async def _one_order(
         setup,
         facts=shown.facts,
         candidate_first=candidate_first,
-        events=shown.events,
-        reference_shown=shown.reference_shown,
+        shown=shown,
     )
     key = JudgeKey(
         benchmark_id=setup.benchmark_id,
@@ -331,24 +337,24 @@ def judge_messages(
     facts: str,
     candidate_first: bool = False,
     events: list[dict[str, Any]] | None = None,
-    reference_shown: _Reference | None = None,
+    shown: _Shown | None = None,
 ) -> list[dict[str, str]]:
     """The blind prompt about one run, laid out for the provider's prompt cache: everything before the run's own part
     (facts, candidate transcript, closing) depends on the input alone — the labels are drawn per input and order,
     never per run — so every verdict on one input repeats one prefix. ``events`` stands in for the run's own
-    transcript events (the estimate lays out prompts of runs that have not happened), and ``reference_shown`` for the
-    reference as every verdict against it shows it: its transcript events and the names that could identify a model
-    in it, the catalog's included (`JudgeSetup.reference`). Both are made from the runs when not given."""
-    if events is None:
-        events = transcript_events(run.calls, run.output, run.error, reasoning=setup.reasoning)
-    if reference_shown is None:
+    transcript events (the estimate lays out prompts of runs that have not happened), and ``shown`` for both runs as
+    every verdict on the run shows them, laid out once (`_Shown`): the run's events, the reference's (as
+    `JudgeSetup.reference` keeps them) and the names that could identify a model in either, the catalog's included.
+    They are made from the runs when not given."""
+    if shown is not None:
+        events, reference_events, redact = shown.events, shown.reference_shown.events, shown.redact
+    else:
+        if events is None:
+            events = transcript_events(run.calls, run.output, run.error, reasoning=setup.reasoning)
         reference_events = transcript_events(
             reference.calls, reference.output, reference.error, reasoning=setup.reasoning
         )
-        redact = identifying_names([*run.calls, *reference.calls], setup.model_names)
-    else:
-        reference_events = reference_shown.events
-        redact = identifying_names(run.calls, reference_shown.names)
+        redact = frozenset(identifying_names([*run.calls, *reference.calls], setup.model_names))
     return JudgePrompt(
         instructions=setup.instructions,
         input=without_gold(value, setup.gold),

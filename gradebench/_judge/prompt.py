@@ -18,6 +18,7 @@ from typing import Any
 
 from .._base.protocol import block, content_text, reasoning_text, transcript_block
 from .._base.vocab import Role
+from .._records.call import assistant_message
 from .._records.records import CONTENT_FILTERED, Call
 
 __all__ = [
@@ -27,6 +28,7 @@ __all__ = [
     "build_judge_messages",
     "identifying_names",
     "judge_prompt_parts",
+    "shown_transcript",
     "transcript_events",
     "transcript_labels",
 ]
@@ -60,10 +62,31 @@ def transcript_events(
     """A run as the judge sees it: messages, tool calls with arguments and results, refusals, the answer. No ids, no
     names. ``reasoning``: include the model's reasoning where the provider returned it (off by default: the judge
     grades what the job did, not how the model thought)."""
+    return _events(_parsed(calls), output, error, reasoning)
+
+
+def shown_transcript(
+    calls: Sequence[Call], output: Any, error: str | None, model_names: Iterable[str], *, reasoning: bool = False
+) -> tuple[list[dict[str, Any]], set[str]]:
+    """A run's `transcript_events` and its `identifying_names` (``model_names`` included), each call's request and
+    response parsed once for both."""
+    parsed = _parsed(calls)
+    return _events(parsed, output, error, reasoning), _names(parsed, model_names)
+
+
+_Parsed = list[tuple[Call, dict[str, Any], dict[str, Any] | None]]
+"""Each call with its request and response parsed (they are kept packed: parsing is most of reading them)."""
+
+
+def _parsed(calls: Iterable[Call]) -> _Parsed:
+    return [(call, call.request, call.response) for call in calls]
+
+
+def _events(parsed: _Parsed, output: Any, error: str | None, reasoning: bool) -> list[dict[str, Any]]:
     events: list[dict[str, Any]] = []
     shown: list[str] = []  # user/system messages already emitted, so a tool loop's resent history is shown once
-    for call in calls:
-        for message in call.request.get("messages", []):
+    for call, request, response in parsed:
+        for message in request.get("messages", []):
             role = message.get("role")
             if role not in ("system", "user"):
                 continue
@@ -73,7 +96,7 @@ def transcript_events(
                 continue
             shown.append(mark)
             events.append({"kind": role, "content": text})
-        reply = call.message
+        reply = assistant_message(response)
         if reasoning and (thought := reasoning_text(reply)):
             events.append({"kind": "reasoning", "content": thought})
         if reply.get("content"):
@@ -114,11 +137,14 @@ def _scrubber(names: Iterable[str], text: str) -> re.Pattern[str] | None:
 
 def identifying_names(calls: Iterable[Call], model_names: Iterable[str]) -> set[str]:
     """Everything that could name the model behind a run: entry names, model ids, response ids, fingerprints."""
+    return _names(_parsed(calls), model_names)
+
+
+def _names(parsed: _Parsed, model_names: Iterable[str]) -> set[str]:
     names = set(model_names)
-    for call in calls:
+    for call, request, response in parsed:
         names.add(call.entry)
-        names.add(str(call.request.get("model", "")))
-        response = call.response  # parsed from its packed JSON on each access: once here
+        names.add(str(request.get("model", "")))
         if response:
             found = (response.get(key) for key in ("id", "model", "system_fingerprint", "provider"))
             names.update(str(value) for value in found if value)

@@ -24,7 +24,23 @@ from .codec import Columns, dumps, pack, unpack
 from .fields import as_member
 from .spool import Packed
 
-__all__ = ["BODY_COLUMNS", "CALLS_SCHEMA", "CALL_FACTS_SCHEMA", "Call", "answer_key", "non_finite_usage"]
+__all__ = [
+    "BODY_COLUMNS",
+    "CALLS_SCHEMA",
+    "CALL_FACTS_SCHEMA",
+    "Call",
+    "answer_key",
+    "assistant_message",
+    "non_finite_usage",
+]
+
+
+def assistant_message(response: dict[str, Any] | None) -> dict[str, Any]:
+    """The assistant message of a parsed response body (empty when there is none): `Call.message`, for a caller that
+    has parsed the body already."""
+    if not response or not response.get("choices"):
+        return {}
+    return response["choices"][0].get("message") or {}
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -122,10 +138,7 @@ class Call:
     @property
     def message(self) -> dict[str, Any]:
         """The assistant message of the response (empty when the call failed)."""
-        response = self.response
-        if not response or not response.get("choices"):
-            return {}
-        return response["choices"][0].get("message") or {}
+        return assistant_message(self.response)
 
     @property
     def has_usage(self) -> bool:

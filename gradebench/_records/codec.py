@@ -89,21 +89,25 @@ class Columns:
                 hint = typing.get_type_hints(getattr(cls, attr).fget)["return"]
             dtype, as_json, kind = _dtype(hint)
             self.columns.append(_Column(names.get(attr, attr), attr, dtype, as_json, attr in fields, kind))
+        # what `row` reads of each column, in plain tuples: it runs for every run, call and verdict of a race
+        self._reads = [(c.name, c.attr, c.json, c.enum is not None) for c in self.columns]
 
     @property
     def schema(self) -> dict[str, pl.DataType]:
         return {c.name: c.dtype for c in self.columns}
 
-    def row(self, record: Any) -> dict[str, Any]:
-        """The record's columns (JSON text for structured values; None stays None)."""
+    def row(self, record: Any, *, known: Mapping[str, Any] | None = None) -> dict[str, Any]:
+        """The record's columns (JSON text for structured values; None stays None). ``known``: attributes' values the
+        record has already computed, by attribute name, taken instead of reading them again."""
         out = {}
-        for c in self.columns:
-            value = getattr(record, c.attr)
-            if value is not None and c.json:
-                value = dumps(value)
-            elif c.enum is not None and value is not None:
-                value = str(value)  # a member is stored as its plain text
-            out[c.name] = value
+        for name, attr, as_json, is_member in self._reads:
+            value = known[attr] if known is not None and attr in known else getattr(record, attr)
+            if value is not None:
+                if as_json:
+                    value = dumps(value)
+                elif is_member:
+                    value = str(value)  # a member is stored as its plain text
+            out[name] = value
         return out
 
     def values(self, row: Mapping[str, Any]) -> dict[str, Any]:

@@ -13,7 +13,7 @@ A run and its verdict are here; the model call, the part of both, and its frame'
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -210,24 +210,24 @@ class Run:
     @property
     def input_tokens(self) -> int | None:
         """Prompt tokens of every call; None when a call that answered reported no usage (unknown stays unknown)."""
-        return total(c.input_tokens for c in self._answered)
+        return _OF_ANSWERED["input_tokens"](self._answered)
 
     @property
     def output_tokens(self) -> int | None:
         """Completion tokens of every call (reasoning ones included); None when a call that answered reported no
         usage."""
-        return total(c.output_tokens for c in self._answered)
+        return _OF_ANSWERED["output_tokens"](self._answered)
 
     @property
     def cached_input_tokens(self) -> int | None:
         """Prompt tokens of every call served from the provider's prompt cache; None when a call that answered reported
         no usage."""
-        return total(c.cached_input_tokens for c in self._answered)
+        return _OF_ANSWERED["cached_input_tokens"](self._answered)
 
     @property
     def reasoning_tokens(self) -> int | None:
         """Completion tokens of every call spent reasoning; None when a call that answered reported no usage."""
-        return total(c.reasoning_tokens for c in self._answered)
+        return _OF_ANSWERED["reasoning_tokens"](self._answered)
 
     @property
     def latency_s(self) -> float:
@@ -237,25 +237,22 @@ class Run:
     @property
     def cost(self) -> float | None:
         """Cost of the run, cached or not; None when a call's cost is unknown."""
-        return total(c.cost for c in self._answered)
+        return _OF_ANSWERED["cost"](self._answered)
 
     @property
     def price_table_cost(self) -> float | None:
         """What the catalog's prices give for the run's tokens (beside provider-reported costs)."""
-        return total(c.price_table_cost for c in self._answered)
+        return _OF_ANSWERED["price_table_cost"](self._answered)
 
     @property
     def cost_source(self) -> CostSource | None:
         """``provider``, ``price_table``, ``mixed`` (some of each), or None when a call's cost is unknown."""
-        sources = {c.cost_source for c in self._answered}
-        if None in sources or not sources:
-            return None
-        return sources.pop() if len(sources) == 1 else CostSource.MIXED
+        return _OF_ANSWERED["cost_source"](self._answered)
 
     @property
     def spent_now(self) -> float | None:
         """What the run cost this time (cache hits cost nothing); None when a call's cost is unknown."""
-        return total(c.spent_now for c in self._answered)
+        return _OF_ANSWERED["spent_now"](self._answered)
 
     @property
     def spent_now_with_verdict(self) -> float | None:
@@ -316,7 +313,8 @@ class Run:
 
     def to_row(self) -> dict[str, Any]:
         """The run's row in the report's ``runs`` frame. A candidate run that failed has no verdict: it scores 0."""
-        row = _RUN.row(self)
+        answered = self._answered  # made once for the row's eight columns that read it, not once for each
+        row = _RUN.row(self, known={name: of(answered) for name, of in _OF_ANSWERED.items()})
         if self.verdict is not None and self.role is not Role.REFERENCE:
             row.update(self.verdict.to_row())
         elif self.role is Role.CANDIDATE and not self.ok:
@@ -337,6 +335,25 @@ class Run:
             verdict = JudgeScore.from_row(row, judge_calls, judge_params)
         return cls(**_RUN.values(row), **_RUN_TAIL.values(row), calls=calls, verdict=verdict)
 
+
+def _cost_source(answered: list[Call]) -> CostSource | None:
+    sources = {c.cost_source for c in answered}
+    if None in sources or not sources:
+        return None
+    return sources.pop() if len(sources) == 1 else CostSource.MIXED
+
+
+_OF_ANSWERED: dict[str, Callable[[list[Call]], Any]] = {
+    "input_tokens": lambda answered: total(c.input_tokens for c in answered),
+    "output_tokens": lambda answered: total(c.output_tokens for c in answered),
+    "cached_input_tokens": lambda answered: total(c.cached_input_tokens for c in answered),
+    "reasoning_tokens": lambda answered: total(c.reasoning_tokens for c in answered),
+    "cost": lambda answered: total(c.cost for c in answered),
+    "price_table_cost": lambda answered: total(c.price_table_cost for c in answered),
+    "cost_source": _cost_source,
+    "spent_now": lambda answered: total(c.spent_now for c in answered),
+}
+"""The run's columns made from its answered calls alone (`Run._answered`), by name: its properties and its row."""
 
 _RUN = Columns(
     Run,
