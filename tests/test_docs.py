@@ -7,7 +7,6 @@ from __future__ import annotations
 import argparse
 import importlib.util
 import re
-import sys
 from pathlib import Path
 from types import ModuleType
 
@@ -19,18 +18,15 @@ from gradebench._deprecated import MOVED, RENAMED
 from gradebench._records.records import CALLS_SCHEMA, RUNS_SCHEMA
 from gradebench._report.models import MODELS_SCHEMA
 
+from .scripts import load_file
+
 REPO = Path(__file__).parent.parent
 DOCS = REPO / "docs"
 
 
 def hooks() -> ModuleType:
     """docs/hooks.py, the site's build hook, as a module."""
-    spec = importlib.util.spec_from_file_location("gradebench_docs_hooks", DOCS / "hooks.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # a dataclass needs its module registered
-    spec.loader.exec_module(module)
-    return module
+    return load_file(DOCS / "hooks.py", "gradebench_docs_hooks")
 
 
 HOOKS = hooks()

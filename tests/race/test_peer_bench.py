@@ -4,11 +4,8 @@ of the requests each tool makes (the check that both do the same work), over rea
 from __future__ import annotations
 
 import asyncio
-import importlib.util
 import json
-import sys
 from pathlib import Path
-from types import ModuleType
 
 import httpx2
 import openai
@@ -16,19 +13,12 @@ import pytest
 
 from gradebench.sim import start_server
 
+from ..scripts import benchmark
+
 ROOT = Path(__file__).parents[2]
 
 
-def _benchmark() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("peer", ROOT / "benchmarks" / "peer.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
-
-
-peer = _benchmark()
+peer = benchmark("peer")
 
 
 def test_flags_default_to_the_published_size_and_take_a_small_one():

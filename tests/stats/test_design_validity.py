@@ -9,27 +9,13 @@ inputs raced, not the job's); the fast slice below fails on it.
 
 from __future__ import annotations
 
-import importlib.util
-import sys
-from pathlib import Path
-from types import ModuleType
-
 import pytest
 
 from gradebench._stats.paired import AS_GOOD
 
+from ..scripts import benchmark
 
-def _benchmark() -> ModuleType:
-    path = Path(__file__).parents[2] / "benchmarks" / "design_validity.py"
-    spec = importlib.util.spec_from_file_location("design_validity", path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # its dataclasses look their module up
-    spec.loader.exec_module(module)
-    return module
-
-
-bench = _benchmark()
+bench = benchmark("design_validity")
 
 
 def world(name: str):

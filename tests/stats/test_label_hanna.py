@@ -4,27 +4,15 @@ difference, and a cell of random and active label draws run through the product'
 
 from __future__ import annotations
 
-import importlib.util
-import sys
 from pathlib import Path
-from types import ModuleType
 
 import numpy as np
 import polars as pl
 import pytest
 
+from ..scripts import benchmark
 
-def _benchmark() -> ModuleType:
-    path = Path(__file__).parents[2] / "benchmarks" / "label_hanna.py"
-    spec = importlib.util.spec_from_file_location("label_hanna", path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # its dataclasses look their module up
-    spec.loader.exec_module(module)
-    return module
-
-
-bench = _benchmark()
+bench = benchmark("label_hanna")
 PROMPTS = 24
 QUALITY = {"Good": 4.0, "Fair": 3.0, "Poor": 2.0}
 """Each system's people's rating (1–5) on every story; a rater 1 point either way on some."""

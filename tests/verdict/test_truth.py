@@ -9,32 +9,22 @@ race over a whole domain must find exactly the truth.
 from __future__ import annotations
 
 import csv
-import importlib.util
 import subprocess
-import sys
 from pathlib import Path
-from types import ModuleType
 
 import numpy as np
 import pytest
 
 from gradebench._stats.t import t_quantile
 
+from ..scripts import benchmark
+
 ROOT = Path(__file__).parents[2]
 SAMPLE = ROOT / "tests" / "data"
 CANDIDATE, REFERENCE = "mistralai/Mixtral-8x7B-Instruct-v0.1", "gpt-4-1106-preview"
 
 
-def _benchmark() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("truth", ROOT / "benchmarks" / "truth.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # its dataclasses look their module up
-    spec.loader.exec_module(module)
-    return module
-
-
-truth = _benchmark()
+truth = benchmark("truth")
 
 
 def csv_truth(path: Path) -> float:

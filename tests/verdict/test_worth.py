@@ -5,10 +5,7 @@ labels of an earlier report of the same job."""
 from __future__ import annotations
 
 import dataclasses
-import importlib.util
-import sys
 from pathlib import Path
-from types import ModuleType
 
 import numpy as np
 import pytest
@@ -26,18 +23,9 @@ from gradebench.sim._label_world import draw
 from tests.report.test_report import FAST, REF
 from tests.verdict.test_labels import labelled_report
 
+from ..scripts import benchmark
 
-def _benchmark() -> ModuleType:
-    path = Path(__file__).parents[2] / "benchmarks" / "labels_needed.py"
-    spec = importlib.util.spec_from_file_location("labels_needed", path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
-
-
-bench = _benchmark()
+bench = benchmark("labels_needed")
 
 
 def cheaper(report: BenchmarkReport) -> BenchmarkReport:
