@@ -8,6 +8,7 @@ races, the run keys, one run of the job, the reference runs and what the judge s
 
 from __future__ import annotations
 
+import functools
 import sys
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
@@ -78,8 +79,9 @@ class RacePlan:
     progress: bool = True
     """Show a progress bar."""
 
-    @property
+    @functools.cached_property
     def benchmark_id(self) -> str:
+        """The race's id, made once: every run's key carries it, and one text serves them all."""
         return benchmark_id(self.job.name, str(self.spec.grade), self.spec.salt, self.lineup.reference.name)
 
     @property

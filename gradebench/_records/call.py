@@ -12,8 +12,8 @@ import dataclasses
 import json
 import math
 import sys
-from collections.abc import Mapping
-from dataclasses import dataclass, field
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import polars as pl
@@ -64,8 +64,9 @@ class Call:
     """The model the job's own openai code named (``seat.openai``), which the entry's model replaced; else None."""
     response_packed: Packed | None = None
     """The JSON body received (keys scrubbed), packed; None when the call failed."""
-    tool_results: list[dict[str, Any]] = field(default_factory=list)
-    """Each tool call the response asked for: ``{id, name, arguments, result}`` or ``{..., error}``."""
+    tool_results: Sequence[dict[str, Any]] = ()
+    """Each tool call the response asked for: ``{id, name, arguments, result}`` or ``{..., error}`` (none: the empty
+    tuple, one for every call)."""
     input_tokens: int | None = None
     """Prompt tokens as the endpoint reported them (cached ones included); None when it reported no usage."""
     output_tokens: int | None = None
@@ -97,6 +98,8 @@ class Call:
     """Why the call failed, or None."""
 
     def __post_init__(self) -> None:
+        if not self.tool_results and type(self.tool_results) is not tuple:  # most calls ask for none: not a list each
+            object.__setattr__(self, "tool_results", ())
         as_member(self, "role", Role)
         as_member(self, "cost_source", CostSource)
         for name in ("finish_reason", "price_source"):  # a few values on every call: one text each, not a copy a call

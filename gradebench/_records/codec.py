@@ -16,7 +16,7 @@ import json
 import types
 import typing
 import zlib
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -120,27 +120,42 @@ FRAME_CHUNK = 4096
 
 
 def frame(rows: Iterable[Mapping[str, Any]], schema: Mapping[str, pl.DataType]) -> pl.DataFrame:
-    """Rows as a frame of exactly ``schema`` (an empty frame still has every column)."""
+    """Rows as a frame of exactly ``schema`` (an empty frame still has every column). Its parts stay separate chunks:
+    copying them into one would hold the frame twice at once, and the allocator keeps what the copy freed (20,000
+    runs: 10 MB of a race's peak)."""
     parts = list(frames(rows, schema))
-    return parts[0] if len(parts) == 1 else pl.concat(parts, rechunk=True)
+    return parts[0] if len(parts) == 1 else pl.concat(parts, rechunk=False)
 
 
-def frames(rows: Iterable[Mapping[str, Any]], schema: Mapping[str, pl.DataType]) -> Iterator[pl.DataFrame]:
-    """Rows as frames of exactly ``schema``, `FRAME_CHUNK` rows each: what is written a part at a time is never held
-    whole (no rows: one empty frame, which still has every column)."""
-    chunk: list[Mapping[str, Any]] = []
-    made = False
+def frames(
+    rows: Iterable[Mapping[str, Any]],
+    schema: Mapping[str, pl.DataType],
+    *,
+    weigh: Callable[[Mapping[str, Any]], int] | None = None,
+    most_weight: int = 0,
+) -> Iterator[pl.DataFrame]:
+    """Rows as frames of exactly ``schema``, `FRAME_CHUNK` rows each — or fewer, once the rows' ``weigh`` (their bytes
+    of text, say) reaches ``most_weight``: what is written a part at a time is never held whole (no rows: one empty
+    frame, which still has every column). Each row goes into the columns as it comes, so one row's dict is alive at
+    a time."""
+    names = list(schema)
+    columns: list[list[Any]] = [[] for _ in names]
+    count, weight, made = 0, 0, False
     for row in rows:
-        chunk.append(row)
-        if len(chunk) == FRAME_CHUNK:
-            yield _chunk(chunk, schema)
-            chunk, made = [], True
-    if chunk or not made:
-        yield _chunk(chunk, schema)
+        for column, name in zip(columns, names, strict=True):
+            column.append(row.get(name))
+        count += 1
+        if weigh is not None:
+            weight += weigh(row)
+        if count == FRAME_CHUNK or (weigh is not None and weight >= most_weight):
+            yield _chunk(names, columns, schema)
+            columns, count, weight, made = [[] for _ in names], 0, 0, True
+    if count or not made:
+        yield _chunk(names, columns, schema)
 
 
-def _chunk(rows: list[Mapping[str, Any]], schema: Mapping[str, pl.DataType]) -> pl.DataFrame:
-    return pl.DataFrame({name: [r.get(name) for r in rows] for name in schema}, schema=dict(schema))
+def _chunk(names: list[str], columns: list[list[Any]], schema: Mapping[str, pl.DataType]) -> pl.DataFrame:
+    return pl.DataFrame(dict(zip(names, columns, strict=True)), schema=dict(schema))
 
 
 PACK_FROM = 2048

@@ -235,9 +235,19 @@ def _known_mean(series: pl.Series) -> float | None:
     return None if series.null_count() else _mean(series)
 
 
+_SUMMARY_COLUMNS = (
+    *("input_id", "role", "entry", "model", "grade", "simulated", "repeat", "ok", "calls"),
+    *("input_tokens", "output_tokens", "cached_input_tokens", "reasoning_tokens", "latency_s", "wall_s"),
+    *("cost", "cost_source", "spent_now", "currency", "score", "accuracy", "work", "judge_entry"),
+    *("scorer", "scorer_error"),
+)
+"""The columns of ``runs`` an entry's means read: not its texts (output, reason, tool diff), the bulk of a row."""
+
+
 def entry_summaries(runs: pl.DataFrame, meta: ReportMeta) -> pl.DataFrame:
     """Per candidate entry, in order of first appearance (columns of `MODELS_SCHEMA`): its means as an `EntrySummary`,
     before the verdicts, ratios and floors are joined in (`models_frame`)."""
+    runs = runs.select(_SUMMARY_COLUMNS)  # the filters and parts below copy every column they carry
     candidates = runs.filter(pl.col("role") == Role.CANDIDATE)
     reference_entry = meta.reference_entry
     gold = gold_inputs(runs)

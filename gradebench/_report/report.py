@@ -24,7 +24,7 @@ from .._judge.prompt import transcript_events
 from .._records.codec import FRAME_CHUNK, frame, frames
 from .._records.meta import ReportMeta
 from .._records.planted import planted_run
-from .._records.records import CALL_FACTS_SCHEMA, CALLS_SCHEMA, RUNS_SCHEMA, Call, Run
+from .._records.records import BODY_COLUMNS, CALL_FACTS_SCHEMA, CALLS_SCHEMA, RUNS_SCHEMA, Call, Run
 from .._verdict.controls import ControlOutcome, control_diagnostics
 from .._verdict.gold import GoldCheck
 from .._verdict.labels import LABELS_FILE, HumanLabels
@@ -345,7 +345,7 @@ class BenchmarkReport:
             return
         rows = (c.to_row() for r in self._records for c in _all_calls(r))
         with _ParquetParts(file) as out:
-            for part in frames(rows, CALLS_SCHEMA):
+            for part in frames(rows, CALLS_SCHEMA, weigh=_body_chars, most_weight=CALLS_PART_CHARS):
                 out.write(part)
 
     @classmethod
@@ -431,6 +431,16 @@ class _SharedText:
             if isinstance(value, str):
                 row[name] = self._seen.setdefault(value, value)
         return row
+
+
+CALLS_PART_CHARS = 2 << 20
+"""Characters of bodies in one part of ``calls.parquet`` (a row group): the part is held three times as it is written
+(the rows' texts, the frame, arrow's copy), so it is bounded by its bodies, not only by its count of calls (a
+tool agent's call can carry 100 times a plain one's text)."""
+
+
+def _body_chars(row: Mapping[str, Any]) -> int:
+    return sum(len(row[name] or "") for name in BODY_COLUMNS)
 
 
 class _ParquetParts:

@@ -60,7 +60,7 @@ MORE_RUNS_CAP = 20
 """Past this many times the runs already made, `more_runs` is not given: the mean sits on the margin line."""
 
 POWER = 0.8
-_CHUNK = 1 << 20  # resampled values drawn at once, to bound memory
+_CHUNK = 1 << 18  # resampled values drawn at once, to bound memory (each of a step's five arrays: 2 MB)
 
 _F, _I, _S = pl.Float64(), pl.Int64(), pl.String()
 VERDICT_SCHEMA: dict[str, pl.DataType] = {

@@ -96,7 +96,10 @@ class Evidence:
 def evidence(runs: pl.DataFrame) -> Evidence:
     """The `Evidence` of a runs frame: the judge's spread over its judged candidate runs (every entry's together), and
     each entry truncated (a call at finish reason ``length``) or refused on more than half of its runs."""
-    candidates = runs.filter(pl.col("role") == Role.CANDIDATE)
+    # the columns read, before any copy: a filter or a part copies every column it carries, texts too
+    candidates = runs.select("role", "entry", "ok", "score", "truncated", "refused").filter(
+        pl.col("role") == Role.CANDIDATE
+    )
     scores = candidates.filter(pl.col("ok").fill_null(False) & pl.col("score").is_not_null())["score"]
     same = float(scores[0]) if scores.len() >= 2 and scores.n_unique() == 1 else None
     flawed = {}
@@ -160,7 +163,7 @@ class Outage:
 
 def outages(runs: pl.DataFrame) -> dict[str, Outage]:
     """Per candidate entry whose endpoint failed any of its runs, the `Outage`, in order of first appearance."""
-    candidates = runs.filter(pl.col("role") == Role.CANDIDATE)
+    candidates = runs.select("role", "entry", "endpoint_error").filter(pl.col("role") == Role.CANDIDATE)
     found = {}
     for entry, part in candidates.group_by("entry", maintain_order=True):
         name = str(entry[0])
@@ -201,7 +204,9 @@ class JudgeFailure:
 
 def judge_failure(runs: pl.DataFrame) -> JudgeFailure | None:
     """The runs the judge failed on, or None when it gave a verdict on every run sent to it."""
-    candidates = runs.filter((pl.col("role") == Role.CANDIDATE) & pl.col("ok").fill_null(False))
+    candidates = runs.select("role", "ok", "judge_error").filter(
+        (pl.col("role") == Role.CANDIDATE) & pl.col("ok").fill_null(False)
+    )
     errors = candidates["judge_error"].drop_nulls()
     if not errors.len():
         return None
