@@ -16,11 +16,14 @@ race and export times), then another fresh process reads the report back and bui
 time). It prints each size as it goes (stderr) and ends with the growth per 1,000 runs between consecutive sizes and
 overall, and the export and read times per 1,000 runs (flat when they are linear).
 
-Ends with one JSON line: n, latency_ms, concurrency, wall_s, limit_s (the ideal 2·N·L/C), ratio, overhead_ms_per_call,
-sdk_floor_ms_per_call, overhead_ratio, overhead_ratio_cpu (the same ratio in this process's CPU time, which other work
-on a loaded machine moves far less than wall time), cached_rerun_s; with --memory: sizes (each one's peak_rss_mb,
-race_s, write_s, spool_mb, read_s, read_peak_rss_mb), rss_mb_per_1k_runs, rss_mb_per_1k_runs_overall,
-read_rss_mb_per_1k_runs_overall, write_s_per_1k_runs, read_s_per_1k_runs.
+``--inputs K`` spreads the runs over K inputs, each with its own reference run (default 1: one input, its runs
+repeats of it); a race of many inputs holds more reference runs and pairs.
+
+Ends with one JSON line: n, latency_ms, concurrency, inputs, wall_s, limit_s (the ideal 2·N·L/C), ratio,
+overhead_ms_per_call, sdk_floor_ms_per_call, overhead_ratio, overhead_ratio_cpu (the same ratio in this process's CPU
+time, which other work on a loaded machine moves far less than wall time), cached_rerun_s; with --memory: sizes (each
+one's peak_rss_mb, race_s, write_s, spool_mb, read_s, read_peak_rss_mb), rss_mb_per_1k_runs,
+rss_mb_per_1k_runs_overall, read_rss_mb_per_1k_runs_overall, write_s_per_1k_runs, read_s_per_1k_runs.
 """
 
 from __future__ import annotations
@@ -80,11 +83,16 @@ def fixed_latency_fleet(latency_ms: float) -> SimFleet:
     )
 
 
-def race(n: int, latency_ms: float, concurrency: int, cache: Path, salt: str) -> tuple[float, gb.Benchmark]:
+def race(
+    n: int, latency_ms: float, concurrency: int, cache: Path, salt: str, inputs: int = 1
+) -> tuple[float, gb.Benchmark]:
+    """``n`` candidate runs, ``n / inputs`` on each of ``inputs`` inputs (each with its own reference run)."""
+    if n % inputs:
+        raise SystemExit(f"--inputs {inputs} does not divide {n} runs")
     catalog = fixed_latency_fleet(latency_ms).catalog()
     bench = gb.Benchmark(
         one_call,
-        runs=n,
+        runs=n // inputs,
         catalog=catalog,
         grade="standard",
         salt=salt,
@@ -92,7 +100,7 @@ def race(n: int, latency_ms: float, concurrency: int, cache: Path, salt: str) ->
         concurrency=concurrency,
         progress=False,
     )
-    bench.set_input({"id": "q"})
+    bench.set_inputs([{"id": "q"}] if inputs == 1 else [{"id": f"q{i}"} for i in range(inputs)])
     started = time.perf_counter()
     asyncio.run(bench.run())
     report = bench.report()
@@ -126,7 +134,7 @@ async def sdk_floor(calls: int, concurrency: int) -> float:
     return elapsed
 
 
-def memory_of(n: int, concurrency: int) -> dict[str, float]:
+def memory_of(n: int, concurrency: int, inputs: int) -> dict[str, float]:
     """Whole-process figures of racing ``n`` runs at latency 0 in a fresh process (the race, its table and
     ``to_parquet``), then of reading that report back in another fresh process: peak resident memory and times."""
 
@@ -136,16 +144,16 @@ def memory_of(n: int, concurrency: int) -> dict[str, float]:
 
     with tempfile.TemporaryDirectory() as tmp:
         out = str(Path(tmp) / "report")
-        made = child("--peak-of", str(n), "--concurrency", str(concurrency), "--out", out)
+        made = child("--peak-of", str(n), "--concurrency", str(concurrency), "--inputs", str(inputs), "--out", out)
         read = child("--read-back", out)
     return {**made, **read}
 
 
-def race_and_write(n: int, concurrency: int, out: Path) -> dict[str, float]:
+def race_and_write(n: int, concurrency: int, out: Path, inputs: int) -> dict[str, float]:
     """What ``--peak-of`` measures in its own process: the race, the table, the parquet export."""
     with tempfile.TemporaryDirectory() as tmp:
         started = time.perf_counter()
-        _, bench = race(n, 0.0, concurrency, Path(tmp) / "cache", "memory")
+        _, bench = race(n, 0.0, concurrency, Path(tmp) / "cache", "memory", inputs)
         raced = time.perf_counter() - started
         report = bench.report()
         started = time.perf_counter()
@@ -168,11 +176,11 @@ def read_back(out: Path) -> dict[str, float]:
     return {"read_s": round(read, 3), "read_peak_rss_mb": round(_own_peak_mb(), 1), "runs": report.runs.height}
 
 
-def memory_figures(sizes: list[int], concurrency: int) -> dict[str, object]:
+def memory_figures(sizes: list[int], concurrency: int, inputs: int = 1) -> dict[str, object]:
     """Each size's figures, and the growth per 1,000 runs between consecutive sizes and from the least to the most."""
     each = {}
     for n in sizes:
-        each[n] = memory_of(n, concurrency)
+        each[n] = memory_of(n, concurrency, inputs)
         print(json.dumps({"n": n, **each[n]}), file=sys.stderr, flush=True)  # a long run shows as it goes
 
     def slope(key: str, a: int, b: int) -> float:
@@ -204,6 +212,9 @@ def main() -> None:
     parser.add_argument("--latency-ms", type=float, default=50.0)
     parser.add_argument("--concurrency", type=int, default=100)
     parser.add_argument(
+        "--inputs", type=int, default=1, help="inputs the runs are spread over, each with its reference run (default 1)"
+    )
+    parser.add_argument(
         "--memory", action="store_true", help="measure whole-process peak memory and the parquet export instead"
     )
     parser.add_argument("--sizes", default="2000,20000,200000", help="runs raced with --memory, comma-separated")
@@ -213,28 +224,29 @@ def main() -> None:
     parser.add_argument("--read-back", type=Path, help=argparse.SUPPRESS)  # the reading child process of --memory
     args = parser.parse_args()
     if args.peak_of:
-        print(json.dumps(race_and_write(args.peak_of, args.concurrency, args.out)))
+        print(json.dumps(race_and_write(args.peak_of, args.concurrency, args.out, args.inputs)))
         return
     if args.read_back:
         print(json.dumps(read_back(args.read_back)))
         return
     if args.memory:
         sizes = sorted(int(x) for x in args.sizes.split(","))
-        print(json.dumps({"concurrency": args.concurrency, **memory_figures(sizes, args.concurrency)}))
+        figures = memory_figures(sizes, args.concurrency, args.inputs)
+        print(json.dumps({"concurrency": args.concurrency, "inputs": args.inputs, **figures}))
         return
     with tempfile.TemporaryDirectory() as tmp:
-        calls = 2 * args.n + 1  # each run and its verdict, plus the reference
+        calls = 2 * args.n + args.inputs  # each run and its verdict, plus each input's reference
         ours, floors, cpu_ratios = [], [], []
         for round_ in range(args.rounds):  # in turn, so a machine that speeds up or slows down weighs on both alike
             started = time.process_time()
-            zero_wall, _ = race(args.n, 0.0, args.concurrency, Path(tmp) / f"zero{round_}", "zero")
+            zero_wall, _ = race(args.n, 0.0, args.concurrency, Path(tmp) / f"zero{round_}", "zero", args.inputs)
             raced = time.process_time()
             ours.append(zero_wall / calls * 1000)
             floors.append(asyncio.run(sdk_floor(calls, args.concurrency)) / calls * 1000)
             cpu_ratios.append((raced - started) / (time.process_time() - raced))
         overhead_ms, floor_ms = statistics.median(ours), statistics.median(floors)
-        wall, bench = race(args.n, args.latency_ms, args.concurrency, Path(tmp) / "timed", "timed")
-        cached, again = race(args.n, args.latency_ms, args.concurrency, Path(tmp) / "timed", "timed")
+        wall, bench = race(args.n, args.latency_ms, args.concurrency, Path(tmp) / "timed", "timed", args.inputs)
+        cached, again = race(args.n, args.latency_ms, args.concurrency, Path(tmp) / "timed", "timed", args.inputs)
         if not again.report().runs["cached"].all():
             raise SystemExit("the rerun was not fully cached")
     limit = 2 * args.n * args.latency_ms / 1000 / args.concurrency
@@ -242,6 +254,7 @@ def main() -> None:
         "n": args.n,
         "latency_ms": args.latency_ms,
         "concurrency": args.concurrency,
+        "inputs": args.inputs,
         "wall_s": round(wall, 3),
         "limit_s": round(limit, 3),
         "ratio": round(wall / limit, 3) if limit else None,
