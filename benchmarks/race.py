@@ -100,7 +100,7 @@ def race(
         concurrency=concurrency,
         progress=False,
     )
-    bench.set_inputs([{"id": "q"}] if inputs == 1 else [{"id": f"q{i}"} for i in range(inputs)])
+    bench.set_inputs([{"id": f"q{i}"} for i in range(inputs)])
     started = time.perf_counter()
     asyncio.run(bench.run())
     report = bench.report()

@@ -132,12 +132,14 @@ def frames(
     schema: Mapping[str, pl.DataType],
     *,
     weigh: Callable[[Mapping[str, Any]], int] | None = None,
-    most_weight: int = 0,
+    most_weight: int | None = None,
 ) -> Iterator[pl.DataFrame]:
     """Rows as frames of exactly ``schema``, `FRAME_CHUNK` rows each — or fewer, once the rows' ``weigh`` (their bytes
     of text, say) reaches ``most_weight``: what is written a part at a time is never held whole (no rows: one empty
     frame, which still has every column). Each row goes into the columns as it comes, so one row's dict is alive at
     a time."""
+    if (weigh is None) != (most_weight is None):
+        raise ValueError("frames: weigh and most_weight go together")
     names = list(schema)
     columns: list[list[Any]] = [[] for _ in names]
     count, weight, made = 0, 0, False
@@ -147,7 +149,7 @@ def frames(
         count += 1
         if weigh is not None:
             weight += weigh(row)
-        if count == FRAME_CHUNK or (weigh is not None and weight >= most_weight):
+        if count == FRAME_CHUNK or (most_weight is not None and weight >= most_weight):
             yield _chunk(names, columns, schema)
             columns, count, weight, made = [[] for _ in names], 0, 0, True
     if count or not made:

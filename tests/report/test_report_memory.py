@@ -39,6 +39,8 @@ def test_parts_are_cut_by_their_weight_as_well_as_their_count(monkeypatch: pytes
     assert len(parts) > 1 and all(w < 1500 + 1000 for w in weights)
     assert pl.concat(parts).to_dicts() == rows
     assert [p.height for p in frames(iter(rows), SCHEMA)] == [40]  # unweighed: by count alone
+    with pytest.raises(ValueError, match="weigh and most_weight go together"):
+        list(frames(iter(rows), SCHEMA, weigh=lambda row: 1))  # a weight with no bound would close every row
 
 
 async def test_calls_parquet_is_written_in_parts_bounded_by_their_bodies(

@@ -435,3 +435,20 @@ def test_recommend_withholds_from_a_race_cut_short_and_never_picks_an_entry_that
     silent = frame.with_columns(pl.Series("ok_rate", [1.0, 0.0]))
     rec = recommend(silent, job="j", reference_entry=REF, margin=1.0, currency="USD")
     assert rec is not None and rec.entry == REF
+
+
+@pytest.mark.parametrize("width", [1, 3, 40])
+def test_the_nested_bootstrap_draws_the_same_whatever_its_step(monkeypatch: pytest.MonkeyPatch, width: int) -> None:
+    # the step bounds memory (`_CHUNK` values at once); the draws, and so every interval, must not depend on it
+    from gradebench._stats import paired as paired_module
+
+    values = np.random.default_rng(1).random((25, width))
+    counts = np.random.default_rng(2).integers(1, width + 1, size=25)
+
+    def means(chunk: int) -> np.ndarray:
+        monkeypatch.setattr(paired_module, "_CHUNK", chunk)
+        rng = np.random.default_rng(7)
+        idx = rng.integers(0, 25, size=(300, 25))
+        return paired_module.resample_means(values, counts, idx, rng)
+
+    assert np.array_equal(means(1 << 20), means(1 << 18)) and np.array_equal(means(1 << 20), means(1))
